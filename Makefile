@@ -1,0 +1,43 @@
+# Sounding: `make run` serves on :3000 with SQLite; `make test` runs the whole suite.
+# Both create the virtual environment and install what they need on a fresh machine.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMPS := .stamps
+
+.PHONY: run test lint proto bench install test-deps clean
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Sounding needs Python 3.11 or newer"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMPS)/install: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/test-deps: pyproject.toml tests/plugin_pkg/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]' ./tests/plugin_pkg
+	@mkdir -p $(STAMPS) && touch $@
+
+install: $(STAMPS)/install
+
+test-deps: $(STAMPS)/test-deps
+	@bash tests/setup_services.sh
+
+run: $(STAMPS)/install
+	$(BIN)/sounding serve
+
+test: test-deps
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMPS)/test-deps
+	$(BIN)/ruff check .
+	$(BIN)/mypy sounding receiver processors exporters storage dashboard
+
+bench: $(STAMPS)/test-deps
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) $(STAMPS) tests/js/node_modules

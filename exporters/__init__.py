@@ -1,0 +1,1 @@
+"""Exporter stages: persist the record stream."""

@@ -1,0 +1,1 @@
+"""Processor stages: transform the record stream between receivers and exporters."""

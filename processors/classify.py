@@ -1,0 +1,63 @@
+"""Attribute classification: what kind of operation a span is.
+
+Reads both the older and the current semantic-convention names and records the
+recognised values under the current names in `span.semantic`; the attributes
+themselves are kept exactly as they came.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sounding.component import Processor
+from sounding.records import Batch
+
+# Current name first, then the older names it replaced.
+SEMANTIC_FIELDS: dict[str, tuple[str, ...]] = {
+    "http.request.method": ("http.request.method", "http.method"),
+    "http.response.status_code": ("http.response.status_code", "http.status_code"),
+    "url.full": ("url.full", "http.url"),
+    "http.route": ("http.route",),
+    "url.path": ("url.path", "http.target"),
+    "db.system.name": ("db.system.name", "db.system"),
+    "db.query.text": ("db.query.text", "db.statement"),
+    "db.operation.name": ("db.operation.name", "db.operation"),
+    "messaging.system": ("messaging.system",),
+    "messaging.destination.name": ("messaging.destination.name",),
+}
+SEARCH_SYSTEMS = frozenset({"elasticsearch", "opensearch"})
+HTTP_FIELDS = ("http.request.method", "http.response.status_code", "url.full", "http.route")
+
+CATEGORIES = ("http", "database", "search", "messaging", "custom")
+
+
+def semantic_fields(attributes: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for current, names in SEMANTIC_FIELDS.items():
+        for name in names:
+            value = attributes.get(name)
+            if value is not None:
+                found[current] = value
+                break
+    return found
+
+
+def category_of(semantic: dict[str, Any]) -> str:
+    # A search or database client often carries HTTP attributes too (Elasticsearch
+    # speaks HTTP); the database system is the more specific answer.
+    system = semantic.get("db.system.name")
+    if system is not None:
+        return "search" if str(system).lower() in SEARCH_SYSTEMS else "database"
+    if "messaging.system" in semantic:
+        return "messaging"
+    if any(name in semantic for name in HTTP_FIELDS):
+        return "http"
+    return "custom"
+
+
+class ClassifyProcessor(Processor):
+    def process(self, batch: Batch) -> Batch:
+        for span in batch.spans:
+            span.semantic = semantic_fields(span.attributes)
+            span.category = category_of(span.semantic)
+        return batch

@@ -1,0 +1,55 @@
+"""Request metrics from server spans: a server span with an HTTP method feeds the
+same per-minute rollups as POST /ingest/requests. Runs after classify."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from sounding.component import Processor
+from sounding.records import SPAN_KIND_SERVER, STATUS_CODE_ERROR, Batch, RequestMetric, Span
+
+ENV_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
+
+
+def _route(span: Span) -> str:
+    semantic = span.semantic
+    route = semantic.get("http.route") or semantic.get("url.path")
+    if not route and semantic.get("url.full"):
+        route = urlsplit(str(semantic["url.full"])).path
+    return str(route or span.name)[:500]
+
+
+def _status(span: Span) -> int:
+    code = span.semantic.get("http.response.status_code")
+    try:
+        return int(code)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        # No status recorded: an errored span counts as a server error.
+        return 500 if span.status_code == STATUS_CODE_ERROR else 0
+
+
+def request_from_span(span: Span) -> RequestMetric | None:
+    method = span.semantic.get("http.request.method")
+    if span.kind != SPAN_KIND_SERVER or not method:
+        return None
+    env = next((str(span.resource_attributes[a]) for a in ENV_ATTRIBUTES
+                if a in span.resource_attributes), "")
+    return RequestMetric(
+        method=str(method).upper()[:16],
+        route=_route(span),
+        status=_status(span),
+        duration_ms=max(span.end_ns - span.start_ns, 0) / 1_000_000,
+        ts_us=span.start_ns // 1000,
+        service=span.service_name[:200],
+        env=env[:200],
+        trace_id=span.trace_id,
+    )
+
+
+class SpanMetricsProcessor(Processor):
+    def process(self, batch: Batch) -> Batch:
+        for span in batch.spans:
+            metric = request_from_span(span)
+            if metric is not None:
+                batch.requests.append(metric)
+        return batch

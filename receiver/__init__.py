@@ -1,0 +1,1 @@
+"""Receivers: decode what arrives (HTTP, gRPC) into the internal record stream."""

@@ -1,0 +1,23 @@
+"""What HTTP handlers are given through `initialize`: their dependencies."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from receiver.auth import Authenticator
+from sounding.pipeline import Pipeline
+from storage.store import Store
+
+
+@dataclass
+class ReceiverContext:
+    pipeline: Pipeline
+    auth: Authenticator
+    store: Store
+    max_body_bytes: int
+    cors_origins: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    # Set when the collector stops: requests still arriving get 503, not a cut connection.
+    closing: bool = False
+    in_flight: int = 0

@@ -1,0 +1,330 @@
+"""Pure decode functions for OTLP traces: protobuf and OTLP/JSON in, Span records out.
+
+OTLP/JSON is not generic protobuf JSON: trace and span ids are hex (a generic
+parser would read them as base64), 64-bit integers come as strings or numbers,
+enums as integers (names are accepted too, as the Collector's decoder does),
+field names in lowerCamelCase (the proto names are accepted too), unknown fields
+are ignored. A span that cannot be kept (a bad id, say) is dropped alone and its
+reason counted; a body that is not OTLP at all is InvalidInput.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1 import trace_pb2
+
+from sounding.errors import InvalidInput
+from sounding.records import Span
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+MAX_DROP_REASONS = 20
+
+
+@dataclass(slots=True)
+class DecodedSpans:
+    spans: list[Span] = field(default_factory=list)
+    dropped: int = 0
+    reasons: list[str] = field(default_factory=list)  # the first few, for the 400 body
+
+    def drop(self, where: str, reason: str) -> None:
+        self.dropped += 1
+        if len(self.reasons) < MAX_DROP_REASONS:
+            self.reasons.append(f"{where}: {reason}")
+
+
+class _Drop(Exception):
+    """This span cannot be kept; the rest of the request can."""
+
+
+# --- protobuf ----------------------------------------------------------------
+
+def parse_proto(body: bytes) -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except (DecodeError, ValueError) as exc:
+        raise InvalidInput("the body is not a valid OTLP ExportTraceServiceRequest",
+                           [{"field": "body", "error": str(exc) or "undecodable protobuf"}]) \
+            from exc
+    return request
+
+
+def any_value(value: AnyValue) -> Any:
+    which = value.WhichOneof("value")
+    if which == "string_value":
+        return value.string_value
+    if which == "bool_value":
+        return value.bool_value
+    if which == "int_value":
+        return value.int_value
+    if which == "double_value":
+        return _json_safe_double(value.double_value)
+    if which == "array_value":
+        return [any_value(v) for v in value.array_value.values]
+    if which == "kvlist_value":
+        return attributes_of(value.kvlist_value.values)
+    if which == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode()
+    return None
+
+
+def attributes_of(pairs: Any) -> dict[str, Any]:
+    return {kv.key: any_value(kv.value) for kv in pairs}
+
+
+def _span_from_proto(span: trace_pb2.Span, service: str, scope: str,
+                     resource: dict[str, Any]) -> Span:
+    if len(span.trace_id) != 16 or not any(span.trace_id):
+        raise _Drop("traceId must be 16 bytes, not all zero")
+    if len(span.span_id) != 8 or not any(span.span_id):
+        raise _Drop("spanId must be 8 bytes, not all zero")
+    if len(span.parent_span_id) not in (0, 8):
+        raise _Drop("parentSpanId must be empty or 8 bytes")
+    return Span(
+        trace_id=span.trace_id.hex(),
+        span_id=span.span_id.hex(),
+        parent_span_id=span.parent_span_id.hex() if any(span.parent_span_id) else "",
+        name=span.name,
+        kind=span.kind,
+        start_ns=span.start_time_unix_nano,
+        end_ns=span.end_time_unix_nano,
+        status_code=span.status.code,
+        status_message=span.status.message,
+        service_name=service,
+        scope_name=scope,
+        resource_attributes=resource,
+        attributes=attributes_of(span.attributes),
+        events=[{"name": e.name, "time_unix_nano": e.time_unix_nano,
+                 "attributes": attributes_of(e.attributes)} for e in span.events],
+    )
+
+
+def spans_from_proto(request: ExportTraceServiceRequest) -> DecodedSpans:
+    out = DecodedSpans()
+    for ri, resource_spans in enumerate(request.resource_spans):
+        resource = attributes_of(resource_spans.resource.attributes)
+        service = str(resource.get("service.name", "unknown_service"))
+        for si, scope_spans in enumerate(resource_spans.scope_spans):
+            scope = scope_spans.scope.name
+            for pi, span in enumerate(scope_spans.spans):
+                try:
+                    out.spans.append(_span_from_proto(span, service, scope, resource))
+                except _Drop as exc:
+                    out.drop(f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]", str(exc))
+    return out
+
+
+# --- OTLP/JSON ---------------------------------------------------------------
+
+def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
+    value = obj.get(camel)
+    return obj.get(snake) if value is None else value
+
+
+def _json_safe_double(value: float) -> Any:
+    # JSON has no NaN or infinity; keep them as the strings OTLP/JSON uses.
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+def _uint(value: Any, name: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise _Drop(f"{name} must be an integer")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and value.isdigit():
+        number = int(value)
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    else:
+        raise _Drop(f"{name} must be an unsigned integer or a decimal string")
+    if not 0 <= number < 2**64:
+        raise _Drop(f"{name} is out of range")
+    return number
+
+
+def _hex_id(value: Any, name: str, nbytes: int, required: bool) -> str:
+    if value is None or value == "":
+        if required:
+            raise _Drop(f"{name} is required")
+        return ""
+    if not isinstance(value, str) or len(value) != nbytes * 2 or not _HEX.issuperset(value):
+        raise _Drop(f"{name} must be {nbytes * 2} hexadecimal characters")
+    value = value.lower()
+    if value == "0" * (nbytes * 2):
+        if required:
+            raise _Drop(f"{name} must not be all zero")
+        return ""
+    return value
+
+
+def _enum(value: Any, enum: Any, name: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(enum.Value(value))
+        except ValueError:
+            pass
+    raise _Drop(f"{name} must be an enum number or name, got {value!r}")
+
+
+def json_any_value(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise _Drop("an attribute value must be an AnyValue object")
+    for camel, snake in (("stringValue", "string_value"), ("boolValue", "bool_value"),
+                         ("intValue", "int_value"), ("doubleValue", "double_value"),
+                         ("arrayValue", "array_value"), ("kvlistValue", "kvlist_value"),
+                         ("bytesValue", "bytes_value")):
+        raw = _get(value, camel, snake)
+        if raw is None:
+            continue
+        if camel == "stringValue" and isinstance(raw, str):
+            return raw
+        if camel == "boolValue" and isinstance(raw, bool):
+            return raw
+        if camel == "intValue":
+            if isinstance(raw, bool):
+                break
+            try:
+                number = int(raw)
+            except (TypeError, ValueError):
+                break
+            if not -(2**63) <= number < 2**63:
+                break
+            return number
+        if camel == "doubleValue":
+            if isinstance(raw, int | float) and not isinstance(raw, bool):
+                return _json_safe_double(float(raw))
+            if raw in ("NaN", "Infinity", "-Infinity"):
+                return raw
+            break
+        if camel == "arrayValue" and isinstance(raw, dict):
+            return [json_any_value(v) for v in _list(raw.get("values"), "arrayValue.values")]
+        if camel == "kvlistValue" and isinstance(raw, dict):
+            return json_attributes(raw.get("values"))
+        if camel == "bytesValue" and isinstance(raw, str):
+            return raw  # already base64, the form bytes are stored in
+        raise _Drop(f"attribute value {camel} has the wrong type")
+    if not value:
+        return None  # an empty AnyValue is valid OTLP: the value is unset
+    raise _Drop(f"unreadable attribute value {sorted(value)[:3]}")
+
+
+def _list(value: Any, name: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Drop(f"{name} must be an array")
+    return value
+
+
+def json_attributes(pairs: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in _list(pairs, "attributes"):
+        if not isinstance(pair, dict) or not isinstance(pair.get("key"), str):
+            raise _Drop("an attribute must be an object with a string key")
+        out[pair["key"]] = json_any_value(pair.get("value", {}))
+    return out
+
+
+def _span_from_json(span: Any, service: str, scope: str, resource: dict[str, Any]) -> Span:
+    if not isinstance(span, dict):
+        raise _Drop("a span must be an object")
+    status = span.get("status") or {}
+    if not isinstance(status, dict):
+        raise _Drop("status must be an object")
+    name = span.get("name", "")
+    if not isinstance(name, str):
+        raise _Drop("name must be a string")
+    message = status.get("message", "")
+    if not isinstance(message, str):
+        raise _Drop("status.message must be a string")
+    events = []
+    for event in _list(span.get("events"), "events"):
+        if not isinstance(event, dict):
+            raise _Drop("an event must be an object")
+        events.append({
+            "name": str(event.get("name", "")),
+            "time_unix_nano": _uint(_get(event, "timeUnixNano", "time_unix_nano"),
+                                    "event timeUnixNano"),
+            "attributes": json_attributes(event.get("attributes")),
+        })
+    return Span(
+        trace_id=_hex_id(_get(span, "traceId", "trace_id"), "traceId", 16, True),
+        span_id=_hex_id(_get(span, "spanId", "span_id"), "spanId", 8, True),
+        parent_span_id=_hex_id(_get(span, "parentSpanId", "parent_span_id"), "parentSpanId", 8,
+                               False),
+        name=name,
+        kind=_enum(span.get("kind"), trace_pb2.Span.SpanKind, "kind"),
+        start_ns=_uint(_get(span, "startTimeUnixNano", "start_time_unix_nano"),
+                       "startTimeUnixNano"),
+        end_ns=_uint(_get(span, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano"),
+        status_code=_enum(status.get("code"), trace_pb2.Status.StatusCode, "status.code"),
+        status_message=message,
+        service_name=service,
+        scope_name=scope,
+        resource_attributes=resource,
+        attributes=json_attributes(span.get("attributes")),
+        events=events,
+    )
+
+
+def _envelope_list(obj: dict[str, Any], camel: str, snake: str, where: str) -> list[Any]:
+    value = _get(obj, camel, snake)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidInput("the body is not OTLP/JSON",
+                           [{"field": f"{where}{camel}", "error": "must be an array"}])
+    return value
+
+
+def spans_from_json(body: Any) -> DecodedSpans:
+    if not isinstance(body, dict):
+        raise InvalidInput("the body is not OTLP/JSON",
+                           [{"field": "body", "error": "must be an object with resourceSpans"}])
+    out = DecodedSpans()
+    for ri, resource_spans in enumerate(_envelope_list(body, "resourceSpans", "resource_spans",
+                                                       "")):
+        where_r = f"resourceSpans[{ri}]."
+        if not isinstance(resource_spans, dict):
+            raise InvalidInput("the body is not OTLP/JSON",
+                               [{"field": where_r[:-1], "error": "must be an object"}])
+        resource_obj = resource_spans.get("resource") or {}
+        try:
+            resource = json_attributes(resource_obj.get("attributes")
+                                       if isinstance(resource_obj, dict) else None)
+        except _Drop as exc:
+            raise InvalidInput("the body is not OTLP/JSON",
+                               [{"field": f"{where_r}resource", "error": str(exc)}]) from exc
+        service = str(resource.get("service.name", "unknown_service"))
+        for si, scope_spans in enumerate(_envelope_list(resource_spans, "scopeSpans",
+                                                        "scope_spans", where_r)):
+            where_s = f"{where_r}scopeSpans[{si}]."
+            if not isinstance(scope_spans, dict):
+                raise InvalidInput("the body is not OTLP/JSON",
+                                   [{"field": where_s[:-1], "error": "must be an object"}])
+            scope_obj = scope_spans.get("scope") or {}
+            scope = scope_obj.get("name", "") if isinstance(scope_obj, dict) else ""
+            scope = scope if isinstance(scope, str) else ""
+            for pi, span in enumerate(_envelope_list(scope_spans, "spans", "spans", where_s)):
+                try:
+                    out.spans.append(_span_from_json(span, service, scope, resource))
+                except _Drop as exc:
+                    out.drop(f"{where_s}spans[{pi}]", str(exc))
+    return out

@@ -1,0 +1,169 @@
+"""The base of every ingest handler: method, auth, media type and size are checked
+from the headers alone, before the body is read; the body is streamed through a
+bounded reader; every error is rendered by one `write_error`."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from tornado.web import HTTPError, RequestHandler, stream_request_body
+
+from receiver.body import BodyReader
+from receiver.context import ReceiverContext
+from receiver.status import http_error, reason_label
+from receiver.traceparent import parse_traceparent
+from sounding import metrics
+from sounding.errors import (
+    InvalidInput,
+    PayloadTooLarge,
+    SoundingError,
+    StoreUnavailable,
+    UnsupportedMediaType,
+)
+from sounding.records import Batch
+
+JSON = "application/json"
+PROTOBUF = "application/x-protobuf"
+
+
+class BaseHandler(RequestHandler):
+    endpoint = "other"
+
+    def initialize(self, ctx: ReceiverContext) -> None:
+        self.ctx = ctx
+
+    def set_default_headers(self) -> None:
+        self.set_header("Server", "sounding")
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs["exc_info"][1] if "exc_info" in kwargs else HTTPError(status_code)
+        status, body, headers = http_error(exc)
+        self.set_status(status)
+        for name, value in headers.items():
+            self.set_header(name, value)
+        if status == 405:
+            allowed = ", ".join(m for m in self.SUPPORTED_METHODS if m != "OPTIONS")
+            self.set_header("Allow", allowed)
+            body = {"error": f"method {self.request.method} is not allowed here; use {allowed}"}
+        elif status == 404:
+            body = {"error": f"no endpoint at {self.request.path}"}
+        metrics.REFUSED.labels(self.endpoint, reason_label(status)).inc()
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(body))
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        # Client mistakes and overload are answered and counted, not logged one by one.
+        if isinstance(value, SoundingError):
+            return
+        if isinstance(value, HTTPError) and value.status_code < 500:
+            return
+        super().log_exception(typ, value, tb)
+
+
+@stream_request_body
+class IngestHandler(BaseHandler):
+    """POST-only ingest endpoint. Subclasses set `content_types` and implement `ingest`."""
+
+    SUPPORTED_METHODS = ("POST", "OPTIONS")  # type: ignore[assignment]
+    content_types: tuple[str, ...] = (JSON,)
+
+    project_id: int
+    media_type: str
+    _reader: BodyReader | None = None
+    _body_error: SoundingError | None = None
+    _started: float = 0.0
+
+    def set_default_headers(self) -> None:
+        super().set_default_headers()
+        origin = self.request.headers.get("Origin")
+        if origin and self._origin_allowed(origin):
+            self.set_header("Access-Control-Allow-Origin", origin)
+            self.set_header("Vary", "Origin")
+
+    def _origin_allowed(self, origin: str) -> bool:
+        allowed = self.ctx.cors_origins
+        return "*" in allowed or origin in allowed
+
+    async def prepare(self) -> None:
+        if self.request.method != "POST":
+            return
+        self._started = time.perf_counter()
+        self.ctx.in_flight += 1
+        if self.ctx.closing:
+            self.set_header("Connection", "close")
+            raise StoreUnavailable("the collector is shutting down")
+        self.project_id = await self.ctx.auth.project_for(self.request.headers.get("Authorization"))
+        raw_type = self.request.headers.get("Content-Type")
+        if not raw_type:
+            raise UnsupportedMediaType(
+                f"Content-Type is required; send one of: {', '.join(self.content_types)}")
+        media_type = raw_type.split(";", 1)[0].strip().lower()
+        if media_type not in self.content_types:
+            raise UnsupportedMediaType(
+                f"Content-Type {media_type!r} is not accepted here; send one of: "
+                f"{', '.join(self.content_types)}")
+        self.media_type = media_type
+        length = self.request.headers.get("Content-Length")
+        if length is not None and length.isdigit() and int(length) > self.ctx.max_body_bytes:
+            raise PayloadTooLarge(
+                f"the request body exceeds the limit of {self.ctx.max_body_bytes} bytes")
+        self._reader = BodyReader(self.ctx.max_body_bytes,
+                                  self.request.headers.get("Content-Encoding"))
+
+    def data_received(self, chunk: bytes) -> None:
+        if self._reader is None or self._body_error is not None or self._finished:
+            return
+        try:
+            self._reader.feed(chunk)
+        except SoundingError as exc:
+            # Keep the first problem and stop inflating; it is answered in post().
+            self._body_error = exc
+            self._reader = None
+
+    async def post(self) -> None:
+        if self._body_error is not None:
+            raise self._body_error
+        assert self._reader is not None
+        body = self._reader.finish()
+        await self.ingest(body)
+        if self._status_code == 200:
+            self.set_status(202)
+        self.finish()
+
+    def on_finish(self) -> None:
+        if self.request.method == "POST" and self._started:
+            self.ctx.in_flight -= 1
+            metrics.REQUEST_SECONDS.labels(self.endpoint).observe(
+                time.perf_counter() - self._started)
+
+    def options(self) -> None:
+        """CORS preflight. An origin that is not configured gets no CORS headers."""
+        origin = self.request.headers.get("Origin")
+        if origin and self._origin_allowed(origin):
+            self.set_header("Access-Control-Allow-Methods", "POST, OPTIONS")
+            requested = self.request.headers.get("Access-Control-Request-Headers")
+            self.set_header("Access-Control-Allow-Headers",
+                            requested or "Authorization, Content-Type, Content-Encoding")
+            self.set_header("Access-Control-Max-Age", "600")
+        self.set_status(204)
+        self.finish()
+
+    # Helpers for subclasses.
+
+    def json_body(self, body: bytes) -> Any:
+        try:
+            return json.loads(body)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InvalidInput("the body is not valid JSON",
+                               [{"field": "body", "error": str(exc)}]) from exc
+
+    def trace_link(self) -> tuple[str, str] | None:
+        return parse_traceparent(self.request.headers.get("traceparent"))
+
+    def new_batch(self, body: bytes) -> Batch:
+        return Batch(project_id=self.project_id, approx_bytes=len(body))
+
+    async def ingest(self, body: bytes) -> None:
+        raise NotImplementedError

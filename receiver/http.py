@@ -1,0 +1,112 @@
+"""The HTTP receiver: the ingestion contract's endpoints on one Tornado server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from typing import Any
+
+from tornado.httpserver import HTTPServer
+from tornado.netutil import bind_sockets
+from tornado.web import Application
+
+from receiver.auth import Authenticator
+from receiver.context import ReceiverContext
+from receiver.handlers import BaseHandler
+from receiver.health import HealthHandler, MetricsHandler
+from receiver.ingest import DeployHandler, ErrorBatchHandler, ErrorHandler, RequestsHandler
+from receiver.otlp_http import TracesHandler
+from sounding.component import Receiver
+from sounding.pipeline import Pipeline
+from storage.store import Store
+
+log = logging.getLogger(__name__)
+
+DRAIN_SECONDS = 30.0
+
+
+class NotFoundHandler(BaseHandler):
+    def prepare(self) -> None:
+        self.send_error(404)
+
+
+def ingest_routes(ctx: ReceiverContext) -> list[Any]:
+    args = {"ctx": ctx}
+    return [
+        (r"/ingest/v1/traces", TracesHandler, args),
+        (r"/ingest/errors", ErrorHandler, args),
+        (r"/ingest/errors/batch", ErrorBatchHandler, args),
+        (r"/ingest/deploys", DeployHandler, args),
+        (r"/ingest/requests", RequestsHandler, args),
+        (r"/health", HealthHandler, args),
+        (r"/metrics", MetricsHandler, args),
+    ]
+
+
+class HttpServerReceiver(Receiver):
+    """Shared lifecycle of Tornado-based receivers; subclasses give the routes."""
+
+    default_port = 3000
+
+    def __init__(self, name: str, config: dict[str, Any] | None = None, *,
+                 pipeline: Pipeline, auth: Authenticator, store: Store,
+                 extra_routes: list[Any] | None = None) -> None:
+        super().__init__(name, config)
+        self.ctx = ReceiverContext(
+            pipeline=pipeline, auth=auth, store=store,
+            max_body_bytes=int(self.config.get("max_body_bytes", 5 * 1024 * 1024)),
+            cors_origins=list(self.config.get("cors_origins") or []),
+        )
+        self.extra_routes = extra_routes or []
+        self._server: HTTPServer | None = None
+        self._ports: list[int] = []
+
+    def routes(self) -> list[Any]:
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        if self._server is not None:
+            return
+        app = Application(self.routes() + self.extra_routes,
+                          default_handler_class=NotFoundHandler,
+                          default_handler_args={"ctx": self.ctx})
+        # The raw body is bounded by the server too; the decompressed size is bounded
+        # by receiver/body.py.
+        self._server = HTTPServer(app, max_body_size=self.ctx.max_body_bytes,
+                                  idle_connection_timeout=300)
+        host = str(self.config.get("host", "0.0.0.0"))
+        port = int(self.config.get("port", self.default_port))
+        sockets = _bind(host, port)
+        self._server.add_sockets(sockets)
+        self._ports = sorted({s.getsockname()[1] for s in sockets})
+        self._host = host
+
+    def addresses(self) -> list[str]:
+        host = "127.0.0.1" if self._host in ("0.0.0.0", "") else self._host
+        return [f"http://{host}:{port}" for port in self._ports]
+
+    async def shutdown(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.stop()
+        self.ctx.closing = True
+        waited = 0.0
+        while self.ctx.in_flight > 0 and waited < DRAIN_SECONDS:
+            await asyncio.sleep(0.02)
+            waited += 0.02
+        await server.close_all_connections()
+
+
+def _bind(host: str, port: int) -> list[socket.socket]:
+    return bind_sockets(port, address=None if host in ("", "0.0.0.0") else host,
+                        family=socket.AF_INET if host == "0.0.0.0" else socket.AF_UNSPEC,
+                        reuse_port=False)
+
+
+class HttpReceiver(HttpServerReceiver):
+    """Port 3000: /ingest/*, /health, /metrics (and the dashboard, when mounted)."""
+
+    def routes(self) -> list[Any]:
+        return ingest_routes(self.ctx)

@@ -1,0 +1,3 @@
+"""Sounding: an OpenTelemetry-compatible APM and error-tracking collector."""
+
+__version__ = "0.1.0"

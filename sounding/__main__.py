@@ -1,0 +1,5 @@
+import sys
+
+from sounding.cli import main
+
+sys.exit(main())

@@ -1,0 +1,122 @@
+"""The command line: `sounding serve | keys create|list|revoke | db upgrade`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import Any
+
+from sounding import config as config_mod
+from sounding.errors import ConfigError
+from sounding.service import Service, serve
+from sounding.timeutil import iso_from_us
+from storage import keys
+from storage.store import Store
+
+
+def _store(config: dict[str, Any]) -> Store:
+    storage = config["storage"]
+    store = Store(storage["url"], storage.get("sqlite_synchronous", "NORMAL"))
+    store.upgrade()
+    return store
+
+
+def _announce(service: Service) -> None:
+    addresses = service.addresses()
+    base = addresses[0] if addresses else "http://127.0.0.1:3000"
+    for address in addresses:
+        print(f"Sounding listening on {address}", flush=True)
+    if service.first_run_key:
+        print(
+            "\nFirst run: created project 'default' with this ingest key (shown once, "
+            "stored only as a hash):\n\n"
+            f"    {service.first_run_key}\n\n"
+            "Send data with 'Authorization: Bearer <key>' to:\n"
+            f"    errors    POST {base}/ingest/errors  and  {base}/ingest/errors/batch\n"
+            f"    deploys   POST {base}/ingest/deploys\n"
+            f"    requests  POST {base}/ingest/requests\n"
+            f"    traces    OTEL_EXPORTER_OTLP_ENDPOINT={base}/ingest\n"
+            f"    health    GET  {base}/health\n",
+            flush=True,
+        )
+
+
+def cmd_serve(config: dict[str, Any], _args: argparse.Namespace) -> int:
+    asyncio.run(serve(config, _announce))
+    return 0
+
+
+def cmd_keys_create(config: dict[str, Any], args: argparse.Namespace) -> int:
+    key, key_id = keys.create_key(_store(config), args.project)
+    print(f"project: {args.project}\nkey id:  {key_id}\nkey:     {key}\n"
+          "The key is shown once; Sounding keeps only its hash.")
+    return 0
+
+
+def cmd_keys_list(config: dict[str, Any], _args: argparse.Namespace) -> int:
+    rows = keys.list_keys(_store(config))
+    print(f"{'KEY ID':<14}{'PROJECT':<24}{'CREATED':<30}STATUS")
+    for row in rows:
+        status = f"revoked {iso_from_us(row.revoked_us)}" if row.revoked_us else "active"
+        print(f"{row.key_id:<14}{row.project:<24}{iso_from_us(row.created_us):<30}{status}")
+    return 0
+
+
+def cmd_keys_revoke(config: dict[str, Any], args: argparse.Namespace) -> int:
+    try:
+        count = keys.revoke_key(_store(config), args.key_id)
+    except ValueError as exc:
+        print(f"sounding: {exc}", file=sys.stderr)
+        return 2
+    if count == 0:
+        print(f"sounding: no active key with id {args.key_id}", file=sys.stderr)
+        return 1
+    print(f"revoked {count} key(s); running collectors stop accepting within "
+          f"{config['auth'].get('cache_seconds', 10)} seconds")
+    return 0
+
+
+def cmd_db_upgrade(config: dict[str, Any], _args: argparse.Namespace) -> int:
+    _store(config)
+    print("database is at the latest schema")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="sounding", description=__doc__)
+    root.add_argument("--config", help="YAML configuration file (default: $SOUNDING_CONFIG)")
+    sub = root.add_subparsers(dest="command", required=True)
+    sub.add_parser("serve", help="run the collector").set_defaults(func=cmd_serve)
+    keys_p = sub.add_parser("keys", help="manage ingest keys")
+    keys_sub = keys_p.add_subparsers(dest="keys_command", required=True)
+    create = keys_sub.add_parser("create", help="create a key for a project (printed once)")
+    create.add_argument("--project", required=True)
+    create.set_defaults(func=cmd_keys_create)
+    keys_sub.add_parser("list", help="list keys by id").set_defaults(func=cmd_keys_list)
+    revoke = keys_sub.add_parser("revoke", help="revoke a key by its id")
+    revoke.add_argument("key_id")
+    revoke.set_defaults(func=cmd_keys_revoke)
+    db = sub.add_parser("db", help="database maintenance")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub.add_parser("upgrade", help="apply migrations").set_defaults(func=cmd_db_upgrade)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: "
+                        "%(message)s", stream=sys.stderr)
+    # Alembic logs every migration step at INFO; only its warnings matter here.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    try:
+        config = config_mod.load(args.config)
+        return int(args.func(config, args))
+    except ConfigError as exc:
+        print(f"sounding: configuration error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

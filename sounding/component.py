@@ -1,0 +1,57 @@
+"""Component contracts shared by receivers, processors and exporters.
+
+Every component has `start` and `shutdown`; `shutdown` is safe without `start`
+and safe twice, so the service can stop whatever it managed to start.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from sounding.records import Batch
+
+
+class Component(ABC):  # noqa: B024 - abstract only through its subclasses
+    """Base of every pipeline stage. `config` is the stage's mapping from the YAML file."""
+
+    def __init__(self, name: str, config: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.config: dict[str, Any] = dict(config or {})
+
+    async def start(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Acquire resources. Called once, downstream stages first."""
+
+    async def shutdown(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Release resources. Safe before `start` and safe twice."""
+
+
+class Processor(Component):
+    """A stage that transforms a batch in place or returns a new one.
+
+    `process` runs on the event loop for every request, so it must be quick and
+    must not block on I/O. Raising an exception fails the request with a 500.
+    """
+
+    @abstractmethod
+    def process(self, batch: Batch) -> Batch: ...
+
+
+class Exporter(Component):
+    """A stage that persists a batch. `export` returns only once the batch is durable."""
+
+    @abstractmethod
+    async def export(self, batch: Batch) -> None: ...
+
+
+class Receiver(Component):
+    """A stage that accepts data from the network and feeds the pipeline.
+
+    `shutdown` stops accepting and waits for the requests in flight, so that
+    everything already acknowledged, or about to be, is handed on before the
+    processors and exporters stop.
+    """
+
+    @abstractmethod
+    def addresses(self) -> list[str]:
+        """Where it listens, as URLs, once started."""

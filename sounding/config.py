@@ -1,0 +1,183 @@
+"""Configuration: a YAML file shaped like an OpenTelemetry Collector's, every
+setting overridable by environment, and a working default for all of it."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sounding.errors import ConfigError
+
+DEFAULT_PROCESSORS = ["classify", "spanmetrics", "grouping", "reopen"]
+
+DEFAULTS: dict[str, Any] = {
+    "receivers": {
+        # The HTTP receiver of the ingestion contract: /ingest/*, /health.
+        "http": {
+            "host": "0.0.0.0",
+            "port": 3000,
+            "max_body_bytes": 5 * 1024 * 1024,
+            "cors_origins": [],
+        },
+    },
+    "processors": {name: {} for name in DEFAULT_PROCESSORS},
+    "exporters": {
+        "sql": {
+            # Bounds of the queue in front of the writer; past them ingest answers 503.
+            "queue_max_records": 200_000,
+            "queue_max_bytes": 128 * 1024 * 1024,
+            # The most records one group commit writes in one transaction.
+            "max_commit_records": 50_000,
+            "retry_after_seconds": 1,
+        },
+    },
+    "storage": {
+        "url": "sqlite:///sounding.db",
+        # SQLite only: NORMAL survives a crash of the process (kill -9); FULL also
+        # survives a power cut, at the cost of an fsync per commit.
+        "sqlite_synchronous": "NORMAL",
+    },
+    "auth": {
+        # Comma-separated project:key pairs, seeded at start (for sidecars and tests).
+        "api_keys": "",
+        # How long a key lookup is cached; also the longest a revoked key still works.
+        "cache_seconds": 10,
+    },
+    "service": {
+        "pipelines": {
+            "default": {
+                "receivers": ["http"],
+                "processors": list(DEFAULT_PROCESSORS),
+                "exporters": ["sql"],
+            },
+        },
+    },
+}
+
+# Named environment variables for the settings people change most.
+ENV_ALIASES: dict[str, tuple[str, ...]] = {
+    "SOUNDING_DATABASE_URL": ("storage", "url"),
+    "SOUNDING_HTTP_HOST": ("receivers", "http", "host"),
+    "SOUNDING_HTTP_PORT": ("receivers", "http", "port"),
+    "SOUNDING_MAX_BODY_BYTES": ("receivers", "http", "max_body_bytes"),
+    "SOUNDING_CORS_ORIGINS": ("receivers", "http", "cors_origins"),
+    "SOUNDING_API_KEYS": ("auth", "api_keys"),
+    "SOUNDING_SQLITE_SYNCHRONOUS": ("storage", "sqlite_synchronous"),
+}
+# Any setting: SOUNDING__RECEIVERS__HTTP__PORT=3001 (path lowercased, value read as YAML).
+GENERIC_PREFIX = "SOUNDING__"
+
+
+def deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def _set_path(config: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    node = config
+    for key in path[:-1]:
+        child = node.get(key)
+        if child is None:
+            child = node[key] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(f"cannot set {'.'.join(path)}: {key} is not a mapping")
+        node = child
+    node[path[-1]] = value
+
+
+def _env_value(path: tuple[str, ...], raw: str) -> Any:
+    if path[-1] == "cors_origins":
+        return [origin.strip() for origin in raw.split(",") if origin.strip()]
+    if path[-1] in ("api_keys", "url", "host"):
+        return raw
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw
+
+
+def load(path: str | os.PathLike[str] | None = None,
+         environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Defaults, then the YAML file (SOUNDING_CONFIG or `path`), then the environment."""
+    env = os.environ if environ is None else environ
+    config = copy.deepcopy(DEFAULTS)
+    file_path = path or env.get("SOUNDING_CONFIG")
+    if file_path:
+        try:
+            text = Path(file_path).read_text()
+        except OSError as exc:
+            raise ConfigError(f"cannot read configuration file {file_path}: {exc}") from exc
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"configuration file {file_path} is not valid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"configuration file {file_path} must hold a mapping")
+        # A pipeline list given in the file replaces the default one rather than merging.
+        pipelines = data.get("service", {}).get("pipelines") if isinstance(
+            data.get("service"), dict) else None
+        if pipelines is not None:
+            config["service"]["pipelines"] = {}
+        deep_merge(config, data)
+    for name, alias_path in ENV_ALIASES.items():
+        if name in env:
+            _set_path(config, alias_path, _env_value(alias_path, env[name]))
+    for name, raw in env.items():
+        if name.startswith(GENERIC_PREFIX) and len(name) > len(GENERIC_PREFIX):
+            generic_path = tuple(part.lower() for part in name[len(GENERIC_PREFIX):].split("__"))
+            _set_path(config, generic_path, _env_value(generic_path, raw))
+    validate(config)
+    return config
+
+
+def _require_int(config: dict[str, Any], path: tuple[str, ...], minimum: int = 0) -> None:
+    node: Any = config
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    if node is None:
+        return
+    if isinstance(node, bool) or not isinstance(node, int) or node < minimum:
+        raise ConfigError(f"{'.'.join(path)} must be an integer >= {minimum}, got {node!r}")
+
+
+def validate(config: dict[str, Any]) -> None:
+    for section in ("receivers", "processors", "exporters", "storage", "service"):
+        if not isinstance(config.get(section), dict):
+            raise ConfigError(f"{section} must be a mapping")
+    for name, receiver in config["receivers"].items():
+        if not isinstance(receiver, dict):
+            raise ConfigError(f"receivers.{name} must be a mapping")
+        _require_int(config, ("receivers", name, "port"), 0)
+        _require_int(config, ("receivers", name, "max_body_bytes"), 1)
+    for key in ("queue_max_records", "queue_max_bytes", "max_commit_records"):
+        _require_int(config, ("exporters", "sql", key), 1)
+    if not isinstance(config["storage"].get("url"), str) or not config["storage"]["url"]:
+        raise ConfigError("storage.url must be a database URL")
+    pipelines = config["service"].get("pipelines")
+    if not isinstance(pipelines, dict) or len(pipelines) != 1:
+        raise ConfigError("service.pipelines must define exactly one pipeline")
+    (pipeline,) = pipelines.values()
+    for kind in ("receivers", "processors", "exporters"):
+        names = pipeline.get(kind, [])
+        if not isinstance(names, list):
+            raise ConfigError(f"service.pipelines.*.{kind} must be a list")
+        for name in names:
+            if name not in config[kind]:
+                raise ConfigError(
+                    f"pipeline uses {kind[:-1]} {name!r}, which {kind} does not define")
+    if not pipeline.get("exporters"):
+        raise ConfigError("the pipeline needs at least one exporter")
+
+
+def pipeline_config(config: dict[str, Any]) -> dict[str, list[str]]:
+    (pipeline,) = config["service"]["pipelines"].values()
+    return {kind: list(pipeline.get(kind, [])) for kind in ("receivers", "processors", "exporters")}

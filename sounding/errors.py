@@ -1,0 +1,55 @@
+"""Error values with a kind. Receivers map them to status codes in one place
+(receiver/status.py); everything else only raises them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SoundingError(Exception):
+    """Base of every error that Sounding answers a client with."""
+
+
+class PermanentError(SoundingError):
+    """The data is wrong; retrying the same request cannot succeed."""
+
+
+class InvalidInput(PermanentError):
+    """The body does not decode or does not validate (HTTP 400, gRPC INVALID_ARGUMENT)."""
+
+    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or []
+
+
+class Unauthenticated(PermanentError):
+    """Missing, malformed or unknown key (HTTP 401, gRPC UNAUTHENTICATED)."""
+
+
+class UnsupportedMediaType(PermanentError):
+    """Content-Type or Content-Encoding the receiver cannot read (HTTP 415)."""
+
+
+class PayloadTooLarge(PermanentError):
+    """Body, raw or decompressed, above the configured limit (HTTP 413)."""
+
+
+class RetryableError(SoundingError):
+    """A passing condition; the client should retry after `retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Overloaded(RetryableError):
+    """The queue in front of the store is full."""
+
+
+class StoreUnavailable(RetryableError):
+    """The database cannot be reached."""
+
+
+class ConfigError(Exception):
+    """Configuration that cannot work; raised at start, never while serving."""

@@ -1,0 +1,117 @@
+"""The service: builds the stages from configuration, starts them downstream
+first, stops them upstream first, and seeds keys."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Callable
+from typing import Any
+
+from receiver.auth import Authenticator
+from sounding import config as config_mod
+from sounding.component import Exporter, Processor, Receiver
+from sounding.errors import ConfigError
+from sounding.pipeline import Pipeline
+from sounding.plugins import build_exporter, build_processor
+from storage import keys
+from storage.store import Store
+
+log = logging.getLogger("sounding")
+
+
+def _builtin_receivers() -> dict[str, Callable[..., Receiver]]:
+    from receiver.http import HttpReceiver
+
+    return {"http": HttpReceiver}
+
+
+def seed_keys(store: Store, spec: str) -> list[str]:
+    """Register SOUNDING_API_KEYS (`project:key,project:key`); returns the projects seeded."""
+    seeded = []
+    with store.writer.begin() as conn:
+        for pair in (p.strip() for p in spec.split(",")):
+            if not pair:
+                continue
+            project, sep, key = pair.partition(":")
+            if not sep or not project.strip() or not key.strip():
+                raise ConfigError("auth.api_keys (SOUNDING_API_KEYS) takes comma-separated "
+                                  "project:key pairs")
+            try:
+                keys.add_key(conn, project.strip(), key.strip())
+            except ValueError as exc:
+                raise ConfigError(f"auth.api_keys: {exc}") from exc
+            seeded.append(project.strip())
+    return seeded
+
+
+class Service:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.store: Store | None = None
+        self.pipeline: Pipeline | None = None
+        self.receivers: list[Receiver] = []
+        self.first_run_key: str | None = None
+
+    def _build(self) -> None:
+        storage = self.config["storage"]
+        self.store = Store(storage["url"], storage.get("sqlite_synchronous", "NORMAL"))
+        names = config_mod.pipeline_config(self.config)
+        processors: list[Processor] = [
+            build_processor(name, self.config["processors"].get(name))
+            for name in names["processors"]]
+        exporters: list[Exporter] = [
+            build_exporter(name, self.config["exporters"].get(name), store=self.store)
+            for name in names["exporters"]]
+        self.pipeline = Pipeline(processors, exporters)
+        auth = Authenticator(self.store, float(self.config["auth"].get("cache_seconds", 10)))
+        builtins = _builtin_receivers()
+        for name in names["receivers"]:
+            factory = builtins.get(name.split("/", 1)[0])
+            if factory is None:
+                raise ConfigError(f"unknown receiver type {name!r}; known: {sorted(builtins)}")
+            self.receivers.append(factory(name, self.config["receivers"].get(name) or {},
+                                          pipeline=self.pipeline, auth=auth, store=self.store))
+
+    async def start(self) -> None:
+        self._build()
+        assert self.store is not None and self.pipeline is not None
+        store = self.store
+        await asyncio.to_thread(store.upgrade)
+        api_keys = str(self.config["auth"].get("api_keys") or "")
+        await asyncio.to_thread(seed_keys, store, api_keys)
+        if not api_keys and await asyncio.to_thread(keys.active_key_count, store) == 0:
+            self.first_run_key, _ = await asyncio.to_thread(keys.create_key, store, "default")
+        # Downstream first: exporters, processors, then the receivers that feed them.
+        await self.pipeline.start()
+        for receiver in self.receivers:
+            await receiver.start()
+
+    async def shutdown(self) -> None:
+        for receiver in reversed(self.receivers):
+            await receiver.shutdown()
+        if self.pipeline is not None:
+            await self.pipeline.shutdown()
+        if self.store is not None:
+            self.store.dispose()
+
+    def addresses(self) -> list[str]:
+        return [address for receiver in self.receivers for address in receiver.addresses()]
+
+
+async def serve(config: dict[str, Any], announce: Callable[[Service], None]) -> None:
+    """Run until SIGTERM or SIGINT, then drain and stop."""
+    service = Service(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await service.start()
+        announce(service)
+        await stop.wait()
+        log.info("stopping: draining accepted requests")
+    finally:
+        await service.shutdown()
+    log.info("stopped")

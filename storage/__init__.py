@@ -1,0 +1,1 @@
+"""Storage: one schema on SQLite or PostgreSQL through SQLAlchemy Core."""

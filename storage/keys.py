@@ -1,0 +1,117 @@
+"""Projects and their ingest keys. Only a SHA-256 of each key is stored."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, and_, func, select, update
+
+from sounding.timeutil import now_us
+from storage import schema
+from storage.store import Store
+from storage.upsert import insert
+
+KEY_PREFIX = "snd_"
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def key_id_of(key_hash: str) -> str:
+    return key_hash[:12]
+
+
+def new_key() -> str:
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def ensure_project(conn: Connection, name: str) -> int:
+    p = schema.projects
+    conn.execute(insert(conn.dialect.name, p).on_conflict_do_nothing(),
+                 {"name": name, "created_us": now_us()})
+    project_id = conn.execute(select(p.c.id).where(p.c.name == name)).scalar_one()
+    return int(project_id)
+
+
+def add_key(conn: Connection, project: str, key: str) -> str:
+    """Register `key` for `project` (created if needed); idempotent. Returns the key id."""
+    project_id = ensure_project(conn, project)
+    key_hash = hash_key(key)
+    k = schema.api_keys
+    existing = conn.execute(select(k.c.project_id).where(k.c.key_hash == key_hash)).first()
+    if existing is not None and existing.project_id != project_id:
+        raise ValueError(f"key {key_id_of(key_hash)} already belongs to another project")
+    conn.execute(insert(conn.dialect.name, k).on_conflict_do_nothing(), {
+        "project_id": project_id, "key_hash": key_hash, "key_id": key_id_of(key_hash),
+        "created_us": now_us()})
+    return key_id_of(key_hash)
+
+
+def create_key(store: Store, project: str) -> tuple[str, str]:
+    """A new random key for `project`: (key, key id). The key is shown once, never stored."""
+    key = new_key()
+    with store.writer.begin() as conn:
+        key_id = add_key(conn, project, key)
+    return key, key_id
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    key_id: str
+    project: str
+    created_us: int
+    revoked_us: int | None
+
+
+def list_keys(store: Store) -> list[KeyInfo]:
+    k, p = schema.api_keys, schema.projects
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(k.c.key_id, p.c.name, k.c.created_us, k.c.revoked_us)
+            .join(p, p.c.id == k.c.project_id)
+            .order_by(p.c.name, k.c.created_us)
+        ).all()
+    return [KeyInfo(r.key_id, r.name, r.created_us, r.revoked_us) for r in rows]
+
+
+def revoke_key(store: Store, key_id: str) -> int:
+    """Revoke every active key whose id starts with `key_id`; returns how many."""
+    k = schema.api_keys
+    if len(key_id) < 6:
+        raise ValueError("give at least 6 characters of the key id")
+    with store.writer.begin() as conn:
+        result = conn.execute(
+            update(k).where(and_(k.c.key_id.startswith(key_id, autoescape=True),
+                                 k.c.revoked_us.is_(None)))
+            .values(revoked_us=now_us()))
+    return int(result.rowcount or 0)
+
+
+def project_for_hash(store: Store, key_hash: str) -> int | None:
+    k = schema.api_keys
+    with store.reader.connect() as conn:
+        row = conn.execute(
+            select(k.c.project_id, k.c.key_hash)
+            .where(and_(k.c.key_hash == key_hash, k.c.revoked_us.is_(None)))
+        ).first()
+    # The index lookup found the row; compare in constant time anyway, so that no
+    # timing of ours depends on how much of a guessed hash matched.
+    if row is None or not secrets.compare_digest(row.key_hash, key_hash):
+        return None
+    return int(row.project_id)
+
+
+def active_key_count(store: Store) -> int:
+    k = schema.api_keys
+    with store.reader.connect() as conn:
+        return int(conn.execute(
+            select(func.count()).select_from(k).where(k.c.revoked_us.is_(None))).scalar_one())
+
+
+def project_names(store: Store) -> dict[int, str]:
+    p = schema.projects
+    with store.reader.connect() as conn:
+        return {int(r.id): r.name for r in conn.execute(select(p.c.id, p.c.name))}

@@ -1,0 +1,117 @@
+"""The store: engines for one database URL, migrations, and a health probe."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
+from sounding.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+# Any constant works; it only has to be the same in every collector process.
+_PG_MIGRATION_LOCK = 7_274_661
+
+
+def normalise_url(url: str) -> str:
+    """Accept the URL forms people paste: postgres:// and postgresql:// mean psycopg 3."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+class Store:
+    """Two engines on one database: `writer` for the exporter and migrations, `reader`
+    for everything that only reads. On SQLite the writer starts its transactions with
+    BEGIN IMMEDIATE, so that two writers queue on the lock instead of failing on a
+    lock upgrade, and the reader never takes the write lock."""
+
+    def __init__(self, url: str, sqlite_synchronous: str = "NORMAL") -> None:
+        self.url = normalise_url(url)
+        try:
+            parsed = make_url(self.url)
+        except Exception as exc:
+            raise ConfigError(f"storage.url is not a database URL: {exc}") from exc
+        self.dialect = parsed.get_backend_name()
+        if self.dialect not in ("sqlite", "postgresql"):
+            raise ConfigError(f"unsupported database {self.dialect!r}: use sqlite or postgresql")
+        if self.dialect == "sqlite":
+            if str(sqlite_synchronous).upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+                raise ConfigError("storage.sqlite_synchronous must be NORMAL, FULL or EXTRA")
+            database = parsed.database or ""
+            if database and database != ":memory:":
+                Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self.writer = self._sqlite_engine(immediate=True, synchronous=sqlite_synchronous)
+            self.reader = self._sqlite_engine(immediate=False, synchronous=sqlite_synchronous)
+        else:
+            options: dict[str, Any] = {
+                "pool_pre_ping": True,
+                "pool_size": 4,
+                "max_overflow": 4,
+                "connect_args": {"connect_timeout": 3},
+            }
+            self.writer = create_engine(self.url, **options)
+            self.reader = self.writer
+
+    def _sqlite_engine(self, immediate: bool, synchronous: str) -> Engine:
+        # NullPool: SQLite connections are cheap, and a pool would keep a file handle
+        # that outlives a test's temporary directory.
+        engine = create_engine(self.url, poolclass=NullPool,
+                               connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            # Take transaction control away from the sqlite3 module so BEGIN is ours.
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(connection: Any) -> None:
+            connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+        return engine
+
+    def upgrade(self) -> None:
+        """Apply every pending Alembic migration; safe to run from several processes."""
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with self.writer.connect() as connection:
+            if self.dialect == "postgresql":
+                connection.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
+                connection.commit()
+            try:
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+                connection.commit()
+            finally:
+                if self.dialect == "postgresql":
+                    connection.execute(text("SELECT pg_advisory_unlock(:k)"),
+                                       {"k": _PG_MIGRATION_LOCK})
+                    connection.commit()
+
+    def ping(self) -> bool:
+        try:
+            with self.reader.connect() as connection:
+                connection.execute(text("SELECT 1"))
+            return True
+        except SQLAlchemyError:
+            return False
+
+    def dispose(self) -> None:
+        self.writer.dispose()
+        if self.reader is not self.writer:
+            self.reader.dispose()

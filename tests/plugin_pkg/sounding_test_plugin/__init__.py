@@ -1,0 +1,43 @@
+"""A plugin processor package, installed by `make test` like any third-party plugin."""
+
+from __future__ import annotations
+
+from sounding.component import Processor
+from sounding.records import Batch
+
+
+class RedactProcessor(Processor):
+    """Replaces the values of configured keys in error params and span attributes."""
+
+    def __init__(self, name: str, config: dict | None = None) -> None:
+        super().__init__(name, config)
+        self.keys = set(self.config.get("keys", ["password"]))
+        self.replacement = str(self.config.get("replacement", "[redacted]"))
+        self.started = False
+
+    async def start(self) -> None:
+        self.started = True
+
+    def process(self, batch: Batch) -> Batch:
+        for error in batch.errors:
+            if error.params:
+                error.params = {k: (self.replacement if k in self.keys else v)
+                                for k, v in error.params.items()}
+        for span in batch.spans:
+            for key in self.keys & span.attributes.keys():
+                span.attributes[key] = self.replacement
+        return batch
+
+
+class ExplodeProcessor(Processor):
+    """Fails every batch holding an error whose fingerprint starts with `boom`: a
+    server-side failure, to test how ingest answers one."""
+
+    def process(self, batch: Batch) -> Batch:
+        if any(e.fingerprint.startswith("boom") for e in batch.errors):
+            raise RuntimeError("the explode processor failed on purpose")
+        return batch
+
+
+class NotAProcessor:
+    """Registered in the processors group by mistake: loading it must be a clear error."""

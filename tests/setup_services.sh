@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# What the suite needs outside Python, installed or started when missing.
+set -euo pipefail
+
+# PostgreSQL: on CI its tests must run, so start the local server when it is down.
+if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432; then
+  if [ -d /etc/postgresql ] && command -v pg_ctlcluster >/dev/null 2>&1; then
+    echo "starting the local PostgreSQL server"
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
+    for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+  fi
+fi

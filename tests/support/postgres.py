@@ -1,0 +1,45 @@
+"""A fresh PostgreSQL database per test on the machine's server (127.0.0.1:5432)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+import pytest
+
+ADMIN_DSN = os.environ.get("SOUNDING_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def reachable() -> str | None:
+    try:
+        with psycopg.connect(ADMIN_DSN, connect_timeout=3):
+            return None
+    except psycopg.Error as exc:
+        return str(exc).strip().splitlines()[0]
+
+
+def require_postgres() -> None:
+    problem = reachable()
+    if problem is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"PostgreSQL must be reachable on CI ({ADMIN_DSN}): {problem}")
+    pytest.skip(f"no PostgreSQL server at {ADMIN_DSN}: {problem}")
+
+
+@contextmanager
+def fresh_database() -> Iterator[str]:
+    """Yield the URL of a new, empty database; drop it afterwards."""
+    require_postgres()
+    name = f"sounding_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base = ADMIN_DSN.rsplit("/", 1)[0]
+    try:
+        yield f"postgresql+psycopg://{base.split('://', 1)[1]}/{name}"
+    finally:
+        with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -1,0 +1,118 @@
+"""Starting the real collector, `python -m sounding serve`, as a user would."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Engine
+
+REPO = Path(__file__).resolve().parents[2]
+LISTENING = re.compile(r"Sounding listening on (http://\S+)")
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen[str]
+    db_url: str
+    keys: dict[str, str]
+    urls: list[str] = field(default_factory=list)
+    output: list[str] = field(default_factory=list)
+    _engine: Engine | None = None
+
+    @property
+    def base(self) -> str:
+        return self.urls[0]
+
+    @property
+    def key(self) -> str:
+        return next(iter(self.keys.values()))
+
+    def headers(self, key: str | None = None, **extra: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key or self.key}",
+                "Content-Type": "application/json", **extra}
+
+    def post(self, path: str, json: Any = None, key: str | None = None, **kwargs: Any
+             ) -> requests.Response:
+        headers = self.headers(key, **kwargs.pop("headers", {}))
+        return requests.post(self.base + path, json=json, headers=headers, timeout=30, **kwargs)
+
+    def db(self) -> Engine:
+        """A read connection to the collector's own store."""
+        if self._engine is None:
+            self._engine = create_engine(self.db_url.replace("postgresql://",
+                                                             "postgresql+psycopg://"))
+        return self._engine
+
+    def query(self, sql: str, **params: Any) -> list[Any]:
+        with self.db().connect() as conn:
+            return list(conn.execute(text(sql), params))
+
+    def log(self) -> str:
+        return "".join(self.output)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        if self._engine is not None:
+            self._engine.dispose()
+        return code
+
+
+def start_server(db_url: str, keys: dict[str, str] | None = None,
+                 env: dict[str, str] | None = None, config: str | None = None,
+                 wait_for: int = 1, cwd: Path | None = None) -> Server:
+    keys = {"acme": "test-key-acme"} if keys is None else keys
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("SOUNDING")}
+    full_env.update({
+        "SOUNDING_DATABASE_URL": db_url,
+        "SOUNDING_HTTP_PORT": "0",
+        "SOUNDING_HTTP_HOST": "127.0.0.1",
+        "SOUNDING_API_KEYS": ",".join(f"{p}:{k}" for p, k in keys.items()),
+        "PYTHONUNBUFFERED": "1",
+    })
+    full_env.update(env or {})
+    args = [sys.executable, "-m", "sounding"]
+    if config:
+        args += ["--config", config]
+    proc = subprocess.Popen(args + ["serve"], cwd=cwd or REPO, env=full_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = Server(proc=proc, db_url=db_url, keys=keys)
+    ready = threading.Event()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            server.output.append(line)
+            match = LISTENING.search(line)
+            if match:
+                server.urls.append(match.group(1))
+                if len(server.urls) >= wait_for:
+                    ready.set()
+        ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + 60
+    while not ready.wait(0.1):
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("the server did not start:\n" + server.log())
+    if len(server.urls) < wait_for:
+        proc.wait(5)
+        raise RuntimeError(f"the server exited with {proc.returncode}:\n" + server.log())
+    return server
