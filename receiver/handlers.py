@@ -8,6 +8,7 @@ import json
 import time
 from typing import Any
 
+from tornado.iostream import StreamClosedError
 from tornado.web import HTTPError, RequestHandler, stream_request_body
 
 from receiver.body import BodyReader
@@ -55,7 +56,7 @@ class BaseHandler(RequestHandler):
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         # Client mistakes and overload are answered and counted, not logged one by one.
-        if isinstance(value, SoundingError):
+        if isinstance(value, SoundingError | StreamClosedError):
             return
         if isinstance(value, HTTPError) and value.status_code < 500:
             return
@@ -90,7 +91,6 @@ class IngestHandler(BaseHandler):
         if self.request.method != "POST":
             return
         self._started = time.perf_counter()
-        self.ctx.in_flight += 1
         if self.ctx.closing:
             self.set_header("Connection", "close")
             raise StoreUnavailable("the collector is shutting down")
@@ -118,23 +118,32 @@ class IngestHandler(BaseHandler):
         try:
             self._reader.feed(chunk)
         except SoundingError as exc:
-            # Keep the first problem and stop inflating; it is answered in post().
+            # Answer now and stop reading: Tornado closes the connection after a
+            # response sent before the whole body arrived.
             self._body_error = exc
             self._reader = None
+            self.send_error(exc_info=(type(exc), exc, exc.__traceback__))
 
     async def post(self) -> None:
-        if self._body_error is not None:
-            raise self._body_error
+        if self._body_error is not None or self._finished:
+            return
         assert self._reader is not None
         body = self._reader.finish()
-        await self.ingest(body)
+        if self.ctx.closing:
+            self.set_header("Connection", "close")
+            raise StoreUnavailable("the collector is shutting down")
+        # Counted only around the hand-over: shutdown waits for these acknowledgements.
+        self.ctx.in_flight += 1
+        try:
+            await self.ingest(body)
+        finally:
+            self.ctx.in_flight -= 1
         if self._status_code == 200:
             self.set_status(202)
         self.finish()
 
     def on_finish(self) -> None:
-        if self.request.method == "POST" and self._started:
-            self.ctx.in_flight -= 1
+        if self._started:
             metrics.REQUEST_SECONDS.labels(self.endpoint).observe(
                 time.perf_counter() - self._started)
 

@@ -112,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
         config = config_mod.load(args.config)
+        logging.getLogger().setLevel(str(config["logging"]["level"]).upper())
+        # One line per request is noise at ingest rates; client errors are counted in
+        # /metrics instead. Server errors are always logged.
+        if not config["logging"]["access_log"]:
+            logging.getLogger("tornado.access").setLevel(logging.ERROR)
         return int(args.func(config, args))
     except ConfigError as exc:
         print(f"sounding: configuration error: {exc}", file=sys.stderr)

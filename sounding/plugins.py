@@ -38,7 +38,7 @@ def _find(group: str, type_name: str) -> Any:
             from exc
 
 
-def _build(group: str, base: Any, name: str, settings: Any, builtins: dict[str, Any],
+def _build(group: str, base: type[T], name: str, settings: Any, builtins: dict[str, Any],
            **extra: Any) -> T:
     type_name = name.split("/", 1)[0]
     cls = builtins.get(type_name) or _find(group, type_name)
@@ -59,8 +59,9 @@ def _build(group: str, base: Any, name: str, settings: Any, builtins: dict[str, 
 
 
 def build_processor(name: str, settings: Any) -> Processor:
-    return _build(PROCESSOR_GROUP, Processor, name, settings, {})
+    return _build(PROCESSOR_GROUP, Processor, name, settings, {})  # type: ignore[type-abstract]
 
 
 def build_exporter(name: str, settings: Any, **extra: Any) -> Exporter:
-    return _build(EXPORTER_GROUP, Exporter, name, settings, _builtin_exporters(), **extra)
+    return _build(EXPORTER_GROUP, Exporter, name, settings,  # type: ignore[type-abstract]
+                  _builtin_exporters(), **extra)

@@ -1,0 +1,63 @@
+"""Attribute classification from old and current semantic-convention names."""
+
+from __future__ import annotations
+
+import pytest
+
+from processors.classify import ClassifyProcessor
+from processors.spanmetrics import SpanMetricsProcessor
+from sounding.records import Batch, Span
+
+
+def span(attributes: dict[str, object], kind: int = 3, **overrides: object) -> Span:
+    values: dict[str, object] = dict(
+        trace_id="a" * 32, span_id="b" * 16, parent_span_id="", name="op", kind=kind,
+        start_ns=1_000_000_000, end_ns=1_250_000_000, status_code=0, status_message="",
+        service_name="shop", scope_name="s", resource_attributes={}, attributes=attributes)
+    values.update(overrides)
+    return Span(**values)  # type: ignore[arg-type]
+
+
+def classify(attributes: dict[str, object]) -> Span:
+    batch = ClassifyProcessor("classify").process(Batch(project_id=1, spans=[span(attributes)]))
+    return batch.spans[0]
+
+
+@pytest.mark.parametrize(("attributes", "category"), [
+    ({"http.method": "GET", "http.url": "https://x/y"}, "http"),
+    ({"http.request.method": "POST", "url.full": "https://x/y"}, "http"),
+    ({"http.response.status_code": 502}, "http"),
+    ({"db.system": "postgresql", "db.statement": "SELECT 1"}, "database"),
+    ({"db.system.name": "mysql", "db.query.text": "SELECT 1"}, "database"),
+    ({"db.system": "elasticsearch", "http.method": "GET"}, "search"),
+    ({"db.system.name": "opensearch"}, "search"),
+    ({"messaging.system": "kafka", "messaging.destination.name": "orders"}, "messaging"),
+    ({"app.feature": "checkout"}, "custom"),
+    ({}, "custom"),
+])
+def test_category(attributes: dict[str, object], category: str) -> None:
+    assert classify(attributes).category == category
+
+
+def test_old_and_new_names_normalise_to_the_current_ones_and_attributes_stay() -> None:
+    old = {"http.method": "GET", "http.status_code": 200, "http.url": "https://x/a",
+           "db.operation": "SELECT", "custom.key": [1, 2]}
+    result = classify(dict(old))
+    assert result.semantic == {"http.request.method": "GET", "http.response.status_code": 200,
+                               "url.full": "https://x/a", "db.operation.name": "SELECT"}
+    assert result.attributes == old
+
+
+def test_server_spans_with_http_feed_request_metrics() -> None:
+    batch = Batch(project_id=1, spans=[
+        span({"http.request.method": "get", "http.route": "/orders/:id",
+              "http.response.status_code": 503}, kind=2,
+             resource_attributes={"deployment.environment.name": "prod"}),
+        span({"http.method": "GET"}, kind=3),  # a client span is not a served request
+        span({"app": "x"}, kind=2),  # a server span without HTTP
+    ])
+    batch = SpanMetricsProcessor("spanmetrics").process(ClassifyProcessor("c").process(batch))
+    (metric,) = batch.requests
+    assert (metric.method, metric.route, metric.status, metric.env, metric.service) == (
+        "GET", "/orders/:id", 503, "prod", "shop")
+    assert metric.duration_ms == 250.0

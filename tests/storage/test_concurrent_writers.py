@@ -1,0 +1,48 @@
+"""Two collector processes writing one database at once (PostgreSQL, as several
+stateless collectors would; and one SQLite file): grouping counts, first/last
+seen and rollups stay exact (atomic upserts)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from tests.receiver.test_errors import error
+from tests.support.server import Server
+
+FINGERPRINTS = [f"fp-{i}" for i in range(5)]
+ROUNDS = 40
+
+
+def _send(server: Server, round_no: int) -> None:
+    # Every request touches every group, in a different order each time, so that
+    # the two processes' transactions overlap on the same rows.
+    order = FINGERPRINTS[round_no % 5:] + FINGERPRINTS[:round_no % 5]
+    minute = f"2026-11-21T10:{round_no % 60:02d}:00Z"
+    batch = {"errors": [error(fingerprint=fp, timestamp=minute) for fp in order * 2]}
+    assert server.post("/ingest/errors/batch", batch).status_code == 202
+    requests_body = {"requests": [{"method": "GET", "route": "/r", "status": 200,
+                                   "duration_ms": 10.0, "timestamp": "2026-11-21T10:00:30Z"}]}
+    assert server.post("/ingest/requests", requests_body).status_code == 202
+
+
+def test_two_collectors_one_database_exact_counts(start: Callable[..., Server],
+                                                  db_url: str) -> None:
+    first = start(db_url)
+    second = start(db_url)
+    servers = itertools.cycle([first, second])
+    jobs = [(next(servers), n) for n in range(ROUNDS)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda job: _send(*job), jobs))
+    rows = first.query("SELECT fingerprint, count, first_seen_us, last_seen_us "
+                       "FROM error_groups ORDER BY fingerprint")
+    assert [r.fingerprint for r in rows] == FINGERPRINTS
+    for row in rows:
+        assert row.count == ROUNDS * 2
+        assert row.first_seen_us == 1_795_255_200_000_000  # 10:00
+        assert row.last_seen_us == 1_795_255_200_000_000 + 39 * 60_000_000  # 10:39
+    hourly = first.query("SELECT sum(count) FROM error_group_hourly")[0][0]
+    assert hourly == ROUNDS * 2 * len(FINGERPRINTS)
+    assert first.query("SELECT count FROM request_rollups")[0][0] == ROUNDS
+    assert first.query("SELECT sum(count) FROM request_latency")[0][0] == ROUNDS
