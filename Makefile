@@ -21,9 +21,16 @@ $(STAMPS)/test-deps: pyproject.toml tests/plugin_pkg/pyproject.toml | $(BIN)/pyt
 	$(BIN)/python -m pip install --quiet -e '.[test]' ./tests/plugin_pkg
 	@mkdir -p $(STAMPS) && touch $@
 
+# The JavaScript OTLP exporter that tests/receiver/test_otlp_clients.py drives
+# (node and npm from Debian when missing).
+$(STAMPS)/js-deps: tests/js/package.json tests/js/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	cd tests/js && npm ci --no-audit --no-fund --loglevel=error
+	@mkdir -p $(STAMPS) && touch $@
+
 install: $(STAMPS)/install
 
-test-deps: $(STAMPS)/test-deps
+test-deps: $(STAMPS)/test-deps $(STAMPS)/js-deps
 	@bash tests/setup_services.sh
 
 run: $(STAMPS)/install
@@ -35,6 +42,11 @@ test: test-deps
 lint: $(STAMPS)/test-deps
 	$(BIN)/ruff check .
 	$(BIN)/mypy sounding receiver processors exporters storage dashboard
+
+# Regenerate the Python code of proto/sounding/**/*.proto (checked in; tests/proto
+# fails while it is stale).
+proto: $(STAMPS)/test-deps
+	$(BIN)/python -m proto.generate
 
 bench: $(STAMPS)/test-deps
 	$(BIN)/python -m bench $(BENCH_ARGS)

@@ -1,48 +1,54 @@
-"""The SQL exporter: a bounded queue and one writer thread doing group commit.
+"""The SQL exporter: a bounded queue in front of one writer process doing group commit.
 
-Receivers await `export`; the writer takes everything queued (up to
-`max_commit_records`), writes it in one transaction, and only then resolves each
-waiting request. So a 202 always means committed, and one fsync serves many
-requests. The thread spends most of its time inside the database driver, where
-the GIL is released, so decoding on the event loop and writing overlap.
+Receivers await `export`. The batch is encoded to plain tuples and handed to the
+writer process (exporters/sql_writer.py), which commits everything waiting in one
+transaction and reports the sequence numbers it committed; only then is each
+waiting request resolved. So a 202 always means committed, one fsync serves many
+requests, and decoding here and writing there run on two cores at once.
+
+What is handed over and not yet committed is bounded by records and by bytes;
+past the bound, `export` raises Overloaded (503 + Retry-After) at once instead of
+letting memory grow. If the writer process dies, what it had not confirmed is
+answered StoreUnavailable (503) and a new writer is started.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import time
-from collections import deque
+import pickle
+import socket
+import struct
+import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Any
-
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from sounding import metrics
 from sounding.component import Exporter
 from sounding.errors import Overloaded, StoreUnavailable
 from sounding.records import Batch
-from sounding.timeutil import now_us
 from storage.store import Store
-from storage.writer import write_batches
+from storage.writer import encode_batch, wire_records
 
 log = logging.getLogger(__name__)
+
+START_TIMEOUT = 60.0
+RESPAWN_DELAY = 1.0
+_HEADER = struct.Struct("!i")  # multiprocessing.connection framing, read by the writer
 
 
 @dataclass(slots=True)
 class _Pending:
-    batch: Batch
     future: asyncio.Future[None]
     records: int
     size: int
+    counts: dict[str, int]
 
 
-def _is_unavailable(exc: BaseException) -> bool:
-    """Errors of the connection or of lock contention: retryable, not the data's fault."""
-    if isinstance(exc, OperationalError | InterfaceError):
-        return True
-    return isinstance(exc, DBAPIError) and exc.connection_invalidated
+class WriteFailed(Exception):
+    """The writer could not commit a request for a reason other than the store's
+    availability; answered as a server error, and logged by the writer."""
 
 
 class SqlExporter(Exporter):
@@ -50,132 +56,197 @@ class SqlExporter(Exporter):
                  store: Store) -> None:
         super().__init__(name, config)
         self.store = store
-        self.max_records = int(self.config.get("queue_max_records", 200_000))
-        self.max_bytes = int(self.config.get("queue_max_bytes", 128 * 1024 * 1024))
-        self.max_commit = int(self.config.get("max_commit_records", 50_000))
+        self.max_records = int(self.config.get("queue_max_records", 20_000))
+        self.max_bytes = int(self.config.get("queue_max_bytes", 64 * 1024 * 1024))
+        self.max_commit = int(self.config.get("max_commit_records", 10_000))
         self.retry_after = int(self.config.get("retry_after_seconds", 1))
-        self._queue: deque[_Pending] = deque()
-        self._queued_records = 0
-        self._queued_bytes = 0
-        self._cond = threading.Condition()
+        self.sqlite_cache_kib = int(self.config.get("sqlite_cache_kib", 32 * 1024))
+        self._pending: dict[int, _Pending] = {}
+        self._pending_records = 0
+        self._pending_bytes = 0
+        self._seq = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stream: asyncio.StreamWriter | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._respawn: asyncio.Task[None] | None = None
+        self._ready = False  # a writer is running and answering
+        self._started = False
         self._closing = False
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # Lifecycle.
 
     async def start(self) -> None:
-        if self._thread is not None:
+        if self._started:
             return
-        self._loop = asyncio.get_running_loop()
+        self._started = True
         self._closing = False
-        self._thread = threading.Thread(target=self._run, name=f"sounding-writer-{self.name}",
-                                        daemon=True)
-        self._thread.start()
+        await self._spawn()
 
     async def shutdown(self) -> None:
-        """Stop taking batches, commit everything queued, then return."""
-        with self._cond:
-            self._closing = True
-            self._cond.notify_all()
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            await asyncio.to_thread(thread.join)
+        """Stop taking batches, let the writer commit everything handed over, then return."""
+        if not self._started or self._closing:
+            return
+        self._closing = True
+        if self._respawn is not None:
+            self._respawn.cancel()
+        if self._stream is not None and self._ready:
+            self._send(("drain",))
+        if self._reader_task is not None:
+            await asyncio.gather(self._reader_task, return_exceptions=True)
+        await self._reap()
+        self._fail_all("the collector is shutting down")
+
+    async def _spawn(self) -> None:
+        parent, child = socket.socketpair()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "exporters.sql_writer", str(child.fileno())],
+                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL)
+        finally:
+            child.close()
+        self._proc = proc
+        reader, self._stream = await asyncio.open_connection(sock=parent)
+        self._send(self._writer_config())
+        try:
+            hello = await asyncio.wait_for(self._read_frame(reader), START_TIMEOUT)
+        except (asyncio.TimeoutError, asyncio.IncompleteReadError, OSError) as exc:
+            await self._reap()
+            raise StoreUnavailable(f"the writer process did not start: {exc!r}") from exc
+        assert hello == ("ready",), hello
+        self._ready = True
+        self._reader_task = asyncio.create_task(self._read_acks(reader))
+
+    def _writer_config(self) -> dict[str, Any]:
+        synchronous = "NORMAL"
+        if self.store.dialect == "sqlite":
+            with self.store.writer.connect() as conn:
+                level = conn.exec_driver_sql("PRAGMA synchronous").scalar()
+            synchronous = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(level, "NORMAL")
+        return {"url": self.store.url, "sqlite_synchronous": synchronous,
+                "sqlite_cache_kib": self.sqlite_cache_kib,
+                "max_commit_records": self.max_commit,
+                "log_level": logging.getLevelName(logging.getLogger().getEffectiveLevel())}
+
+    async def _reap(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            code = await asyncio.to_thread(proc.wait)
+            if code != 0 and not self._closing:
+                log.error("the writer process exited with %s", code)
+
+    # The channel.
+
+    def _send(self, message: Any) -> None:
+        assert self._stream is not None
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        self._stream.write(_HEADER.pack(len(data)) + data)
+
+    @staticmethod
+    async def _read_frame(reader: asyncio.StreamReader) -> Any:
+        (length,) = _HEADER.unpack(await reader.readexactly(_HEADER.size))
+        return pickle.loads(await reader.readexactly(length))
+
+    async def _read_acks(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                message = await self._read_frame(reader)
+                if message[0] == "bye":
+                    break
+                _, seqs, outcome, seconds, records = message
+                if outcome is None:
+                    metrics.COMMIT_SECONDS.observe(seconds)
+                    metrics.COMMIT_RECORDS.observe(records)
+                for seq in seqs:
+                    self._settle(seq, outcome)
+        except (asyncio.IncompleteReadError, OSError):
+            pass
+        self._ready = False
+        if self._closing:
+            return
+        # The writer died: nobody will confirm what it had, so those requests are
+        # answered retryable (a retried span is not stored twice), and a new one starts.
+        log.error("the writer process stopped; answering %d pending requests 503 and "
+                  "starting a new one", len(self._pending))
+        self._fail_all("the writer process stopped")
+        self._respawn = asyncio.create_task(self._restart())
+
+    async def _restart(self) -> None:
+        await self._reap()
+        while not self._closing:
+            await asyncio.sleep(RESPAWN_DELAY)
+            try:
+                await self._spawn()
+                return
+            except Exception:  # noqa: BLE001 - keep trying; ingest answers 503 meanwhile
+                log.exception("could not start the writer process")
+
+    # Requests.
 
     async def export(self, batch: Batch) -> None:
-        if self._thread is None or self._loop is None or self._closing:
+        if self._closing:
             raise StoreUnavailable("the collector is shutting down", self.retry_after)
+        if not self._ready:
+            raise StoreUnavailable("the store writer is restarting", self.retry_after)
         records = batch.record_count()
         if records == 0 and not batch.groups and not batch.reopen_after:
             return
+        wire = encode_batch(batch)
+        counts = wire_records(wire)
         size = max(batch.approx_bytes, 0)
-        future: asyncio.Future[None] = self._loop.create_future()
-        with self._cond:
-            # An empty queue always takes one batch, however large, so that a batch
-            # bigger than the bound is not refused forever.
-            if self._queue and (self._queued_records + records > self.max_records
-                                or self._queued_bytes + size > self.max_bytes):
-                raise Overloaded("the write queue is full", self.retry_after)
-            self._queue.append(_Pending(batch, future, records, size))
-            self._queued_records += records
-            self._queued_bytes += size
-            metrics.QUEUE_RECORDS.set(self._queued_records)
-            metrics.QUEUE_BYTES.set(self._queued_bytes)
-            self._cond.notify()
+        # An idle writer always takes one batch, however large, so that a batch bigger
+        # than the bound is not refused forever.
+        if self._pending and (self._pending_records + records > self.max_records
+                              or self._pending_bytes + size > self.max_bytes):
+            for signal_name, n in counts.items():
+                if n:
+                    metrics.RECORDS_REFUSED.labels(signal_name, "overloaded").inc(n)
+            raise Overloaded("the write queue is full", self.retry_after)
+        assert self._stream is not None
+        self._seq += 1
+        seq = self._seq
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending[seq] = _Pending(future, records, size, counts)
+        self._pending_records += records
+        self._pending_bytes += size
+        self._gauges()
+        self._send(("batch", seq, records, wire))
         await future
 
-    # The writer thread.
-
-    def _take(self) -> list[_Pending]:
-        with self._cond:
-            while not self._queue and not self._closing:
-                self._cond.wait()
-            taken: list[_Pending] = []
-            total = 0
-            while self._queue and (not taken or total + self._queue[0].records <= self.max_commit):
-                item = self._queue.popleft()
-                taken.append(item)
-                total += item.records
-                self._queued_records -= item.records
-                self._queued_bytes -= item.size
-            metrics.QUEUE_RECORDS.set(self._queued_records)
-            metrics.QUEUE_BYTES.set(self._queued_bytes)
-            return taken
-
-    def _run(self) -> None:
-        while True:
-            taken = self._take()
-            if not taken:
-                return  # closing, and nothing left to commit
-            self._commit(taken)
-
-    def _commit(self, taken: list[_Pending]) -> None:
-        started = time.perf_counter()
-        try:
-            with self.store.writer.begin() as conn:
-                write_batches(conn, [p.batch for p in taken], now_us())
-        except Exception as exc:  # noqa: BLE001 - every failure is answered to its waiters
-            if len(taken) > 1 and not _is_unavailable(exc):
-                # One request's data broke the transaction: commit the others alone so
-                # that one bad request does not fail its neighbours.
-                for item in taken:
-                    self._commit([item])
-                return
-            self._fail(taken, exc)
+    def _settle(self, seq: int, outcome: tuple[str, str] | None) -> None:
+        item = self._pending.pop(seq, None)
+        if item is None:
             return
-        records = sum(p.records for p in taken)
-        metrics.COMMIT_SECONDS.observe(time.perf_counter() - started)
-        metrics.COMMIT_RECORDS.observe(records)
-        for item in taken:
-            for signal, n in (("spans", len(item.batch.spans)), ("errors", len(item.batch.errors)),
-                              ("deploys", len(item.batch.deploys)),
-                              ("requests", len(item.batch.requests))):
+        self._pending_records -= item.records
+        self._pending_bytes -= item.size
+        self._gauges()
+        if outcome is None:
+            for signal_name, n in item.counts.items():
                 if n:
-                    metrics.ACCEPTED.labels(signal).inc(n)
-            self._resolve(item.future, None)
-
-    def _fail(self, taken: list[_Pending], exc: BaseException) -> None:
-        error: BaseException
-        if _is_unavailable(exc):
-            log.warning("store unavailable, %d requests answered 503: %s", len(taken),
-                        str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                    metrics.ACCEPTED.labels(signal_name).inc(n)
+            error: BaseException | None = None
+        elif outcome[0] == "unavailable":
             error = StoreUnavailable("the store cannot be reached", self.retry_after)
         else:
-            log.exception("commit failed for %d requests", len(taken))
-            error = exc
-        for item in taken:
-            self._resolve(item.future, error)
+            error = WriteFailed(outcome[1])
+        if error is not None:
+            reason = "unavailable" if isinstance(error, StoreUnavailable) else "failed"
+            for signal_name, n in item.counts.items():
+                if n:
+                    metrics.RECORDS_REFUSED.labels(signal_name, reason).inc(n)
+        if item.future.done():  # the client went away; its data is committed all the same
+            return
+        if error is None:
+            item.future.set_result(None)
+        else:
+            item.future.set_exception(error)
 
-    def _resolve(self, future: asyncio.Future[None], error: BaseException | None) -> None:
-        assert self._loop is not None
+    def _fail_all(self, why: str) -> None:
+        for seq in list(self._pending):
+            self._settle(seq, ("unavailable", why))
 
-        def settle() -> None:
-            if future.done():  # the client went away; its data is committed all the same
-                return
-            if error is None:
-                future.set_result(None)
-            else:
-                future.set_exception(error)
-
-        try:
-            self._loop.call_soon_threadsafe(settle)
-        except RuntimeError:  # the loop is closed: nobody is waiting any more
-            pass
+    def _gauges(self) -> None:
+        metrics.QUEUE_RECORDS.set(self._pending_records)
+        metrics.QUEUE_BYTES.set(self._pending_bytes)

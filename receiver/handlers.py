@@ -76,8 +76,19 @@ class IngestHandler(BaseHandler):
     _body_error: SoundingError | None = None
     _started: float = 0.0
 
+    def initialize(self, ctx: ReceiverContext) -> None:
+        super().initialize(ctx)
+        self._cors_headers()
+
     def set_default_headers(self) -> None:
         super().set_default_headers()
+        # Tornado calls this first from __init__, before initialize() gives us ctx
+        # (initialize adds the CORS headers then), and again whenever an error
+        # response clears the headers, so that a browser can read the error too.
+        if hasattr(self, "ctx"):
+            self._cors_headers()
+
+    def _cors_headers(self) -> None:
         origin = self.request.headers.get("Origin")
         if origin and self._origin_allowed(origin):
             self.set_header("Access-Control-Allow-Origin", origin)

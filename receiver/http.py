@@ -71,10 +71,11 @@ class HttpServerReceiver(Receiver):
         app = Application(self.routes() + self.extra_routes,
                           default_handler_class=NotFoundHandler,
                           default_handler_args={"ctx": self.ctx})
-        # The raw body is bounded by the server too; the decompressed size is bounded
-        # by receiver/body.py.
-        self._server = HTTPServer(app, max_body_size=self.ctx.max_body_bytes,
-                                  idle_connection_timeout=300)
+        # receiver/body.py enforces the limit and answers 413. Tornado's own bound sits
+        # one read chunk above it, so that ours always trips first and Tornado's (which
+        # answers a bare 400) only guards against a handler that stops reading.
+        self._server = HTTPServer(app, max_body_size=self.ctx.max_body_bytes + 65536,
+                                  chunk_size=65536, idle_connection_timeout=300)
         host = str(self.config.get("host", "0.0.0.0"))
         port = int(self.config.get("port", self.default_port))
         sockets = _bind(host, port)
@@ -108,5 +109,19 @@ def _bind(host: str, port: int) -> list[socket.socket]:
 class HttpReceiver(HttpServerReceiver):
     """Port 3000: /ingest/*, /health, /metrics (and the dashboard, when mounted)."""
 
+    # A dashboard.app.Dashboard, mounted by the service when the dashboard is enabled.
+    dashboard: Any = None
+
     def routes(self) -> list[Any]:
-        return ingest_routes(self.ctx)
+        dashboard = self.dashboard.routes() if self.dashboard is not None else []
+        return ingest_routes(self.ctx) + dashboard
+
+
+class OtlpHttpReceiver(HttpServerReceiver):
+    """Port 4318, the standard OTLP/HTTP port: /v1/traces, so that an SDK left at its
+    default endpoint works. Same handler, auth and pipeline as /ingest/v1/traces."""
+
+    default_port = 4318
+
+    def routes(self) -> list[Any]:
+        return [(r"/v1/traces", TracesHandler, {"ctx": self.ctx})]

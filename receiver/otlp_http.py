@@ -11,10 +11,16 @@ from receiver.decode_otlp import DecodedSpans, parse_proto, spans_from_json, spa
 from receiver.handlers import JSON, PROTOBUF, IngestHandler
 from sounding import metrics
 from sounding.errors import InvalidInput
+from sounding.pipeline import Pipeline
+from sounding.records import Batch
 
 
-def check_decoded(decoded: DecodedSpans) -> None:
-    """Dropped spans are counted; a request whose every span was dropped is a 400."""
+async def consume_spans(decoded: DecodedSpans, batch: Batch, pipeline: Pipeline) -> None:
+    """Hand the kept spans on; shared by OTLP/HTTP and OTLP/gRPC (receiver/otlp_grpc.py).
+
+    Dropped spans are counted; a request whose every span was dropped is InvalidInput
+    (HTTP 400, gRPC INVALID_ARGUMENT).
+    """
     if decoded.dropped:
         metrics.DROPPED.labels("spans", "invalid").inc(decoded.dropped)
         if not decoded.spans:
@@ -22,6 +28,8 @@ def check_decoded(decoded: DecodedSpans) -> None:
                                [{"field": reason.split(": ", 1)[0],
                                  "error": reason.split(": ", 1)[1]}
                                 for reason in decoded.reasons])
+    batch.spans = decoded.spans
+    await pipeline.consume(batch)
 
 
 class TracesHandler(IngestHandler):
@@ -33,7 +41,4 @@ class TracesHandler(IngestHandler):
             decoded = spans_from_proto(parse_proto(body))
         else:
             decoded = spans_from_json(self.json_body(body))
-        check_decoded(decoded)
-        batch = self.new_batch(body)
-        batch.spans = decoded.spans
-        await self.ctx.pipeline.consume(batch)
+        await consume_spans(decoded, self.new_batch(body), self.ctx.pipeline)

@@ -1,9 +1,12 @@
-"""The one place where error kinds become status codes (HTTP here, gRPC too)."""
+"""The one place where error kinds become status codes: HTTP, and gRPC below."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import grpc
+from google.protobuf import duration_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
 from tornado.web import HTTPError
 
 from sounding.errors import (
@@ -37,3 +40,48 @@ def reason_label(status: int) -> str:
     """Short label for the refused-requests metric."""
     return {400: "invalid", 401: "unauthenticated", 405: "method", 413: "too_large",
             415: "media_type", 503: "unavailable"}.get(status, str(status))
+
+
+GrpcTrailers = tuple[tuple[str, str | bytes], ...]
+MAX_GRPC_PROBLEMS = 10
+MAX_GRPC_MESSAGE = 1024
+
+
+def grpc_error(exc: BaseException) -> tuple[grpc.StatusCode, str, GrpcTrailers]:
+    """(status code, message, trailing metadata) for an exception raised while serving.
+
+    A retryable error carries its delay twice, because exporters read it in two
+    places: a google.rpc.RetryInfo inside the google.rpc.Status of
+    `grpc-status-details-bin` (the Go exporters, so the Collector), and the same
+    RetryInfo alone in `google.rpc.retryinfo-bin` (the Python exporter).
+    """
+    if isinstance(exc, InvalidInput):
+        # Trailers share the client's metadata limit (8 KiB by default): keep them short.
+        shown = exc.details[:MAX_GRPC_PROBLEMS]
+        problems = "; ".join(f"{d.get('field')}: {d.get('error')}" for d in shown)
+        message = (f"{exc.message}: {problems}" if problems else exc.message)[:MAX_GRPC_MESSAGE]
+        violations = error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(
+                field=str(d.get("field", ""))[:200], description=str(d.get("error", ""))[:200])
+            for d in shown])
+        return _with_details(grpc.StatusCode.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT,
+                             message, [violations])
+    if isinstance(exc, Unauthenticated):
+        return grpc.StatusCode.UNAUTHENTICATED, str(exc), ()
+    if isinstance(exc, PayloadTooLarge):
+        return grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), ()
+    if isinstance(exc, RetryableError):
+        retry = error_details_pb2.RetryInfo(
+            retry_delay=duration_pb2.Duration(seconds=max(int(exc.retry_after), 0)))
+        code, message, trailers = _with_details(grpc.StatusCode.UNAVAILABLE, code_pb2.UNAVAILABLE,
+                                                str(exc), [retry])
+        return code, message, (*trailers, ("google.rpc.retryinfo-bin", retry.SerializeToString()))
+    return grpc.StatusCode.INTERNAL, "internal error; the request was not stored", ()
+
+
+def _with_details(code: grpc.StatusCode, number: int, message: str,
+                  details: list[Any]) -> tuple[grpc.StatusCode, str, GrpcTrailers]:
+    status = status_pb2.Status(code=number, message=message)
+    for detail in details:
+        status.details.add().Pack(detail)
+    return code, message, (("grpc-status-details-bin", status.SerializeToString()),)

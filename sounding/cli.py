@@ -13,6 +13,7 @@ from sounding.errors import ConfigError
 from sounding.service import Service, serve
 from sounding.timeutil import iso_from_us
 from storage import keys
+from storage import secrets as shared_secrets
 from storage.store import Store
 
 
@@ -39,6 +40,16 @@ def _announce(service: Service) -> None:
             f"    requests  POST {base}/ingest/requests\n"
             f"    traces    OTEL_EXPORTER_OTLP_ENDPOINT={base}/ingest\n"
             f"    health    GET  {base}/health\n",
+            flush=True,
+        )
+    if service.first_run_admin_token:
+        print(
+            "\nFirst run: generated the dashboard admin token (shown once, stored only as "
+            "a hash;\nset SOUNDING_ADMIN_TOKEN to choose your own, or run "
+            "'sounding admin-token rotate'):\n\n"
+            f"    {service.first_run_admin_token}\n\n"
+            f"Log in at {base}/login, or read the API with "
+            "'Authorization: Bearer <admin token>'.\n",
             flush=True,
         )
 
@@ -78,6 +89,17 @@ def cmd_keys_revoke(config: dict[str, Any], args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_admin_token_rotate(config: dict[str, Any], _args: argparse.Namespace) -> int:
+    if config["dashboard"].get("admin_token"):
+        print("sounding: the admin token is configured (SOUNDING_ADMIN_TOKEN or "
+              "dashboard.admin_token); change it there", file=sys.stderr)
+        return 2
+    token = shared_secrets.rotate_admin_token(_store(config))
+    print(f"admin token: {token}\nShown once; Sounding keeps only its hash. Running "
+          "collectors accept it (and log out every session) within 10 seconds.")
+    return 0
+
+
 def cmd_db_upgrade(config: dict[str, Any], _args: argparse.Namespace) -> int:
     _store(config)
     print("database is at the latest schema")
@@ -98,6 +120,10 @@ def parser() -> argparse.ArgumentParser:
     revoke = keys_sub.add_parser("revoke", help="revoke a key by its id")
     revoke.add_argument("key_id")
     revoke.set_defaults(func=cmd_keys_revoke)
+    admin = sub.add_parser("admin-token", help="the dashboard admin token")
+    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    admin_sub.add_parser("rotate", help="replace the generated admin token (printed once)"
+                         ).set_defaults(func=cmd_admin_token_rotate)
     db = sub.add_parser("db", help="database maintenance")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     db_sub.add_parser("upgrade", help="apply migrations").set_defaults(func=cmd_db_upgrade)

@@ -13,7 +13,7 @@ import yaml
 
 from sounding.errors import ConfigError
 
-DEFAULT_PROCESSORS = ["classify", "spanmetrics", "grouping", "reopen"]
+DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "grouping", "reopen"]
 
 DEFAULTS: dict[str, Any] = {
     "receivers": {
@@ -24,16 +24,36 @@ DEFAULTS: dict[str, Any] = {
             "max_body_bytes": 5 * 1024 * 1024,
             "cors_origins": [],
         },
+        # OTLP over gRPC for SDKs and Collectors left at their defaults (TraceService
+        # and Sounding's own services, proto/sounding/v1). Set `enabled: false` to
+        # free the port.
+        "otlp_grpc": {
+            "enabled": True,
+            "host": "0.0.0.0",
+            "port": 4317,
+            "max_message_bytes": 5 * 1024 * 1024,
+        },
+        # The standard OTLP/HTTP port, serving /v1/traces (also on :3000 under /ingest).
+        "otlp_http": {
+            "enabled": False,
+            "host": "0.0.0.0",
+            "port": 4318,
+            "max_body_bytes": 5 * 1024 * 1024,
+            "cors_origins": [],
+        },
     },
     "processors": {name: {} for name in DEFAULT_PROCESSORS},
     "exporters": {
         "sql": {
-            # Bounds of the queue in front of the writer; past them ingest answers 503.
-            "queue_max_records": 200_000,
-            "queue_max_bytes": 128 * 1024 * 1024,
+            # Bounds of what is handed to the writer and not yet committed; past them
+            # ingest answers 503. They bound memory: a queued span costs about 2 KiB.
+            "queue_max_records": 20_000,
+            "queue_max_bytes": 64 * 1024 * 1024,
             # The most records one group commit writes in one transaction.
-            "max_commit_records": 50_000,
+            "max_commit_records": 10_000,
             "retry_after_seconds": 1,
+            # SQLite only: the writer's page cache; a warm cache keeps index inserts cheap.
+            "sqlite_cache_kib": 32 * 1024,
         },
     },
     "storage": {
@@ -48,10 +68,27 @@ DEFAULTS: dict[str, Any] = {
         # How long a key lookup is cached; also the longest a revoked key still works.
         "cache_seconds": 10,
     },
+    "logging": {
+        "level": "info",
+        # One log line per request; off by default (see /metrics for counts).
+        "access_log": False,
+    },
+    "dashboard": {
+        # The dashboard and its read API, served by the HTTP receiver.
+        "enabled": True,
+        # The admin token that logs in; when unset, one is generated on first run,
+        # printed once and kept only as a hash in the database.
+        "admin_token": None,
+        # The key that signs session cookies; when unset, one is generated and kept in
+        # the database, shared by every collector using it.
+        "cookie_secret": None,
+        "session_days": 7,
+    },
     "service": {
         "pipelines": {
             "default": {
-                "receivers": ["http"],
+                # A receiver whose `enabled` is false is skipped.
+                "receivers": ["http", "otlp_grpc", "otlp_http"],
                 "processors": list(DEFAULT_PROCESSORS),
                 "exporters": ["sql"],
             },
@@ -66,8 +103,13 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "SOUNDING_HTTP_PORT": ("receivers", "http", "port"),
     "SOUNDING_MAX_BODY_BYTES": ("receivers", "http", "max_body_bytes"),
     "SOUNDING_CORS_ORIGINS": ("receivers", "http", "cors_origins"),
+    "SOUNDING_GRPC_PORT": ("receivers", "otlp_grpc", "port"),
+    "SOUNDING_OTLP_HTTP_PORT": ("receivers", "otlp_http", "port"),
     "SOUNDING_API_KEYS": ("auth", "api_keys"),
     "SOUNDING_SQLITE_SYNCHRONOUS": ("storage", "sqlite_synchronous"),
+    "SOUNDING_ADMIN_TOKEN": ("dashboard", "admin_token"),
+    "SOUNDING_LOG_LEVEL": ("logging", "level"),
+    "SOUNDING_ACCESS_LOG": ("logging", "access_log"),
 }
 # Any setting: SOUNDING__RECEIVERS__HTTP__PORT=3001 (path lowercased, value read as YAML).
 GENERIC_PREFIX = "SOUNDING__"
@@ -97,7 +139,7 @@ def _set_path(config: dict[str, Any], path: tuple[str, ...], value: Any) -> None
 def _env_value(path: tuple[str, ...], raw: str) -> Any:
     if path[-1] == "cors_origins":
         return [origin.strip() for origin in raw.split(",") if origin.strip()]
-    if path[-1] in ("api_keys", "url", "host"):
+    if path[-1] in ("api_keys", "url", "host", "admin_token", "cookie_secret"):
         return raw
     try:
         return yaml.safe_load(raw)
@@ -158,8 +200,16 @@ def validate(config: dict[str, Any]) -> None:
             raise ConfigError(f"receivers.{name} must be a mapping")
         _require_int(config, ("receivers", name, "port"), 0)
         _require_int(config, ("receivers", name, "max_body_bytes"), 1)
-    for key in ("queue_max_records", "queue_max_bytes", "max_commit_records"):
+        _require_int(config, ("receivers", name, "max_message_bytes"), 1)
+        if not isinstance(receiver.get("enabled", True), bool):
+            raise ConfigError(f"receivers.{name}.enabled must be true or false")
+    for key in ("queue_max_records", "queue_max_bytes", "max_commit_records",
+                "sqlite_cache_kib"):
         _require_int(config, ("exporters", "sql", key), 1)
+    if str(config["logging"].get("level", "")).upper() not in (
+            "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise ConfigError("logging.level must be one of debug, info, warning, error, critical")
+    _validate_dashboard(config.get("dashboard"))
     if not isinstance(config["storage"].get("url"), str) or not config["storage"]["url"]:
         raise ConfigError("storage.url must be a database URL")
     pipelines = config["service"].get("pipelines")
@@ -176,6 +226,19 @@ def validate(config: dict[str, Any]) -> None:
                     f"pipeline uses {kind[:-1]} {name!r}, which {kind} does not define")
     if not pipeline.get("exporters"):
         raise ConfigError("the pipeline needs at least one exporter")
+
+
+def _validate_dashboard(dashboard: Any) -> None:
+    if not isinstance(dashboard, dict):
+        raise ConfigError("dashboard must be a mapping")
+    for key in ("admin_token", "cookie_secret"):
+        value = dashboard.get(key)
+        # A guessable token would open every project's data: insist on some length.
+        if value is not None and (not isinstance(value, str) or len(value) < 16):
+            raise ConfigError(f"dashboard.{key} must be a string of at least 16 characters")
+    if not isinstance(dashboard.get("enabled", True), bool):
+        raise ConfigError("dashboard.enabled must be true or false")
+    _require_int({"dashboard": dashboard}, ("dashboard", "session_days"), 1)
 
 
 def pipeline_config(config: dict[str, Any]) -> dict[str, list[str]]:

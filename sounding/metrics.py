@@ -9,15 +9,22 @@ from __future__ import annotations
 from prometheus_client import Counter, Gauge, Histogram
 
 ACCEPTED = Counter("sounding_records_accepted", "Records committed to the store", ["signal"])
+RECORDS_REFUSED = Counter(
+    "sounding_records_refused",
+    "Records of requests answered with an error after decoding: overloaded (the queue is "
+    "full), unavailable (the store cannot be reached) or failed (the commit failed)",
+    ["signal", "reason"])
 REFUSED = Counter("sounding_requests_refused",
                   "Requests answered with an error status", ["endpoint", "reason"])
 DROPPED = Counter("sounding_records_dropped",
                   "Records dropped one by one while the rest of their request was kept",
                   ["signal", "reason"])
-QUEUE_RECORDS = Gauge("sounding_queue_records", "Records waiting for the writer")
-QUEUE_BYTES = Gauge("sounding_queue_bytes", "Approximate bytes waiting for the writer")
+QUEUE_RECORDS = Gauge("sounding_queue_records",
+                      "Records handed to the writer and not yet committed")
+QUEUE_BYTES = Gauge("sounding_queue_bytes",
+                    "Request bytes handed to the writer and not yet committed")
 COMMIT_RECORDS = Histogram("sounding_commit_records", "Records written per group commit",
-                           buckets=(1, 10, 100, 1_000, 5_000, 10_000, 50_000, 100_000))
+                           buckets=(1, 10, 100, 500, 1_000, 2_500, 5_000, 10_000, 50_000))
 COMMIT_SECONDS = Histogram("sounding_commit_seconds", "Duration of one group commit",
                            buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
 REQUEST_SECONDS = Histogram("sounding_request_seconds", "Ingest request latency", ["endpoint"],

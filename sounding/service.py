@@ -22,9 +22,10 @@ log = logging.getLogger("sounding")
 
 
 def _builtin_receivers() -> dict[str, Callable[..., Receiver]]:
-    from receiver.http import HttpReceiver
+    from receiver.http import HttpReceiver, OtlpHttpReceiver
+    from receiver.otlp_grpc import GrpcReceiver
 
-    return {"http": HttpReceiver}
+    return {"http": HttpReceiver, "otlp_http": OtlpHttpReceiver, "otlp_grpc": GrpcReceiver}
 
 
 def seed_keys(store: Store, spec: str) -> list[str]:
@@ -53,6 +54,8 @@ class Service:
         self.pipeline: Pipeline | None = None
         self.receivers: list[Receiver] = []
         self.first_run_key: str | None = None
+        self.dashboard: Any = None  # dashboard.app.Dashboard when enabled
+        self.first_run_admin_token: str | None = None
 
     def _build(self) -> None:
         storage = self.config["storage"]
@@ -71,8 +74,25 @@ class Service:
             factory = builtins.get(name.split("/", 1)[0])
             if factory is None:
                 raise ConfigError(f"unknown receiver type {name!r}; known: {sorted(builtins)}")
-            self.receivers.append(factory(name, self.config["receivers"].get(name) or {},
+            settings = self.config["receivers"].get(name) or {}
+            if settings.get("enabled", True) is False:
+                continue
+            self.receivers.append(factory(name, settings,
                                           pipeline=self.pipeline, auth=auth, store=self.store))
+        self._mount_dashboard()
+
+    def _mount_dashboard(self) -> None:
+        settings = self.config.get("dashboard") or {}
+        if not settings.get("enabled", True):
+            return
+        from dashboard.app import Dashboard
+        from receiver.http import HttpReceiver
+
+        assert self.store is not None
+        self.dashboard = Dashboard(self.store, settings)
+        for receiver in self.receivers:
+            if isinstance(receiver, HttpReceiver):
+                receiver.dashboard = self.dashboard
 
     async def start(self) -> None:
         self._build()
@@ -83,6 +103,8 @@ class Service:
         await asyncio.to_thread(seed_keys, store, api_keys)
         if not api_keys and await asyncio.to_thread(keys.active_key_count, store) == 0:
             self.first_run_key, _ = await asyncio.to_thread(keys.create_key, store, "default")
+        if self.dashboard is not None:
+            self.first_run_admin_token = await asyncio.to_thread(self.dashboard.prepare)
         # Downstream first: exporters, processors, then the receivers that feed them.
         await self.pipeline.start()
         for receiver in self.receivers:

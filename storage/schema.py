@@ -182,3 +182,14 @@ request_latency = Table(
 )
 
 ROLLUP_KEY = _ROLLUP_KEY
+
+# Secrets every collector on one database shares (migration 0002): the SHA-256 of a
+# generated dashboard admin token (never the token), and the key that signs session
+# cookies, so that a session made on one collector is valid on all of them.
+dashboard_secrets = Table(
+    "dashboard_secrets",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(128), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+)

@@ -1,5 +1,10 @@
 """Writing batches: what one group commit does inside its one transaction.
 
+Batches reach the writer in a compact wire form (`encode_batch`): plain tuples,
+cheap to pickle across to the writer process and cheap to turn into rows. Rows go
+to the database driver's `executemany` with SQL prepared once per dialect; the
+ORM-level statement machinery would cost more per row than SQLite's insert.
+
 Every statement is an insert or an atomic upsert (`count = count + n`), never a
 read-modify-write, so several collector processes can write one database and the
 counts stay exact. Keys are written in sorted order so that two PostgreSQL
@@ -10,238 +15,119 @@ deadlock.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, update
-
-from sounding import histogram
-from sounding.records import Batch, GroupDelta
+from sounding.records import Batch
 from storage import schema
-from storage.upsert import greatest, insert, least
+from storage.jsontext import dumps
+from storage.writer_groups import write_groups, write_requests
 
-SERVER_ERROR = 500
+# The wire form of one batch (see encode_batch for the tuple layouts).
+WireBatch = tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]],
+                  list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[str, int]]]
 
-
-def write_batches(conn: Connection, batches: Sequence[Batch], received_us: int) -> None:
-    dialect = conn.dialect.name
-    _write_spans(conn, dialect, batches)
-    _write_error_events(conn, batches, received_us)
-    _write_groups(conn, dialect, batches)
-    _write_deploys(conn, batches, received_us)
-    _write_requests(conn, dialect, batches)
-
-
-def _write_spans(conn: Connection, dialect: str, batches: Sequence[Batch]) -> None:
-    rows = [
-        {
-            "project_id": batch.project_id,
-            "trace_id": s.trace_id,
-            "span_id": s.span_id,
-            "parent_span_id": s.parent_span_id,
-            "name": s.name,
-            "kind": s.kind,
-            "start_ns": s.start_ns,
-            "end_ns": s.end_ns,
-            "status_code": s.status_code,
-            "status_message": s.status_message,
-            "service_name": s.service_name,
-            "scope_name": s.scope_name,
-            "category": s.category or "custom",
-            "resource_attributes": s.resource_attributes,
-            "attributes": s.attributes,
-            "semantic": s.semantic,
-            "events": s.events,
-        }
-        for batch in batches
-        for s in batch.spans
-    ]
-    if rows:
-        # An exporter that retries a batch we already committed must not duplicate it.
-        conn.execute(insert(dialect, schema.spans).on_conflict_do_nothing(), rows)
+SPAN_COLUMNS = ("project_id", "trace_id", "span_id", "parent_span_id", "name", "kind",
+                "start_ns", "end_ns", "status_code", "status_message", "service_name",
+                "scope_name", "category", "resource_attributes", "attributes", "semantic",
+                "events")
+ERROR_COLUMNS = ("project_id", "fingerprint", "ts_us", "received_us", "exception_class",
+                 "message", "backtrace", "params", "source_context", "request_id", "user_id",
+                 "trace_id", "span_id")
+DEPLOY_COLUMNS = ("project_id", "git_sha", "version", "env", "deployer", "description",
+                  "ts_us", "received_us")
 
 
-def _write_error_events(conn: Connection, batches: Sequence[Batch], received_us: int) -> None:
-    rows = [
-        {
-            "project_id": batch.project_id,
-            "fingerprint": e.fingerprint,
-            "ts_us": e.ts_us,
-            "received_us": received_us,
-            "exception_class": e.exception_class,
-            "message": e.message,
-            "backtrace": e.backtrace,
-            "params": e.params,
-            "source_context": asdict(e.source_context) if e.source_context else None,
-            "request_id": e.request_id,
-            "user_id": e.user_id,
-            "trace_id": e.trace_id,
-            "span_id": e.span_id,
-        }
-        for batch in batches
-        for e in batch.errors
-    ]
-    if rows:
-        conn.execute(schema.error_events.insert(), rows)
+def encode_batch(batch: Batch) -> WireBatch:
+    """The batch as tuples of plain values, JSON columns already serialised, in the
+    order the writer binds them. Text pickles and unpickles far cheaper than the
+    dictionaries it came from, so this is also the cheapest form to hand over."""
+    resources: dict[int, str] = {}  # one resource is shared by many spans: serialise it once
+    spans = []
+    for s in batch.spans:
+        resource = resources.get(id(s.resource_attributes))
+        if resource is None:
+            resource = resources[id(s.resource_attributes)] = dumps(s.resource_attributes)
+        spans.append((s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_ns,
+                      s.end_ns, s.status_code, s.status_message, s.service_name, s.scope_name,
+                      s.category or "custom", resource, dumps(s.attributes), dumps(s.semantic),
+                      dumps(s.events) if s.events else "[]"))
+    errors = []
+    for e in batch.errors:
+        sc = e.source_context
+        errors.append((e.fingerprint, e.ts_us, e.exception_class, e.message, dumps(e.backtrace),
+                       None if e.params is None else dumps(e.params),
+                       None if sc is None else dumps({
+                           "file": sc.file, "lineno": sc.lineno, "context_line": sc.context_line,
+                           "pre_context": sc.pre_context, "post_context": sc.post_context}),
+                       e.request_id, e.user_id, e.trace_id, e.span_id))
+    deploys = [(d.git_sha, d.version, d.env, d.deployer, d.description, d.ts_us)
+               for d in batch.deploys]
+    requests = [(r.service, r.env, r.method, r.route, r.ts_us, r.status, r.duration_ms)
+                for r in batch.requests]
+    groups = [(g.fingerprint, g.exception_class, g.message, g.count, g.first_seen_us,
+               g.last_seen_us, g.hourly) for g in batch.groups.values()]
+    return (batch.project_id, spans, errors, deploys, requests, groups,
+            list(batch.reopen_after.items()))
 
 
-def _merge_groups(batches: Sequence[Batch]) -> dict[tuple[int, str], GroupDelta]:
-    merged: dict[tuple[int, str], GroupDelta] = {}
-    for batch in batches:
-        for fingerprint, delta in batch.groups.items():
-            key = (batch.project_id, fingerprint)
-            seen = merged.get(key)
-            if seen is None:
-                merged[key] = GroupDelta(**{**asdict(delta), "hourly": dict(delta.hourly)})
-                continue
-            if delta.last_seen_us >= seen.last_seen_us:
-                seen.exception_class, seen.message = delta.exception_class, delta.message
-            seen.count += delta.count
-            seen.first_seen_us = min(seen.first_seen_us, delta.first_seen_us)
-            seen.last_seen_us = max(seen.last_seen_us, delta.last_seen_us)
-            for hour, n in delta.hourly.items():
-                seen.hourly[hour] = seen.hourly.get(hour, 0) + n
-    return merged
+def wire_records(wire: WireBatch) -> dict[str, int]:
+    """Records per signal in a wire batch, for the accepted/refused counters."""
+    return {"spans": len(wire[1]), "errors": len(wire[2]), "deploys": len(wire[3]),
+            "requests": len(wire[4])}
 
 
-def _write_groups(conn: Connection, dialect: str, batches: Sequence[Batch]) -> None:
-    reopen: dict[tuple[int, str], int] = {}
-    for batch in batches:
-        for fingerprint, ts_us in batch.reopen_after.items():
-            key = (batch.project_id, fingerprint)
-            reopen[key] = max(ts_us, reopen.get(key, ts_us))
-    groups = _merge_groups(batches)
-    if not groups and not reopen:
-        return
-    g = schema.error_groups
-    # Reopen first: a resolved group whose new event is later than its resolution.
-    for (project_id, fingerprint), ts_us in sorted(reopen.items()):
-        reopened = conn.execute(
-            update(g)
-            .where(and_(g.c.project_id == project_id, g.c.fingerprint == fingerprint,
-                        g.c.status == "resolved", g.c.resolved_us < ts_us))
-            .values(status="open", reopen_count=g.c.reopen_count + 1, last_reopened_us=ts_us)
-            .returning(g.c.id)
-        ).first()
-        if reopened is not None:
-            conn.execute(schema.error_status_changes.insert(), {
-                "project_id": project_id, "fingerprint": fingerprint, "from_status": "resolved",
-                "to_status": "open", "reason": "recurrence", "at_us": ts_us})
-    if not groups:
-        return
-    rows = [
-        {
-            "project_id": project_id,
-            "fingerprint": fingerprint,
-            "exception_class": d.exception_class,
-            "message": d.message,
-            "first_seen_us": d.first_seen_us,
-            "last_seen_us": d.last_seen_us,
-            "count": d.count,
-            "status": "open",
-            "reopen_count": 0,
-        }
-        for (project_id, fingerprint), d in sorted(groups.items())
-    ]
-    stmt = insert(dialect, g)
-    new = stmt.excluded
-    is_latest = new.last_seen_us >= g.c.last_seen_us
-    conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[g.c.project_id, g.c.fingerprint],
-            set_={
-                "count": g.c.count + new.count,
-                "first_seen_us": least(dialect, g.c.first_seen_us, new.first_seen_us),
-                "last_seen_us": greatest(dialect, g.c.last_seen_us, new.last_seen_us),
-                "exception_class": case((is_latest, new.exception_class),
-                                        else_=g.c.exception_class),
-                "message": case((is_latest, new.message), else_=g.c.message),
-            },
-        ),
-        rows,
-    )
-    hourly = [
-        {"project_id": project_id, "fingerprint": fingerprint, "hour": hour, "count": n}
-        for (project_id, fingerprint), d in sorted(groups.items())
-        for hour, n in sorted(d.hourly.items())
-    ]
-    h = schema.error_group_hourly
-    hstmt = insert(dialect, h)
-    conn.execute(
-        hstmt.on_conflict_do_update(
-            index_elements=[h.c.project_id, h.c.fingerprint, h.c.hour],
-            set_={"count": h.c.count + hstmt.excluded.count},
-        ),
-        hourly,
-    )
+def placeholders(dialect: str, n: int) -> str:
+    mark = "%s" if dialect == "postgresql" else "?"
+    return ", ".join([mark] * n)
 
 
-def _write_deploys(conn: Connection, batches: Sequence[Batch], received_us: int) -> None:
-    rows = [
-        {
-            "project_id": batch.project_id,
-            "git_sha": d.git_sha,
-            "version": d.version,
-            "env": d.env,
-            "deployer": d.deployer,
-            "description": d.description,
-            "ts_us": d.ts_us,
-            "received_us": received_us,
-        }
-        for batch in batches
-        for d in batch.deploys
-    ]
-    if rows:
-        conn.execute(schema.deploys.insert(), rows)
+def insert_sql(dialect: str, table: str, columns: Sequence[str], suffix: str = "") -> str:
+    names = ", ".join(f'"{c}"' for c in columns)
+    return (f'INSERT INTO "{table}" ({names}) VALUES ({placeholders(dialect, len(columns))})'
+            + (f" {suffix}" if suffix else ""))
 
 
-RollupKey = tuple[int, str, str, str, str, int]
+class BatchWriter:
+    """Writes wire batches through a DBAPI cursor; SQL prepared once per dialect."""
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        # A retried batch that was committed already must not duplicate its spans.
+        self.spans_sql = insert_sql(dialect, schema.spans.name, SPAN_COLUMNS,
+                                    "ON CONFLICT DO NOTHING")
+        self.errors_sql = insert_sql(dialect, schema.error_events.name, ERROR_COLUMNS)
+        self.deploys_sql = insert_sql(dialect, schema.deploys.name, DEPLOY_COLUMNS)
+
+    def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        self._spans(cursor, batches)
+        self._errors(cursor, batches, received_us)
+        write_groups(cursor, self.dialect, batches)
+        self._deploys(cursor, batches, received_us)
+        write_requests(cursor, self.dialect, batches)
+
+    def _spans(self, cursor: Any, batches: Sequence[WireBatch]) -> None:
+        rows = [(batch[0], *span) for batch in batches for span in batch[1]]
+        if rows:
+            cursor.executemany(self.spans_sql, rows)
+
+    def _errors(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        rows = [(batch[0], fingerprint, ts_us, received_us, *rest)
+                for batch in batches
+                for (fingerprint, ts_us, *rest) in batch[2]]
+        if rows:
+            cursor.executemany(self.errors_sql, rows)
+
+    def _deploys(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        rows = [(batch[0], *deploy, received_us) for batch in batches for deploy in batch[3]]
+        if rows:
+            cursor.executemany(self.deploys_sql, rows)
 
 
-def _write_requests(conn: Connection, dialect: str, batches: Sequence[Batch]) -> None:
-    rollups: dict[RollupKey, list[Any]] = {}
-    buckets: dict[tuple[RollupKey, int], int] = {}
-    for batch in batches:
-        for r in batch.requests:
-            minute = r.ts_us // 60_000_000 * 60
-            key: RollupKey = (batch.project_id, r.service, r.env, r.method, r.route, minute)
-            agg = rollups.get(key)
-            if agg is None:
-                agg = rollups[key] = [0, 0, 0.0]
-            agg[0] += 1
-            agg[1] += r.status >= SERVER_ERROR
-            agg[2] += r.duration_ms
-            bkey = (key, histogram.bucket_of(r.duration_ms))
-            buckets[bkey] = buckets.get(bkey, 0) + 1
-    if not rollups:
-        return
-    names = schema.ROLLUP_KEY
-    r_table = schema.request_rollups
-    stmt = insert(dialect, r_table)
-    conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[r_table.c[n] for n in names],
-            set_={
-                "count": r_table.c.count + stmt.excluded.count,
-                "error_count": r_table.c.error_count + stmt.excluded.error_count,
-                "duration_sum_ms": r_table.c.duration_sum_ms + stmt.excluded.duration_sum_ms,
-            },
-        ),
-        [
-            {**dict(zip(names, key, strict=True)), "count": c, "error_count": e,
-             "duration_sum_ms": s}
-            for key, (c, e, s) in sorted(rollups.items())
-        ],
-    )
-    l_table = schema.request_latency
-    lstmt = insert(dialect, l_table)
-    conn.execute(
-        lstmt.on_conflict_do_update(
-            index_elements=[l_table.c[n] for n in (*names, "bucket")],
-            set_={"count": l_table.c.count + lstmt.excluded.count},
-        ),
-        [
-            {**dict(zip(names, key, strict=True)), "bucket": bucket, "count": n}
-            for (key, bucket), n in sorted(buckets.items())
-        ],
-    )
+def write_batches(conn: Any, batches: Sequence[Batch], received_us: int) -> None:
+    """Write record batches inside an open SQLAlchemy transaction (tools and tests)."""
+    cursor = conn.connection.cursor()
+    try:
+        BatchWriter(conn.dialect.name).write(cursor, [encode_batch(b) for b in batches],
+                                             received_us)
+    finally:
+        cursor.close()

@@ -18,7 +18,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine
 
 REPO = Path(__file__).resolve().parents[2]
-LISTENING = re.compile(r"Sounding listening on (http://\S+)")
+# One line per listener: http:// ones (the first is the ingestion API, `base`), then
+# grpc:// ones.
+LISTENING = re.compile(r"Sounding listening on ((?:http|grpc)://\S+)")
 
 
 @dataclass
@@ -27,12 +29,24 @@ class Server:
     db_url: str
     keys: dict[str, str]
     urls: list[str] = field(default_factory=list)
+    grpc_urls: list[str] = field(default_factory=list)
     output: list[str] = field(default_factory=list)
     _engine: Engine | None = None
 
     @property
     def base(self) -> str:
         return self.urls[0]
+
+    @property
+    def grpc_target(self) -> str:
+        """host:port of the gRPC receiver, for grpc.insecure_channel."""
+        deadline = time.monotonic() + 10
+        # The listeners are announced together; the gRPC line may trail the HTTP one.
+        while not self.grpc_urls:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise AssertionError(f"no gRPC listener was announced:\n{self.log()}")
+            time.sleep(0.02)
+        return self.grpc_urls[0].removeprefix("grpc://")
 
     @property
     def key(self) -> str:
@@ -61,6 +75,14 @@ class Server:
     def log(self) -> str:
         return "".join(self.output)
 
+    def wait_for_log(self, text: str, timeout: float = 10) -> str:
+        deadline = time.monotonic() + timeout
+        while text not in self.log():
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise AssertionError(f"{text!r} never appeared in the log:\n{self.log()}")
+            time.sleep(0.05)
+        return self.log()
+
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -83,6 +105,11 @@ def start_server(db_url: str, keys: dict[str, str] | None = None,
         "SOUNDING_DATABASE_URL": db_url,
         "SOUNDING_HTTP_PORT": "0",
         "SOUNDING_HTTP_HOST": "127.0.0.1",
+        # Every listener on a free port of the loopback, so tests never collide.
+        "SOUNDING_GRPC_PORT": "0",
+        "SOUNDING__RECEIVERS__OTLP_GRPC__HOST": "127.0.0.1",
+        "SOUNDING_OTLP_HTTP_PORT": "0",
+        "SOUNDING__RECEIVERS__OTLP_HTTP__HOST": "127.0.0.1",
         "SOUNDING_API_KEYS": ",".join(f"{p}:{k}" for p, k in keys.items()),
         "PYTHONUNBUFFERED": "1",
     })
@@ -101,7 +128,8 @@ def start_server(db_url: str, keys: dict[str, str] | None = None,
             server.output.append(line)
             match = LISTENING.search(line)
             if match:
-                server.urls.append(match.group(1))
+                url = match.group(1)
+                (server.grpc_urls if url.startswith("grpc://") else server.urls).append(url)
                 if len(server.urls) >= wait_for:
                     ready.set()
         ready.set()

@@ -1,0 +1,56 @@
+"""CPU accounting from /proc: what the collector used, and what everything else did.
+
+On a shared machine the throughput of one run says little alone; the collector's
+CPU seconds per record, and how busy the machine was apart from the collector and
+the load generator, say how far to trust it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+def machine_seconds() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]
+    return (sum(values) - idle) / TICKS, sum(values) / TICKS
+
+
+@dataclass
+class Sample:
+    wall: float
+    server: float
+    busy: float
+    total: float
+
+
+def sample(pids: list[int]) -> Sample:
+    busy, total = machine_seconds()
+    return Sample(time.monotonic(), sum(process_seconds(p) for p in pids), busy, total)
+
+
+@dataclass
+class Usage:
+    seconds: float  # wall-clock length of the window
+    server_cores: float  # CPU the collector used, in cores
+    machine_cores: float  # CPU the whole machine used, in cores
+
+
+def usage(start: Sample, end: Sample) -> Usage:
+    wall = max(end.wall - start.wall, 1e-9)
+    cores = (os.cpu_count() or 1) * (end.busy - start.busy) / max(end.total - start.total, 1e-9)
+    return Usage(wall, (end.server - start.server) / wall, cores)

@@ -1,0 +1,75 @@
+"""What the benchmark sends: one scenario per endpoint and payload shape."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bench import payloads
+
+BodySource = Callable[[int], Callable[[int], bytes]]  # worker -> (request number -> body)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    label: str
+    path: str
+    content_type: str
+    records: int  # records per request
+    unit: str  # what a record is, for the table
+    body_source: BodySource
+    # Span bodies must differ per request (spans are deduplicated by id); error and
+    # request-metric bodies are appended as they come, so one body can be resent.
+    unique_bodies: bool
+    connections: int  # connections in total when saturating
+    stored_sql: str  # counts what this scenario stored
+    transport: str = "http"
+    prebuild_rate: int = 0  # unique bodies built ahead, per second of the window
+
+
+def _traces(make: Callable[[int], payloads.Template]) -> BodySource:
+    def source(worker: int) -> Callable[[int], bytes]:
+        templates = [make(worker * 8 + i) for i in range(4)]
+
+        def body(n: int) -> bytes:
+            # Unique across workers: the worker number sits above the request number.
+            return templates[n % len(templates)].render((worker << 40) | n, time.time_ns())
+        return body
+    return source
+
+
+def _fixed(make: Callable[[int], bytes]) -> BodySource:
+    def source(worker: int) -> Callable[[int], bytes]:
+        body = make(worker)
+        return lambda n: body
+    return source
+
+
+SPANS_SQL = "SELECT count(*) FROM spans"
+ERRORS_SQL = "SELECT count(*) FROM error_events"
+REQUESTS_SQL = "SELECT coalesce(sum(count), 0) FROM request_rollups"
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
+    Scenario("traces_proto", "OTLP/HTTP protobuf, 512 spans", "/ingest/v1/traces",
+             "application/x-protobuf", payloads.SPANS_PER_REQUEST, "spans",
+             _traces(payloads.traces_proto), True, 8, SPANS_SQL, prebuild_rate=120),
+    Scenario("traces_json", "OTLP/HTTP JSON, 512 spans", "/ingest/v1/traces",
+             "application/json", payloads.SPANS_PER_REQUEST, "spans",
+             _traces(payloads.traces_json), True, 8, SPANS_SQL, prebuild_rate=50),
+    Scenario("traces_grpc", "OTLP/gRPC, 512 spans",
+             "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+             "application/grpc", payloads.SPANS_PER_REQUEST, "spans",
+             _traces(payloads.traces_proto), True, 8, SPANS_SQL, transport="grpc",
+             prebuild_rate=120),
+    Scenario("errors_batch", "/ingest/errors/batch, 100 errors", "/ingest/errors/batch",
+             "application/json", payloads.ERRORS_PER_BATCH, "errors",
+             _fixed(payloads.errors_batch), False, 8, ERRORS_SQL),
+    Scenario("errors_single", "/ingest/errors, one error", "/ingest/errors",
+             "application/json", 1, "requests", _fixed(payloads.error_single), False, 48,
+             ERRORS_SQL),
+    Scenario("requests", "/ingest/requests, 1,000 items", "/ingest/requests",
+             "application/json", payloads.REQUESTS_PER_BATCH, "items",
+             _fixed(payloads.requests_batch), False, 8, REQUESTS_SQL),
+)}

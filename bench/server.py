@@ -1,0 +1,120 @@
+"""Start `sounding serve` as a user would, and read its peak memory from /proc."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+LISTENING = re.compile(r"Sounding listening on ((?:http|grpc)://(\S+):(\d+))")
+BENCH_KEY = "bench-key-0123456789abcdef"
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found + [g for c in found for g in _children(c)]
+
+
+def _status_kb(pid: int, field: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class BenchServer:
+    def __init__(self, db_url: str, env: dict[str, str] | None = None) -> None:
+        self.db_url = db_url
+        self.workdir = Path(tempfile.mkdtemp(prefix="sounding-bench-"))
+        self.log_path = self.workdir / "server.log"
+        exe = shutil.which("sounding", path=str(Path(sys.executable).parent)) or "sounding"
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("SOUNDING")}
+        full_env.update({
+            "SOUNDING_DATABASE_URL": db_url,
+            "SOUNDING_HTTP_HOST": "127.0.0.1",
+            "SOUNDING_HTTP_PORT": "0",
+            "SOUNDING_API_KEYS": f"bench:{BENCH_KEY}",
+            "SOUNDING_GRPC_PORT": "0",
+            "SOUNDING__RECEIVERS__OTLP_GRPC__HOST": "127.0.0.1",
+            "PYTHONUNBUFFERED": "1",
+            **(env or {}),
+        })
+        self._log = self.log_path.open("w")
+        self.proc = subprocess.Popen([exe, "serve"], env=full_env, cwd=self.workdir,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.http: tuple[str, int] | None = None
+        self.grpc: tuple[str, int] | None = None
+        self._ready = threading.Event()
+        threading.Thread(target=self._pump, daemon=True).start()
+        if not self._ready.wait(60) or self.http is None:
+            self.proc.kill()
+            raise RuntimeError(f"sounding serve did not start:\n{self.log_path.read_text()}")
+        time.sleep(0.5)  # let a gRPC line printed right after the HTTP one arrive
+        self.peak_children_kb = 0
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._log.write(line)
+            self._log.flush()
+            match = LISTENING.search(line)
+            if match:
+                address = (match.group(2), int(match.group(3)))
+                if match.group(1).startswith("grpc"):
+                    self.grpc = address
+                elif self.http is None:
+                    self.http = address
+                self._ready.set()
+        self._ready.set()
+
+    def pids(self) -> list[int]:
+        return [self.proc.pid, *_children(self.proc.pid)]
+
+    def peak_rss_mb(self) -> float:
+        """VmHWM of the collector and of any helper process it runs, summed."""
+        return sum(_status_kb(pid, "VmHWM") for pid in self.pids()) / 1024
+
+    def rss_mb(self) -> float:
+        return sum(_status_kb(pid, "VmRSS") for pid in self.pids()) / 1024
+
+    def stop(self, timeout: float = 120) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        self._log.close()
+        return code
+
+    def count(self, sql: str) -> int:
+        engine = create_engine(self.db_url)
+        try:
+            with engine.connect() as conn:
+                return int(conn.execute(text(sql)).scalar() or 0)
+        finally:
+            engine.dispose()
+
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)

@@ -1,0 +1,136 @@
+"""The JSON read API under /api/v1/projects/{project}/...: what the pages show, as
+documents (README.md, "Read API"). Times keep the schema's units, named by their
+suffix: `_us` microseconds, `_ns` nanoseconds, `_s` (and series `t`) seconds."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from tornado.web import HTTPError
+
+from dashboard import views
+from dashboard.base import DashboardHandler
+from storage import groups as group_status
+from storage.queries import errors as eq
+from storage.queries import projects as pq
+
+MAX_LIMIT = 500
+
+
+def statuses_arg(raw: str | None) -> list[str]:
+    """`status=open` (the default), or several: `status=open,resolved`; `all` for every."""
+    if raw is None:
+        return ["open"]
+    if raw == "all":
+        return list(eq.STATUSES)
+    wanted = [s.strip() for s in raw.split(",") if s.strip()]
+    unknown = [s for s in wanted if s not in eq.STATUSES]
+    if unknown or not wanted:
+        raise HTTPError(400, f"status must be one or more of {', '.join(eq.STATUSES)} "
+                             "(comma-separated), or all")
+    return wanted
+
+
+def sort_arg(raw: str | None) -> str:
+    sort = raw or "last_seen"
+    if sort not in eq.SORTS:
+        raise HTTPError(400, f"sort must be one of {', '.join(eq.SORTS)}")
+    return sort
+
+
+class ApiHandler(DashboardHandler):
+    api = True
+
+
+class ProjectsApi(ApiHandler):
+    async def get(self) -> None:
+        self.write_json({"projects": [asdict(p) for p in await self.run(
+            pq.list_projects, self.store)]})
+
+
+class ErrorGroupsApi(ApiHandler):
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        page = await self.run(
+            eq.list_groups, self.store, project.id, statuses_arg(self.arg("status")),
+            sort_arg(self.arg("sort")), self.int_arg("limit", 50, 1, MAX_LIMIT) or 50,
+            self.int_arg("offset", 0) or 0, self.now_us)
+        self.write_json(asdict(page))
+
+
+class ErrorGroupApi(ApiHandler):
+    async def get(self, project_name: str, group_id: str) -> None:
+        project = await self.load_project(project_name)
+        view = await self.run(views.group_view, self.store, project.id, int(group_id),
+                              self.time_range("7d"), self.int_arg("event"))
+        if view is None:
+            raise HTTPError(404, f"no error group {group_id} (or no such occurrence) in "
+                                 f"project {project.name!r}")
+        self.write_json(asdict(view))
+
+
+class ErrorGroupStatusApi(ApiHandler):
+    """POST {"status": "open" | "resolved" | "ignored"}."""
+
+    async def post(self, project_name: str, group_id: str) -> None:
+        project = await self.load_project(project_name)
+        try:
+            body: Any = json.loads(self.request.body or b"null")
+        except ValueError as exc:
+            raise HTTPError(400, "the body must be JSON: {\"status\": \"resolved\"}") from exc
+        status = body.get("status") if isinstance(body, dict) else None
+        if status not in eq.STATUSES:
+            raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
+        group = await self.run(eq.get_group, self.store, project.id, int(group_id))
+        if group is None:
+            raise HTTPError(404, f"no error group {group_id} in project {project.name!r}")
+        await self.run(group_status.set_status, self.store, project.id, group.fingerprint,
+                       status)
+        updated = await self.run(eq.get_group, self.store, project.id, group.id)
+        self.write_json(asdict(updated) if updated is not None else None)
+
+
+class DeploysApi(ApiHandler):
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        window = self.arg("window") or views.DEFAULT_WINDOW
+        if window not in views.WINDOWS:
+            raise HTTPError(400, f"window must be one of {', '.join(views.WINDOWS)}")
+        env = self.get_argument("env", None)
+        view = await self.run(views.deploys_view, self.store, project.id,
+                              self.time_range("7d"), env or None, env is None, window,
+                              self.now_us)
+        self.write_json(asdict(view))
+
+
+class PerformanceApi(ApiHandler):
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        view = await self.run(views.performance_view, self.store, project.id,
+                              self.time_range(), self.get_argument("service", None),
+                              self.get_argument("env", None), self.arg("method"),
+                              self.arg("route"))
+        self.write_json(asdict(view))
+
+
+class TracesApi(ApiHandler):
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        status = self.arg("status")
+        if status is not None and status not in ("ok", "error", "unset"):
+            raise HTTPError(400, "status must be one of ok, error, unset")
+        view = await self.run(views.trace_search_view, self.store, project.id,
+                              self.time_range(), self.arg("service"), self.arg("name"),
+                              self.float_arg("min_duration_ms"), status)
+        self.write_json(asdict(view))
+
+
+class TraceApi(ApiHandler):
+    async def get(self, project_name: str, trace_id: str) -> None:
+        project = await self.load_project(project_name)
+        view = await self.run(views.trace_view, self.store, project.id, trace_id.lower())
+        if view is None:
+            raise HTTPError(404, f"no trace {trace_id} in project {project.name!r}")
+        self.write_json(asdict(view))

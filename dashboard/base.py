@@ -1,0 +1,208 @@
+"""The base of every dashboard and read-API handler: login, cross-site request
+forgery, security headers, errors, and the project and time range of the URL.
+
+Tornado's own `xsrf_cookies` setting is application-wide and would refuse the
+ingest endpoints' POSTs, so the check is made here instead: every state-changing
+request that authenticates with the session cookie must carry the `_xsrf` token
+(form field or X-XSRFToken header) matching the `_xsrf` cookie. A request with
+`Authorization: Bearer <admin token>` carries no ambient credential a forged
+cross-site request could use, so it needs none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote, urlencode
+
+from tornado.escape import json_encode
+from tornado.web import HTTPError, RequestHandler
+
+from dashboard import format as fmt
+from dashboard import timerange
+from dashboard.auth import SESSION_COOKIE, AdminAuth
+from sounding.timeutil import now_us
+from storage.queries import projects as pq
+from storage.store import Store
+
+TEMPLATES = Path(__file__).parent / "templates"
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+# Scripts and styles come only from our own static files; nothing inline runs, so
+# even a missed escape could not execute.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+class DashboardContext:
+    """What dashboard handlers are given: the store and the admin auth."""
+
+    def __init__(self, store: Store, auth: AdminAuth) -> None:
+        self.store = store
+        self.auth = auth
+
+
+class DashboardHandler(RequestHandler):
+    api = False  # JSON errors and 401 instead of HTML and a redirect to the login
+    login_required = True
+
+    def initialize(self, dash: DashboardContext) -> None:
+        self.dash = dash
+        self.store = dash.store
+        self.now_us = now_us()
+        self.via_bearer = False
+        self.logged_in = False
+        self.project: pq.Project | None = None
+        self.projects: list[pq.Project] = []
+
+    def get_template_path(self) -> str:
+        return str(TEMPLATES)
+
+    def set_default_headers(self) -> None:
+        self.set_header("Server", "sounding")
+        self.set_header("Content-Security-Policy", CSP)
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("X-Frame-Options", "DENY")
+        self.set_header("Referrer-Policy", "same-origin")
+        self.set_header("Cache-Control", "no-store")
+
+    async def prepare(self) -> None:
+        if not self.login_required:
+            return
+        self.logged_in = await self._authenticated()
+        if not self.logged_in:
+            if self.api or self.request.method not in SAFE_METHODS:
+                raise HTTPError(401, "log in first: send 'Authorization: Bearer <admin token>' "
+                                     "or the session cookie of /login")
+            target = self.request.uri or "/"
+            self.redirect("/login?" + urlencode({"next": target}))
+            return
+        if self.request.method not in SAFE_METHODS and not self.via_bearer:
+            self.check_xsrf_cookie()
+
+    async def _authenticated(self) -> bool:
+        header = self.request.headers.get("Authorization")
+        if header is not None:
+            scheme, _, token = header.strip().partition(" ")
+            # Ingest keys never read: only the admin token is accepted here.
+            if scheme.lower() != "bearer" or not token.strip():
+                return False
+            self.via_bearer = await self.dash.auth.token_matches(token.strip())
+            return self.via_bearer
+        return await self.dash.auth.session_valid(self.get_cookie(SESSION_COOKIE))
+
+    # Errors.
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        message = self._reason or "error"
+        if isinstance(exc, HTTPError) and exc.log_message and status_code < 500:
+            message = exc.log_message % exc.args if exc.args else exc.log_message
+        if status_code == 401:
+            self.set_header("WWW-Authenticate", 'Bearer realm="sounding"')
+        if self.api:
+            self.set_header("Content-Type", "application/json")
+            self.finish(json.dumps({"error": message}))
+            return
+        self.render("error.html", status=status_code, message=message)
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, HTTPError) and value.status_code < 500:
+            return
+        super().log_exception(typ, value, tb)
+
+    # What handlers share.
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """A blocking query, off the event loop that also serves ingest."""
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def load_project(self, name: str) -> pq.Project:
+        self.projects = await self.run(pq.list_projects, self.store)
+        project = next((p for p in self.projects if p.name == name), None)
+        if project is None:
+            raise HTTPError(404, f"there is no project named {name!r}")
+        self.project = project
+        return project
+
+    def time_range(self, default: str = "24h") -> timerange.TimeRange:
+        try:
+            return timerange.parse(self.get_argument("range", None),
+                                   self.get_argument("from", None),
+                                   self.get_argument("to", None), self.now_us // 1_000_000,
+                                   default)
+        except timerange.RangeError as exc:
+            raise HTTPError(400, str(exc)) from exc
+
+    def arg(self, name: str) -> str | None:
+        """A query argument, None when absent or blank."""
+        value = self.get_argument(name, None)
+        return value.strip() if value and value.strip() else None
+
+    def int_arg(self, name: str, default: int | None = None, minimum: int = 0,
+                maximum: int = 1_000_000_000) -> int | None:
+        raw = self.arg(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError as exc:
+            raise HTTPError(400, f"'{name}' must be an integer") from exc
+        if not minimum <= value <= maximum:
+            raise HTTPError(400, f"'{name}' must be between {minimum} and {maximum}")
+        return value
+
+    def float_arg(self, name: str) -> float | None:
+        raw = self.arg(name)
+        if raw is None:
+            return None
+        try:
+            value = float(raw)
+        except ValueError as exc:
+            raise HTTPError(400, f"'{name}' must be a number") from exc
+        if not 0 <= value < 1e12:
+            raise HTTPError(400, f"'{name}' must be a positive number")
+        return value
+
+    def write_json(self, document: Any) -> None:
+        self.set_header("Content-Type", "application/json")
+        # json_encode escapes "</", so the document is safe even if sniffed as HTML.
+        self.finish(json_encode(document))
+
+    def get_template_namespace(self) -> dict[str, Any]:
+        namespace = super().get_template_namespace()
+        namespace.update(fmt=fmt, now_us=self.now_us, project=self.project,
+                         projects=self.projects, purl=self.project_url, q=quote,
+                         section="errors", here=self.here, kept_args=self.kept_args,
+                         range_params={k: v for k in ("range", "from", "to")
+                                       if (v := self.get_argument(k, None))},
+                         range_labels=timerange.LABELS, logged_in=self.logged_in)
+        return namespace
+
+    def kept_args(self, drop: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+        """This request's query arguments (last value of each), less `drop`."""
+        return [(k, self.get_argument(k)) for k in self.request.query_arguments
+                if k not in drop]
+
+    def here(self, changes: dict[str, str | None]) -> str:
+        """This page's URL with some query arguments changed (None removes one)."""
+        args = dict(self.kept_args())
+        for key, value in changes.items():
+            if value is None:
+                args.pop(key, None)
+            else:
+                args[key] = value
+        return self.request.path + ("?" + urlencode(args) if args else "")
+
+    def project_url(self, section: str, project: str | None = None, **params: Any) -> str:
+        """A dashboard URL in a project; None and missing parameters are left out."""
+        name = project if project is not None else (self.project.name if self.project else "")
+        query = urlencode({k: v for k, v in params.items() if v is not None})
+        path = f"/projects/{quote(name, safe='')}/{section}"
+        return path + ("?" + query if query else "")

@@ -1,0 +1,84 @@
+"""How numbers and times read on the pages. Times are shown in UTC, as charts are."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+
+def time_us(ts_us: int | None) -> str:
+    if ts_us is None:
+        return "\u2014"
+    return datetime.fromtimestamp(ts_us / 1_000_000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def iso_us(ts_us: int) -> str:
+    return datetime.fromtimestamp(ts_us / 1_000_000, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+def ago(ts_us: int | None, now_us: int) -> str:
+    if ts_us is None:
+        return ""
+    seconds = max(0, (now_us - ts_us) // 1_000_000)
+    for unit, size in (("d", 86_400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return "just now"
+
+
+def duration_ms(ms: float | None) -> str:
+    if ms is None:
+        return "\u2014"
+    if ms >= 10_000:
+        return f"{ms / 1000:.1f} s"
+    if ms >= 100:
+        return f"{ms:.0f} ms"
+    if ms >= 1:
+        return f"{ms:.1f} ms"
+    return f"{ms * 1000:.0f} \u00b5s"
+
+
+def duration_ns(ns: int) -> str:
+    return duration_ms(ns / 1_000_000)
+
+
+def pct(rate: float | None) -> str:
+    return "\u2014" if rate is None else f"{rate * 100:.1f}%"
+
+
+def number(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "\u2014"
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.{digits}f}"
+
+
+def change(before: float | None, after: float | None) -> str:
+    """The relative change, or the absolute one when there was nothing before."""
+    if before is None or after is None:
+        return "\u2014"
+    if before == 0:
+        return "no change" if after == 0 else "new"
+    return f"{(after - before) / before * 100:+.0f}%"
+
+
+def rate_change(before: float | None, after: float | None) -> str:
+    """Error rates change in percentage points: 1% to 3% is +2.0 pp."""
+    if before is None or after is None:
+        return "\u2014"
+    return f"{(after - before) * 100:+.1f} pp"
+
+
+def window(seconds: int) -> str:
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    if seconds >= 60:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"
+
+
+def pretty_json(value: Any) -> str:
+    """For a <pre>: the template escapes it."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)

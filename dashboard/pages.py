@@ -1,0 +1,162 @@
+"""The dashboard's pages: server-rendered Tornado templates (autoescaped), with
+charts drawn by dashboard/static/app.js from the read API or from data attributes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from urllib.parse import quote, urlencode
+
+from tornado.web import HTTPError
+
+from dashboard import views
+from dashboard.api import sort_arg
+from dashboard.auth import SESSION_COOKIE
+from dashboard.base import DashboardHandler
+from storage import groups as group_status
+from storage.queries import errors as eq
+from storage.queries import projects as pq
+
+PAGE_SIZE = 50
+LIST_STATUSES = ("open", "resolved", "ignored")
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path on this site: never //host or a scheme, which would redirect away."""
+    if not target or not target.startswith("/") or target.startswith("//") \
+            or "\\" in target:
+        return "/"
+    return target
+
+
+class LoginPage(DashboardHandler):
+    login_required = False
+
+    def get(self) -> None:
+        self.render("login.html", next=_safe_next(self.get_argument("next", None)), failed=False)
+
+    async def post(self) -> None:
+        # Login is forgery-protected too: nobody else's page may log you in.
+        self.check_xsrf_cookie()
+        target = _safe_next(self.get_argument("next", None))
+        token = self.get_argument("token", "").strip()
+        if not token or not await self.dash.auth.token_matches(token):
+            self.set_status(401)
+            self.render("login.html", next=target, failed=True)
+            return
+        self.set_cookie(SESSION_COOKIE, await self.dash.auth.new_session(), httponly=True,
+                        samesite="Lax", secure=self.request.protocol == "https",
+                        expires_days=self.dash.auth.session_days, path="/")
+        self.redirect(target, status=303)
+
+
+class LogoutPage(DashboardHandler):
+    def post(self) -> None:
+        self.clear_cookie(SESSION_COOKIE, path="/")
+        self.redirect("/login", status=303)
+
+
+class HomePage(DashboardHandler):
+    async def get(self) -> None:
+        self.projects = await self.run(pq.list_projects, self.store)
+        if not self.projects:
+            self.render("empty.html")
+            return
+        self.redirect(self.project_url("errors", self.projects[0].name))
+
+
+class ErrorsPage(DashboardHandler):
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        status = self.arg("status") or "open"
+        if status not in LIST_STATUSES:
+            raise HTTPError(400, f"status must be one of {', '.join(LIST_STATUSES)}")
+        sort = sort_arg(self.arg("sort"))
+        page = self.int_arg("page", 1, 1, 100_000) or 1
+        listing = await self.run(eq.list_groups, self.store, project.id, [status], sort,
+                                 PAGE_SIZE, (page - 1) * PAGE_SIZE, self.now_us)
+        self.render("errors.html", listing=listing, status=status, sort=sort, page=page,
+                    page_size=PAGE_SIZE, section="errors")
+
+
+class GroupPage(DashboardHandler):
+    async def get(self, project_name: str, group_id: str) -> None:
+        project = await self.load_project(project_name)
+        tr = self.time_range("7d")
+        view = await self.run(views.group_view, self.store, project.id, int(group_id), tr,
+                              self.int_arg("event"))
+        if view is None:
+            raise HTTPError(404, f"no error group {group_id} (or no such occurrence) here")
+        chart = {"series": {"t": [t for t, _ in view.trend],
+                            "count": [c for _, c in view.trend]},
+                 "deploys": [asdict(d) for d in view.deploys]}
+        self.render("group.html", view=view, tr=tr, chart=chart, section="errors")
+
+
+class GroupStatusPage(DashboardHandler):
+    """The Resolve / Ignore / Reopen buttons: a form POST, then back to the group."""
+
+    async def post(self, project_name: str, group_id: str) -> None:
+        project = await self.load_project(project_name)
+        status = self.get_argument("status", "")
+        if status not in eq.STATUSES:
+            raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
+        group = await self.run(eq.get_group, self.store, project.id, int(group_id))
+        if group is None:
+            raise HTTPError(404, f"no error group {group_id} here")
+        await self.run(group_status.set_status, self.store, project.id, group.fingerprint,
+                       status)
+        self.redirect(self.project_url(f"errors/{group.id}"), status=303)
+
+
+class PerformancePage(DashboardHandler):
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        tr = self.time_range()
+        service = self.get_argument("service", None)
+        env = self.get_argument("env", None)
+        view = await self.run(views.performance_view, self.store, project.id, tr, service,
+                              env, self.arg("method"), self.arg("route"))
+        params = {**tr.params(), "service": view.service, "env": view.env,
+                  "method": view.method, "route": view.route}
+        api = f"/api/v1/projects/{quote(project.name, safe='')}/performance?" + urlencode(
+            {k: v for k, v in params.items() if v is not None})
+        self.render("performance.html", view=view, tr=tr, api=api, section="performance")
+
+
+class DeploysPage(DashboardHandler):
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        tr = self.time_range("7d")
+        window = self.arg("window") or views.DEFAULT_WINDOW
+        if window not in views.WINDOWS:
+            raise HTTPError(400, f"window must be one of {', '.join(views.WINDOWS)}")
+        env = self.get_argument("env", None)
+        view = await self.run(views.deploys_view, self.store, project.id, tr, env or None,
+                              env is None, window, self.now_us)
+        chart = {"series": asdict(view.series),
+                 "deploys": [asdict(c.deploy) for c in view.deploys]}
+        self.render("deploys.html", view=view, tr=tr, chart=chart, env_arg=env,
+                    section="deploys")
+
+
+class TracesPage(DashboardHandler):
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        tr = self.time_range("1h")
+        status = self.arg("status")
+        if status is not None and status not in ("ok", "error", "unset"):
+            raise HTTPError(400, "status must be one of ok, error, unset")
+        form = {"service": self.arg("service"), "name": self.arg("name"),
+                "min_ms": self.float_arg("min_ms"), "status": status}
+        view = await self.run(views.trace_search_view, self.store, project.id, tr,
+                              form["service"], form["name"], form["min_ms"], status)
+        self.render("traces.html", view=view, tr=tr, form=form, section="traces")
+
+
+class TracePage(DashboardHandler):
+    async def get(self, project_name: str, trace_id: str) -> None:
+        project = await self.load_project(project_name)
+        view = await self.run(views.trace_view, self.store, project.id, trace_id.lower())
+        if view is None:
+            raise HTTPError(404, f"no trace {trace_id} in this project")
+        self.render("trace.html", view=view, section="traces")

@@ -1,0 +1,184 @@
+/* Sounding dashboard: charts (uPlot), deploy markers, sparklines, waterfall layout.
+ *
+ * Everything that came from a client is put into the page with textContent or
+ * setAttribute, never as HTML. Chart data comes from the read API (data-src) or from
+ * a data-json attribute the server wrote (autoescaped). No inline script runs: the
+ * Content-Security-Policy allows scripts from /static only. */
+(function () {
+  "use strict";
+
+  var COLORS = { count: "#4c7bd9", errors: "#c4372b", p50: "#2e9b8f", p95: "#d08a2a",
+                 p99: "#8a5cc9", spark: "#c4372b" };
+  var HEIGHT = 190;
+  var charts = [];
+  var pending = {};
+
+  function utc(ts) { return uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); }
+
+  function load(node) {
+    if (node.dataset.json) return Promise.resolve(JSON.parse(node.dataset.json));
+    var src = node.dataset.src;
+    if (!pending[src]) {
+      pending[src] = fetch(src, { credentials: "same-origin",
+                                  headers: { Accept: "application/json" } })
+        .then(function (r) {
+          if (!r.ok) throw new Error("the read API answered " + r.status);
+          return r.json();
+        });
+    }
+    return pending[src];
+  }
+
+  function fmtTime(tsUs) {
+    return new Date(tsUs / 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  }
+
+  function line(label, color, fmt, extra) {
+    var s = { label: label, stroke: color, width: 1.5, value: function (u, v) {
+      return v == null ? "\u2014" : fmt(v); } };
+    for (var k in extra || {}) s[k] = extra[k];
+    return s;
+  }
+
+  var KINDS = {
+    throughput: function (s) {
+      return { series: [line("requests/min", COLORS.count, function (v) { return v.toFixed(1); },
+                             { fill: "rgba(76,123,217,0.12)" })],
+               data: [s.t, s.throughput_rpm] };
+    },
+    errors: function (s) {
+      return { series: [line("error rate", COLORS.errors, function (v) { return v.toFixed(2) + "%"; },
+                             { fill: "rgba(196,55,43,0.10)" })],
+               data: [s.t, s.error_rate.map(function (v) { return v == null ? null : v * 100; })] };
+    },
+    latency: function (s) {
+      var ms = function (v) { return v.toFixed(1) + " ms"; };
+      return { series: [line("p50", COLORS.p50, ms), line("p95", COLORS.p95, ms),
+                        line("p99", COLORS.p99, ms)],
+               data: [s.t, s.p50_ms, s.p95_ms, s.p99_ms] };
+    },
+    trend: function (s) {
+      return { series: [line("events", COLORS.errors, function (v) { return String(v); },
+                             { fill: "rgba(196,55,43,0.55)", paths: uPlot.paths.bars({ size: [0.8, 24] }) })],
+               data: [s.t, s.count] };
+    }
+  };
+
+  /* Deploy markers: one absolutely placed element per deploy over the plot, so each can
+   * be hovered (details in a tooltip) and found in the page; redrawn with the chart. */
+  function deployMarkers(deploys, host) {
+    var tip = null;
+    function hide() { if (tip) { tip.remove(); tip = null; } }
+    function show(u, marker, d) {
+      hide();
+      tip = document.createElement("div");
+      tip.className = "deploy-tip";
+      tip.setAttribute("role", "tooltip");
+      var rows = [["tip-title", "Deploy " + d.git_sha.slice(0, 12)],
+                  ["", d.version ? "version " + d.version : ""],
+                  ["", d.env ? "env " + d.env : ""],
+                  ["", d.deployer ? "by " + d.deployer : ""],
+                  ["", fmtTime(d.ts_us)],
+                  ["tip-description", d.description || ""]];
+      rows.forEach(function (r) {
+        if (!r[1]) return;
+        var div = document.createElement("div");
+        div.className = r[0];
+        div.textContent = r[1];
+        tip.appendChild(div);
+      });
+      host.appendChild(tip);
+      var hostBox = host.getBoundingClientRect();
+      var box = marker.getBoundingClientRect();
+      var left = box.left - hostBox.left + 12;
+      if (left + 300 > hostBox.width) left = Math.max(0, left - 330);
+      tip.style.left = left + "px";
+      tip.style.top = (box.top - hostBox.top + 8) + "px";
+    }
+    function place(u) {
+      hide();
+      u.over.querySelectorAll(".deploy-marker").forEach(function (n) { n.remove(); });
+      var min = u.scales.x.min, max = u.scales.x.max;
+      deploys.forEach(function (d) {
+        var t = d.ts_us / 1e6;
+        if (t < min || t > max) return;
+        var m = document.createElement("div");
+        m.className = "deploy-marker";
+        m.style.left = u.valToPos(t, "x") + "px";
+        m.setAttribute("data-sha", d.git_sha);
+        m.setAttribute("aria-label", "Deploy " + d.git_sha);
+        m.tabIndex = 0;
+        m.addEventListener("mouseenter", function () { show(u, m, d); });
+        m.addEventListener("focus", function () { show(u, m, d); });
+        m.addEventListener("mouseleave", hide);
+        m.addEventListener("blur", hide);
+        u.over.appendChild(m);
+      });
+    }
+    return { hooks: { draw: [place] } };
+  }
+
+  function drawChart(node) {
+    var kind = KINDS[node.dataset.kind];
+    if (!kind) return;
+    load(node).then(function (doc) {
+      var spec = kind(doc.series);
+      var opts = {
+        width: Math.max(node.clientWidth, 200), height: HEIGHT, tzDate: utc,
+        series: [{ label: "time (UTC)" }].concat(spec.series),
+        scales: { x: { time: true }, y: { range: function (u, min, max) {
+          return [0, max > 0 ? max * 1.1 : 1]; } } },
+        axes: [{}, { size: 56 }],
+        cursor: { sync: { key: "sounding" } },
+        plugins: [deployMarkers(doc.deploys || [], node)]
+      };
+      charts.push({ node: node, plot: new uPlot(opts, spec.data, node) });
+      node.setAttribute("data-ready", "true");
+    }).catch(function (err) {
+      var p = document.createElement("p");
+      p.className = "chart-problem";
+      p.textContent = "Could not draw this chart: " + err.message;
+      node.appendChild(p);
+    });
+  }
+
+  function drawSpark(node) {
+    var values = JSON.parse(node.dataset.spark);
+    var xs = values.map(function (_, i) { return i; });
+    new uPlot({
+      width: 120, height: 28, legend: { show: false }, cursor: { show: false },
+      select: { show: false },
+      scales: { x: { time: false }, y: { range: function (u, min, max) {
+        return [0, Math.max(1, max)]; } } },
+      axes: [{ show: false }, { show: false }],
+      series: [{}, { stroke: COLORS.spark, fill: "rgba(196,55,43,0.45)", width: 0,
+                     paths: uPlot.paths.bars({ size: [0.85, 10], gap: 1 }) }]
+    }, [xs, values], node);
+  }
+
+  function layoutWaterfall() {
+    document.querySelectorAll(".wf-bar[data-offset]").forEach(function (bar) {
+      bar.style.left = bar.dataset.offset + "%";
+      bar.style.width = bar.dataset.width + "%";
+    });
+    document.querySelectorAll("[data-depth]").forEach(function (n) {
+      n.style.paddingLeft = (Number(n.dataset.depth) * 16) + "px";
+    });
+  }
+
+  var resizeTimer = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () {
+      charts.forEach(function (c) {
+        c.plot.setSize({ width: Math.max(c.node.clientWidth, 200), height: HEIGHT });
+      });
+    }, 150);
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    layoutWaterfall();
+    document.querySelectorAll(".spark[data-spark]").forEach(drawSpark);
+    document.querySelectorAll(".chart[data-kind]").forEach(drawChart);
+  });
+})();

@@ -1,0 +1,139 @@
+"""What each page and its read-API twin show, composed from storage/queries.
+
+Every function here is blocking (handlers run them in a thread) and returns one
+dataclass that the page renders and the API returns as JSON, so a page and its
+API answer cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dashboard.timerange import TimeRange
+from dashboard.waterfall import WaterfallRow, waterfall
+from storage.queries import deploys as dq
+from storage.queries import errors as eq
+from storage.queries import performance as pq
+from storage.queries import traces as tq
+from storage.store import Store
+
+WINDOWS = {"15m": 900, "30m": 1800, "1h": 3600, "3h": 10_800, "6h": 21_600, "24h": 86_400}
+DEFAULT_WINDOW = "1h"
+MAX_CORRELATED = 25
+
+
+@dataclass(frozen=True)
+class GroupView:
+    group: eq.Group
+    event: eq.ErrorEventDetail | None  # the occurrence shown: the latest, or the one asked
+    occurrences: list[eq.Occurrence]
+    trend_step_s: int
+    trend: list[tuple[int, int]]  # (bucket start s, count)
+    deploys: list[dq.Deploy]  # markers for the trend graph
+    history: list[eq.StatusChange]
+
+
+def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
+               event_id: int | None = None) -> GroupView | None:
+    group = eq.get_group(store, project_id, group_id)
+    if group is None:
+        return None
+    fp = group.fingerprint
+    event = eq.event(store, project_id, fp, event_id)
+    if event is None and event_id is not None:
+        return None
+    return GroupView(
+        group=group, event=event, occurrences=eq.occurrences(store, project_id, fp),
+        trend_step_s=tr.step_s,
+        trend=eq.trend(store, project_id, fp, tr.start_s, tr.end_s, tr.step_s),
+        deploys=dq.list_deploys(store, project_id, tr.start_us, tr.end_us),
+        history=eq.status_history(store, project_id, fp))
+
+
+@dataclass(frozen=True)
+class PerformanceView:
+    services: list[pq.ServiceEnv]  # every (service, env) with requests in the range
+    service: str | None  # the one shown; None: every service
+    env: str | None
+    method: str | None  # a route's graphs when both are set
+    route: str | None
+    series: pq.Series
+    routes: list[pq.RouteStats]
+    deploys: list[dq.Deploy]  # markers: this environment's deploys and env-less ones
+
+
+def performance_view(store: Store, project_id: int, tr: TimeRange, service: str | None,
+                     env: str | None, method: str | None = None, route: str | None = None
+                     ) -> PerformanceView:
+    pairs = pq.services(store, project_id, tr.start_s, tr.end_s)
+    if service is None and env is None and pairs:
+        service, env = pairs[0].service, pairs[0].env
+    deploys = [d for d in dq.list_deploys(store, project_id, tr.start_us, tr.end_us)
+               if not env or d.env is None or d.env == env]
+    return PerformanceView(
+        services=pairs, service=service, env=env, method=method, route=route,
+        series=pq.series(store, project_id, tr.start_s, tr.end_s, tr.step_s, service, env,
+                         method, route),
+        routes=pq.routes(store, project_id, tr.start_s, tr.end_s, service, env),
+        deploys=deploys)
+
+
+@dataclass(frozen=True)
+class DeploysView:
+    envs: list[str | None]  # environments with deploys; None: deploys without one
+    env: str | None
+    any_env: bool  # True: every environment is listed
+    window: str  # a key of WINDOWS
+    deploys: list[dq.Correlation]  # newest first, up to MAX_CORRELATED
+    more: int  # deploys in the range beyond those
+    series: pq.Series  # throughput and errors of that environment, for the timeline
+
+
+def deploys_view(store: Store, project_id: int, tr: TimeRange, env: str | None,
+                 any_env: bool, window: str, now_us: int) -> DeploysView:
+    envs = dq.envs(store, project_id)
+    listed = dq.list_deploys(store, project_id, tr.start_us, tr.end_us, env, any_env)
+    correlations = [dq.correlate(store, project_id, d, WINDOWS[window], now_us)
+                    for d in listed[:MAX_CORRELATED]]
+    rollup_env = env if not any_env and env and pq.has_env(store, project_id, env) else None
+    return DeploysView(
+        envs=envs, env=env, any_env=any_env, window=window, deploys=correlations,
+        more=max(0, len(listed) - MAX_CORRELATED),
+        series=pq.series(store, project_id, tr.start_s, tr.end_s, tr.step_s, env=rollup_env))
+
+
+@dataclass(frozen=True)
+class TraceSearchView:
+    services: list[str]  # suggestions for the service filter
+    results: list[tq.TraceSummary]
+
+
+def trace_search_view(store: Store, project_id: int, tr: TimeRange, service: str | None,
+                      name: str | None, min_duration_ms: float | None, status: str | None
+                      ) -> TraceSearchView:
+    services = sorted({p.service for p in pq.services(store, project_id, tr.start_s, tr.end_s)
+                       if p.service})
+    results = tq.search(store, project_id, tr.start_ns, tr.end_ns, service=service, name=name,
+                        min_duration_ns=int(min_duration_ms * 1_000_000)
+                        if min_duration_ms else None, status=status)
+    return TraceSearchView(services, results)
+
+
+@dataclass(frozen=True)
+class TraceView:
+    trace_id: str
+    start_ns: int
+    duration_ns: int
+    rows: list[WaterfallRow]  # spans in display order, with their nesting and scale
+    errors: list[eq.TraceError]
+    services: list[str] = field(default_factory=list)
+
+
+def trace_view(store: Store, project_id: int, trace_id: str) -> TraceView | None:
+    spans = tq.get_trace(store, project_id, trace_id)
+    errors = eq.errors_for_trace(store, project_id, trace_id)
+    if not spans and not errors:
+        return None
+    rows, start, duration = waterfall(spans)
+    return TraceView(trace_id, start, duration, rows, errors,
+                     sorted({s.service_name for s in spans}))

@@ -1,0 +1,65 @@
+"""A trace as a waterfall: spans depth-first under their parents, each with its
+offset and width as a share of the whole trace, so bars are drawn to scale."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from storage.queries.traces import SpanDetail
+
+
+@dataclass(frozen=True)
+class WaterfallRow:
+    span: SpanDetail
+    depth: int  # 0 for a root, or for a span whose parent never arrived
+    offset_ns: int  # from the trace's start
+    duration_ns: int
+    offset_pct: float  # 0..100
+    width_pct: float  # 0..100, at least a sliver so instant spans stay visible
+    orphan: bool  # its parent is not in the trace
+
+
+MIN_WIDTH_PCT = 0.2
+
+
+def waterfall(spans: list[SpanDetail]) -> tuple[list[WaterfallRow], int, int]:
+    """(rows, trace start ns, trace duration ns)."""
+    if not spans:
+        return [], 0, 0
+    start = min(s.start_ns for s in spans)
+    end = max(max(s.end_ns, s.start_ns) for s in spans)
+    total = max(end - start, 1)
+    ids = {s.span_id for s in spans}
+    children: dict[str, list[SpanDetail]] = {}
+    roots: list[SpanDetail] = []
+    for s in spans:
+        if s.parent_span_id and s.parent_span_id in ids and s.parent_span_id != s.span_id:
+            children.setdefault(s.parent_span_id, []).append(s)
+        else:
+            roots.append(s)
+    rows: list[WaterfallRow] = []
+    seen: set[str] = set()
+    # Iterative depth-first walk: a deep or cyclic trace cannot exhaust the stack.
+    stack = [(s, 0) for s in sorted(roots, key=_order, reverse=True)]
+    # Spans in a parent cycle have no root above them: show them at the top level.
+    leftovers = iter(sorted(spans, key=_order))
+    while stack or len(seen) < len(spans):
+        if not stack:
+            stack.append((next(s for s in leftovers if s.span_id not in seen), 0))
+        span, depth = stack.pop()
+        if span.span_id in seen:
+            continue
+        seen.add(span.span_id)
+        duration = max(span.end_ns - span.start_ns, 0)
+        offset = span.start_ns - start
+        rows.append(WaterfallRow(
+            span, depth, offset, duration, offset_pct=100 * offset / total,
+            width_pct=max(100 * duration / total, MIN_WIDTH_PCT),
+            orphan=bool(span.parent_span_id) and span.parent_span_id not in ids))
+        for child in sorted(children.get(span.span_id, []), key=_order, reverse=True):
+            stack.append((child, depth + 1))
+    return rows, start, end - start
+
+
+def _order(span: SpanDetail) -> tuple[int, str]:
+    return span.start_ns, span.span_id

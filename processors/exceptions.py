@@ -1,0 +1,106 @@
+"""Exceptions recorded on spans become error records.
+
+An OpenTelemetry SDK records an exception as a span event named `exception` with
+`exception.type`, `exception.message` and `exception.stacktrace`. Each such event
+becomes an ErrorEvent linked to its trace and span, so that it is grouped, counted
+and shown like an error sent to /ingest/errors. Runs before `grouping`.
+
+The fingerprint is Sounding's, since an SDK sends none: the SHA-256 (first 32 hex
+characters) of three parts, each normalised (see `normalise`):
+  1. the exception type;
+  2. the top stack frame: in a Python traceback the last `File "...", line N, in f`
+     line (Python prints the innermost frame last); in any other trace the first
+     line that looks like a frame (`at ...` for Java, JavaScript and .NET,
+     `file:line` for Ruby, Go and most others); empty when there is none;
+  3. the message.
+Normalising replaces UUIDs with `<id>`, hexadecimal (0x-prefixed, or a run of at
+least 8 hex digits with a digit in it) with `<hex>` and every other number with
+`<n>`, then collapses whitespace. So `User 42 not found` and `User 97 not found`
+share a group, and a deploy that moves the failing line does not split one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from sounding.component import Processor
+from sounding.records import Batch, ErrorEvent, Span
+
+EVENT_NAME = "exception"
+DEFAULT_TYPE = "Error"  # a JavaScript recordException("text") sends a message only
+MAX_NORMALISED = 1_000
+USER_ATTRIBUTES = ("user.id", "enduser.id")
+EXCEPTION_ATTRIBUTES = frozenset(
+    {"exception.type", "exception.message", "exception.stacktrace"})
+
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                   r"[0-9a-fA-F]{12}\b")
+_HEX = re.compile(r"\b0[xX][0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{8,}\b")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SPACE = re.compile(r"\s+")
+_PYTHON_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+_OTHER_FRAME = re.compile(r"^\s*at\s+\S|^\s*\S+:\d+")
+
+
+def normalise(text: str) -> str:
+    text = _UUID.sub("<id>", text)
+    text = _HEX.sub("<hex>", text)
+    text = _NUMBER.sub("<n>", text)
+    return _SPACE.sub(" ", text).strip()[:MAX_NORMALISED]
+
+
+def top_frame(stacktrace: str) -> str:
+    lines = stacktrace.splitlines()
+    python = [line for line in lines if _PYTHON_FRAME.match(line)]
+    if python:
+        return python[-1].strip()
+    # The first line of most traces repeats the type and message ("Error: boom");
+    # it is skipped unless it is a frame itself (a Ruby trace starts with one).
+    return next((line.strip() for line in lines if _OTHER_FRAME.match(line)), "")
+
+
+def fingerprint(exception_type: str, stacktrace: str, message: str) -> str:
+    parts = (normalise(exception_type), normalise(top_frame(stacktrace)), normalise(message))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def error_from_event(span: Span, event: dict[str, Any]) -> ErrorEvent | None:
+    attributes = event.get("attributes") or {}
+    exception_type = _text(attributes.get("exception.type"))
+    message = _text(attributes.get("exception.message"))
+    if not exception_type and not message:
+        return None  # the semantic conventions require at least one of the two
+    stacktrace = _text(attributes.get("exception.stacktrace"))
+    time_ns = int(event.get("time_unix_nano") or 0) or span.end_ns or span.start_ns
+    params: dict[str, Any] = {"service.name": span.service_name, "span.name": span.name}
+    params.update({k: v for k, v in attributes.items() if k not in EXCEPTION_ATTRIBUTES})
+    user = next((span.attributes[a] for a in USER_ATTRIBUTES if a in span.attributes), None)
+    return ErrorEvent(
+        fingerprint=fingerprint(exception_type, stacktrace, message),
+        exception_class=exception_type or DEFAULT_TYPE,
+        message=message,
+        backtrace=[line.rstrip() for line in stacktrace.rstrip().splitlines()],
+        ts_us=time_ns // 1000,
+        user_id=None if user is None else str(user),
+        params=params,
+        trace_id=span.trace_id,
+        span_id=span.span_id,
+    )
+
+
+class ExceptionsProcessor(Processor):
+    def process(self, batch: Batch) -> Batch:
+        for span in batch.spans:
+            for event in span.events:
+                if event.get("name") != EVENT_NAME:
+                    continue
+                error = error_from_event(span, event)
+                if error is not None:
+                    batch.errors.append(error)
+        return batch

@@ -1,0 +1,265 @@
+"""Error groups: the filtered list with sparklines, one group with its occurrences,
+its trend and status history, and the errors linked to a trace."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, literal, select
+
+from storage import schema
+from storage.store import Store
+
+STATUSES = ("open", "resolved", "ignored")
+SORTS = ("last_seen", "first_seen", "count")
+HOUR = 3600
+DAY = 86_400
+US = 1_000_000
+
+
+@dataclass(frozen=True)
+class Group:
+    id: int
+    fingerprint: str
+    exception_class: str
+    message: str
+    status: str
+    first_seen_us: int
+    last_seen_us: int
+    count: int
+    resolved_us: int | None
+    reopen_count: int
+    last_reopened_us: int | None
+
+
+@dataclass(frozen=True)
+class GroupListItem:
+    group: Group
+    hourly_24h: list[int]  # 24 counts, oldest first, the last is the current hour
+    daily_30d: list[int]  # 30 counts per UTC day, the last is today
+
+
+@dataclass(frozen=True)
+class GroupList:
+    items: list[GroupListItem]
+    total: int  # groups matching the status filter
+    by_status: dict[str, int]  # every status of the project, filter or not
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    id: int
+    ts_us: int
+    exception_class: str
+    message: str
+    request_id: str | None
+    user_id: str | None
+    trace_id: str | None
+
+
+@dataclass(frozen=True)
+class ErrorEventDetail:
+    id: int
+    fingerprint: str
+    ts_us: int
+    received_us: int
+    exception_class: str
+    message: str
+    backtrace: list[str]
+    params: dict[str, Any] | None
+    source_context: dict[str, Any] | None
+    request_id: str | None
+    user_id: str | None
+    trace_id: str | None
+    span_id: str | None
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    from_status: str
+    to_status: str
+    reason: str  # "user" or "recurrence"
+    at_us: int
+
+
+@dataclass(frozen=True)
+class TraceError:
+    event_id: int
+    group_id: int | None
+    fingerprint: str
+    exception_class: str
+    message: str
+    ts_us: int
+    span_id: str | None
+
+
+_G = schema.error_groups
+_E = schema.error_events
+_H = schema.error_group_hourly
+
+
+def _group(row: Any) -> Group:
+    return Group(int(row.id), row.fingerprint, row.exception_class, row.message, row.status,
+                 int(row.first_seen_us), int(row.last_seen_us), int(row.count),
+                 row.resolved_us, int(row.reopen_count), row.last_reopened_us)
+
+
+_GROUP_COLUMNS = (_G.c.id, _G.c.fingerprint, _G.c.exception_class, _G.c.message, _G.c.status,
+                  _G.c.first_seen_us, _G.c.last_seen_us, _G.c.count, _G.c.resolved_us,
+                  _G.c.reopen_count, _G.c.last_reopened_us)
+
+
+def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open",),
+                sort: str = "last_seen", limit: int = 50, offset: int = 0,
+                now_us: int = 0) -> GroupList:
+    """Groups with a status in `statuses`, newest (or oldest first seen, or most
+    frequent) first, each with its 24-hour and 30-day sparkline ending at `now_us`."""
+    if sort not in SORTS:
+        raise ValueError(f"sort must be one of {', '.join(SORTS)}")
+    order = {"last_seen": _G.c.last_seen_us, "first_seen": _G.c.first_seen_us,
+             "count": _G.c.count}[sort]
+    where = and_(_G.c.project_id == project_id, _G.c.status.in_(list(statuses)))
+    with store.reader.connect() as conn:
+        rows = conn.execute(select(*_GROUP_COLUMNS).where(where)
+                            .order_by(order.desc(), _G.c.id.desc())
+                            .limit(limit).offset(offset)).all()
+        by_status = {str(r.status): int(r.n) for r in conn.execute(
+            select(_G.c.status, func.count().label("n"))
+            .where(_G.c.project_id == project_id).group_by(_G.c.status))}
+        groups = [_group(r) for r in rows]
+        sparks = _sparklines(conn, project_id, [g.fingerprint for g in groups], now_us)
+    total = sum(by_status.get(s, 0) for s in statuses)
+    items = [GroupListItem(g, *sparks.get(g.fingerprint, ([0] * 24, [0] * 30)))
+             for g in groups]
+    return GroupList(items, total, {s: by_status.get(s, 0) for s in STATUSES})
+
+
+def _sparklines(conn: Any, project_id: int, fingerprints: list[str], now_us: int
+                ) -> dict[str, tuple[list[int], list[int]]]:
+    if not fingerprints:
+        return {}
+    now_s = now_us // US
+    hour0 = now_s // HOUR * HOUR - 23 * HOUR
+    day0 = now_s // DAY * DAY - 29 * DAY
+    out = {f: ([0] * 24, [0] * 30) for f in fingerprints}
+    rows = conn.execute(
+        select(_H.c.fingerprint, _H.c.hour, _H.c.count)
+        .where(and_(_H.c.project_id == project_id, _H.c.fingerprint.in_(fingerprints),
+                    _H.c.hour >= day0)))
+    for fingerprint, hour, count in rows:
+        hourly, daily = out[fingerprint]
+        day = (hour - day0) // DAY
+        if 0 <= day < 30:
+            daily[day] += count
+        slot = (hour - hour0) // HOUR
+        if 0 <= slot < 24:
+            hourly[slot] += count
+    return out
+
+
+def get_group(store: Store, project_id: int, group_id: int) -> Group | None:
+    with store.reader.connect() as conn:
+        row = conn.execute(select(*_GROUP_COLUMNS).where(
+            and_(_G.c.project_id == project_id, _G.c.id == group_id))).first()
+    return None if row is None else _group(row)
+
+
+def occurrences(store: Store, project_id: int, fingerprint: str, limit: int = 50,
+                before_id: int | None = None) -> list[Occurrence]:
+    """The latest occurrences of a group, newest first; page with `before_id`."""
+    where = and_(_E.c.project_id == project_id, _E.c.fingerprint == fingerprint)
+    if before_id is not None:
+        where = and_(where, _E.c.id < before_id)
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(_E.c.id, _E.c.ts_us, _E.c.exception_class, _E.c.message, _E.c.request_id,
+                   _E.c.user_id, _E.c.trace_id)
+            .where(where).order_by(_E.c.ts_us.desc(), _E.c.id.desc()).limit(limit)).all()
+    return [Occurrence(int(r.id), int(r.ts_us), r.exception_class, r.message, r.request_id,
+                       r.user_id, r.trace_id) for r in rows]
+
+
+def event(store: Store, project_id: int, fingerprint: str, event_id: int | None = None
+          ) -> ErrorEventDetail | None:
+    """One occurrence with everything it carried: `event_id`, or the latest one."""
+    where = and_(_E.c.project_id == project_id, _E.c.fingerprint == fingerprint)
+    query = select(_E)
+    if event_id is not None:
+        query = query.where(and_(where, _E.c.id == event_id))
+    else:
+        query = query.where(where).order_by(_E.c.ts_us.desc(), _E.c.id.desc()).limit(1)
+    with store.reader.connect() as conn:
+        r = conn.execute(query).first()
+    if r is None:
+        return None
+    return ErrorEventDetail(int(r.id), r.fingerprint, int(r.ts_us), int(r.received_us),
+                            r.exception_class, r.message, list(r.backtrace or []), r.params,
+                            r.source_context, r.request_id, r.user_id, r.trace_id, r.span_id)
+
+
+def trend(store: Store, project_id: int, fingerprint: str, start_s: int, end_s: int,
+          step_s: int) -> list[tuple[int, int]]:
+    """Occurrences per step in [start_s, end_s): (bucket start, count) for every bucket.
+
+    Steps of an hour or more read the hourly counts; shorter steps count the events.
+    """
+    buckets = max(0, -(-(end_s - start_s) // step_s))
+    counts = [0] * buckets
+    with store.reader.connect() as conn:
+        if step_s >= HOUR and step_s % HOUR == 0:
+            slot = ((_H.c.hour - start_s) // literal(step_s)).label("slot")
+            rows = conn.execute(
+                select(slot, func.sum(_H.c.count))
+                .where(and_(_H.c.project_id == project_id, _H.c.fingerprint == fingerprint,
+                            _H.c.hour >= start_s, _H.c.hour < end_s))
+                .group_by(slot))
+        else:
+            slot = ((_E.c.ts_us - start_s * US) // literal(step_s * US)).label("slot")
+            rows = conn.execute(
+                select(slot, func.count())
+                .where(and_(_E.c.project_id == project_id, _E.c.fingerprint == fingerprint,
+                            _E.c.ts_us >= start_s * US, _E.c.ts_us < end_s * US))
+                .group_by(slot))
+        for index, count in rows:
+            if 0 <= int(index) < buckets:
+                counts[int(index)] += int(count)
+    return [(start_s + i * step_s, c) for i, c in enumerate(counts)]
+
+
+def status_history(store: Store, project_id: int, fingerprint: str) -> list[StatusChange]:
+    c = schema.error_status_changes
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(c.c.from_status, c.c.to_status, c.c.reason, c.c.at_us)
+            .where(and_(c.c.project_id == project_id, c.c.fingerprint == fingerprint))
+            .order_by(c.c.at_us.desc(), c.c.id.desc())).all()
+    return [StatusChange(r.from_status, r.to_status, r.reason, int(r.at_us)) for r in rows]
+
+
+def errors_for_trace(store: Store, project_id: int, trace_id: str, limit: int = 100
+                     ) -> list[TraceError]:
+    """Error events that carried this trace id (from a traceparent or their body)."""
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(_E.c.id, _G.c.id.label("group_id"), _E.c.fingerprint, _E.c.exception_class,
+                   _E.c.message, _E.c.ts_us, _E.c.span_id)
+            .select_from(_E.outerjoin(_G, and_(_G.c.project_id == _E.c.project_id,
+                                               _G.c.fingerprint == _E.c.fingerprint)))
+            .where(and_(_E.c.project_id == project_id, _E.c.trace_id == trace_id))
+            .order_by(_E.c.ts_us).limit(limit)).all()
+    return [TraceError(int(r.id), r.group_id, r.fingerprint, r.exception_class, r.message,
+                       int(r.ts_us), r.span_id) for r in rows]
+
+
+def groups_first_seen(store: Store, project_id: int, start_us: int, end_us: int,
+                      limit: int = 20) -> list[Group]:
+    """Groups whose first occurrence falls in [start_us, end_us), oldest first."""
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(*_GROUP_COLUMNS)
+            .where(and_(_G.c.project_id == project_id, _G.c.first_seen_us >= start_us,
+                        _G.c.first_seen_us < end_us))
+            .order_by(_G.c.first_seen_us).limit(limit)).all()
+    return [_group(r) for r in rows]

@@ -1,0 +1,30 @@
+"""Projects, by name (the dashboard's URLs carry the name)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from storage import schema
+from storage.store import Store
+
+
+@dataclass(frozen=True)
+class Project:
+    id: int
+    name: str
+
+
+def list_projects(store: Store) -> list[Project]:
+    p = schema.projects
+    with store.reader.connect() as conn:
+        rows = conn.execute(select(p.c.id, p.c.name).order_by(p.c.name)).all()
+    return [Project(int(r.id), str(r.name)) for r in rows]
+
+
+def project_by_name(store: Store, name: str) -> Project | None:
+    p = schema.projects
+    with store.reader.connect() as conn:
+        row = conn.execute(select(p.c.id, p.c.name).where(p.c.name == name)).first()
+    return None if row is None else Project(int(row.id), str(row.name))

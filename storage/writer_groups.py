@@ -1,0 +1,163 @@
+"""The aggregated part of a group commit: error groups with their hourly counts and
+reopening, and request-metric rollups with their latency histograms.
+
+Each touched error group and each rollup row costs one upsert per commit, however
+many events or requests of the commit fall into it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sounding import histogram
+from storage import schema
+
+SERVER_ERROR = 500
+GroupKey = tuple[int, str]
+RollupKey = tuple[int, str, str, str, str, int]
+# SQLite has no parameter limit problem below this; PostgreSQL allows 65,535.
+IN_CHUNK = 500
+
+
+def _q(dialect: str) -> str:
+    return "%s" if dialect == "postgresql" else "?"
+
+
+def _greatest(dialect: str) -> str:
+    # SQLite's two-argument max() is scalar; PostgreSQL spells it GREATEST.
+    return "GREATEST" if dialect == "postgresql" else "max"
+
+
+def _least(dialect: str) -> str:
+    return "LEAST" if dialect == "postgresql" else "min"
+
+
+def _merge_groups(batches: Sequence[Any]) -> dict[GroupKey, list[Any]]:
+    """One delta per (project, fingerprint) over every batch of the commit."""
+    merged: dict[GroupKey, list[Any]] = {}
+    for batch in batches:
+        project_id = batch[0]
+        for fingerprint, exception_class, message, count, first, last, hourly in batch[5]:
+            key = (project_id, fingerprint)
+            seen = merged.get(key)
+            if seen is None:
+                merged[key] = [exception_class, message, count, first, last, dict(hourly)]
+                continue
+            if last >= seen[4]:
+                seen[0], seen[1] = exception_class, message
+            seen[2] += count
+            seen[3] = min(seen[3], first)
+            seen[4] = max(seen[4], last)
+            for hour, n in hourly.items():
+                seen[5][hour] = seen[5].get(hour, 0) + n
+    return merged
+
+
+def _reopen(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
+    """Resolved groups whose new occurrence is later than their resolution open again."""
+    latest: dict[GroupKey, int] = {}
+    for batch in batches:
+        for fingerprint, ts_us in batch[6]:
+            key = (batch[0], fingerprint)
+            latest[key] = max(ts_us, latest.get(key, ts_us))
+    if not latest:
+        return
+    q = _q(dialect)
+    by_project: dict[int, list[str]] = {}
+    for project_id, fingerprint in latest:
+        by_project.setdefault(project_id, []).append(fingerprint)
+    # Most touched groups are open: find the few resolved ones with one query per chunk
+    # instead of one update per group.
+    candidates: list[GroupKey] = []
+    for project_id, fingerprints in by_project.items():
+        for i in range(0, len(fingerprints), IN_CHUNK):
+            chunk = fingerprints[i:i + IN_CHUNK]
+            cursor.execute(
+                f'SELECT fingerprint FROM "{schema.error_groups.name}" WHERE project_id = {q} '
+                f"AND status = 'resolved' AND fingerprint IN ({', '.join([q] * len(chunk))})",
+                (project_id, *chunk))
+            candidates += [(project_id, row[0]) for row in cursor.fetchall()]
+    for project_id, fingerprint in sorted(candidates):
+        ts_us = latest[(project_id, fingerprint)]
+        # The update decides atomically: of two collectors, only one reopens the group.
+        cursor.execute(
+            f'UPDATE "{schema.error_groups.name}" SET status = \'open\', '
+            f"reopen_count = reopen_count + 1, last_reopened_us = {q} "
+            f"WHERE project_id = {q} AND fingerprint = {q} AND status = 'resolved' "
+            f"AND resolved_us < {q} RETURNING id",
+            (ts_us, project_id, fingerprint, ts_us))
+        if cursor.fetchone() is not None:
+            cursor.execute(
+                f'INSERT INTO "{schema.error_status_changes.name}" (project_id, fingerprint, '
+                f"from_status, to_status, reason, at_us) VALUES ({q}, {q}, 'resolved', 'open', "
+                f"'recurrence', {q})", (project_id, fingerprint, ts_us))
+
+
+def write_groups(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
+    _reopen(cursor, dialect, batches)
+    groups = _merge_groups(batches)
+    if not groups:
+        return
+    q = _q(dialect)
+    g = schema.error_groups.name
+    ordered = sorted(groups.items())
+    latest = f'excluded.last_seen_us >= "{g}".last_seen_us'
+    cursor.executemany(
+        f'INSERT INTO "{g}" (project_id, fingerprint, exception_class, message, first_seen_us, '
+        f"last_seen_us, count, status, reopen_count) VALUES ({q}, {q}, {q}, {q}, {q}, {q}, {q}, "
+        f"'open', 0) ON CONFLICT (project_id, fingerprint) DO UPDATE SET "
+        f'count = "{g}".count + excluded.count, '
+        f'first_seen_us = {_least(dialect)}("{g}".first_seen_us, excluded.first_seen_us), '
+        f'last_seen_us = {_greatest(dialect)}("{g}".last_seen_us, excluded.last_seen_us), '
+        f'exception_class = CASE WHEN {latest} THEN excluded.exception_class '
+        f'ELSE "{g}".exception_class END, '
+        f'message = CASE WHEN {latest} THEN excluded.message ELSE "{g}".message END',
+        [(project_id, fingerprint, d[0], d[1], d[3], d[4], d[2])
+         for (project_id, fingerprint), d in ordered])
+    h = schema.error_group_hourly.name
+    cursor.executemany(
+        f'INSERT INTO "{h}" (project_id, fingerprint, hour, count) VALUES ({q}, {q}, {q}, {q}) '
+        f'ON CONFLICT (project_id, fingerprint, hour) DO UPDATE SET '
+        f'count = "{h}".count + excluded.count',
+        [(project_id, fingerprint, hour, n)
+         for (project_id, fingerprint), d in ordered
+         for hour, n in sorted(d[5].items())])
+
+
+def write_requests(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
+    rollups: dict[RollupKey, list[Any]] = {}
+    buckets: dict[tuple[RollupKey, int], int] = {}
+    bucket_of = histogram.bucket_of
+    for batch in batches:
+        project_id = batch[0]
+        for service, env, method, route, ts_us, status, duration_ms in batch[4]:
+            key: RollupKey = (project_id, service, env, method, route,
+                              ts_us // 60_000_000 * 60)
+            agg = rollups.get(key)
+            if agg is None:
+                agg = rollups[key] = [0, 0, 0.0]
+            agg[0] += 1
+            agg[1] += status >= SERVER_ERROR
+            agg[2] += duration_ms
+            bkey = (key, bucket_of(duration_ms))
+            buckets[bkey] = buckets.get(bkey, 0) + 1
+    if not rollups:
+        return
+    q = _q(dialect)
+    names = ", ".join(schema.ROLLUP_KEY)
+    marks = ", ".join([q] * len(schema.ROLLUP_KEY))
+    r = schema.request_rollups.name
+    cursor.executemany(
+        f'INSERT INTO "{r}" ({names}, count, error_count, duration_sum_ms) '
+        f"VALUES ({marks}, {q}, {q}, {q}) ON CONFLICT ({names}) DO UPDATE SET "
+        f'count = "{r}".count + excluded.count, '
+        f'error_count = "{r}".error_count + excluded.error_count, '
+        f'duration_sum_ms = "{r}".duration_sum_ms + excluded.duration_sum_ms',
+        [(*key, c, e, s) for key, (c, e, s) in sorted(rollups.items())])
+    latency = schema.request_latency.name
+    cursor.executemany(
+        f'INSERT INTO "{latency}" ({names}, bucket, count) VALUES ({marks}, {q}, {q}) '
+        f"ON CONFLICT ({names}, bucket) DO UPDATE SET "
+        f'count = "{latency}".count + excluded.count',
+        [(*key, bucket, n) for (key, bucket), n in sorted(buckets.items())])

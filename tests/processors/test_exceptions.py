@@ -1,0 +1,138 @@
+"""The exceptions processor: `exception` span events become error records, grouped
+by the fingerprint rule documented in processors/exceptions.py and README.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from processors.exceptions import ExceptionsProcessor, fingerprint, normalise, top_frame
+from processors.grouping import GroupingProcessor
+from sounding import config
+from sounding.plugins import build_processor
+from sounding.records import Batch, Span
+
+PYTHON_TRACE = """Traceback (most recent call last):
+  File "/srv/app/views.py", line 88, in checkout
+    total = price(order)
+  File "/srv/app/pricing.py", line 12, in price
+    return table[order.sku]
+KeyError: 'sku-1234'
+"""
+JAVA_TRACE = """java.lang.IllegalStateException: order 77 is closed
+\tat com.shop.Orders.close(Orders.java:41)
+\tat com.shop.Api.handle(Api.java:12)
+"""
+NODE_TRACE = """TypeError: Cannot read properties of undefined (reading 'id')
+    at loadUser (/app/users.js:10:15)
+    at main (/app/index.js:3:1)
+"""
+RUBY_TRACE = """/app/models/user.rb:27:in `find'
+/app/controllers/users_controller.rb:5:in `show'
+"""
+GO_TRACE = """goroutine 1 [running]:
+main.divide(...)
+\t/src/main.go:8 +0x1d
+main.main()
+\t/src/main.go:13 +0x25
+"""
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("user 42 not found", "user <n> not found"),
+    ("took 1.25s", "took <n>s"),
+    ("order 3f2a9c1e-0b7d-4e8a-9f00-1c2d3e4f5a6b missing", "order <id> missing"),
+    ("object at 0x7f3a2b1c", "object at <hex>"),
+    ("commit 9fceb02d0ae598e95dc970b74767f19372d61af8 bad", "commit <hex> bad"),
+    ("deadbeefcafe has no digit and stays", "deadbeefcafe has no digit and stays"),
+    ("  many   spaces\n and lines ", "many spaces and lines"),
+])
+def test_normalise(text: str, expected: str) -> None:
+    assert normalise(text) == expected
+
+
+@pytest.mark.parametrize(("trace", "frame"), [
+    (PYTHON_TRACE, 'File "/srv/app/pricing.py", line 12, in price'),  # innermost is last
+    (JAVA_TRACE, "at com.shop.Orders.close(Orders.java:41)"),
+    (NODE_TRACE, "at loadUser (/app/users.js:10:15)"),
+    (RUBY_TRACE, "/app/models/user.rb:27:in `find'"),
+    (GO_TRACE, "/src/main.go:8 +0x1d"),
+    ("no frames here\njust words", ""),
+    ("", ""),
+])
+def test_top_frame(trace: str, frame: str) -> None:
+    assert top_frame(trace) == frame
+
+
+def test_fingerprint_ignores_numbers_ids_and_line_numbers() -> None:
+    base = fingerprint("KeyError", PYTHON_TRACE, "'sku-1234'")
+    assert fingerprint("KeyError", PYTHON_TRACE, "'sku-98'") == base
+    moved = PYTHON_TRACE.replace("line 12", "line 19")  # a deploy moved the line
+    assert fingerprint("KeyError", moved, "'sku-1234'") == base
+    assert len(base) == 32 and int(base, 16) >= 0
+
+
+def test_fingerprint_separates_type_frame_and_message() -> None:
+    base = fingerprint("KeyError", PYTHON_TRACE, "'sku-1234'")
+    assert fingerprint("IndexError", PYTHON_TRACE, "'sku-1234'") != base
+    other_frame = PYTHON_TRACE.replace("in price", "in discount")
+    assert fingerprint("KeyError", other_frame, "'sku-1234'") != base
+    assert fingerprint("KeyError", PYTHON_TRACE, "'plan-1234'") != base
+    # The parts cannot run into each other.
+    assert fingerprint("a", "", "b c") != fingerprint("a b", "", "c")
+
+
+def span(events: list[dict[str, Any]], **attributes: Any) -> Span:
+    return Span(trace_id="4bf92f3577b34da6a3ce929d0e0e4736", span_id="00f067aa0ba902b7",
+                parent_span_id="", name="GET /cart", kind=2, start_ns=1_000_000_000,
+                end_ns=3_000_000_000, status_code=2, status_message="", service_name="web",
+                scope_name="lib", resource_attributes={"service.name": "web"},
+                attributes=attributes, events=events)
+
+
+def exception_event(attributes: dict[str, Any], time_ns: int = 2_000_000_000
+                    ) -> dict[str, Any]:
+    return {"name": "exception", "time_unix_nano": time_ns, "attributes": attributes}
+
+
+def test_exception_events_become_linked_error_records() -> None:
+    events = [
+        exception_event({"exception.type": "TypeError", "exception.message": "boom 7",
+                         "exception.stacktrace": NODE_TRACE, "exception.escaped": True}),
+        {"name": "cache miss", "time_unix_nano": 5, "attributes": {"key": "x"}},
+        exception_event({"exception.message": "plain text"}, time_ns=0),
+        exception_event({"exception.stacktrace": "only a trace"}),  # neither type nor message
+    ]
+    batch = ExceptionsProcessor("exceptions").process(
+        Batch(project_id=1, spans=[span(events, **{"user.id": 99})]))
+    first, second = batch.errors
+    assert (first.trace_id, first.span_id) == ("4bf92f3577b34da6a3ce929d0e0e4736",
+                                               "00f067aa0ba902b7")
+    assert (first.exception_class, first.message) == ("TypeError", "boom 7")
+    assert first.backtrace == NODE_TRACE.rstrip().splitlines()
+    assert first.ts_us == 2_000_000
+    assert first.fingerprint == fingerprint("TypeError", NODE_TRACE, "boom 7")
+    assert first.params == {"service.name": "web", "span.name": "GET /cart",
+                            "exception.escaped": True}
+    assert first.user_id == "99"
+    # No type: the class reads "Error"; no time: the span's end.
+    assert (second.exception_class, second.message, second.backtrace) == ("Error",
+                                                                           "plain text", [])
+    assert second.ts_us == 3_000_000
+
+
+def test_errors_from_spans_are_grouped_in_the_same_batch() -> None:
+    events = [exception_event({"exception.type": "KeyError", "exception.message": m,
+                               "exception.stacktrace": PYTHON_TRACE})
+              for m in ("'sku-1'", "'sku-2'", "'sku-3'")]
+    batch = Batch(project_id=1, spans=[span(events)])
+    batch = GroupingProcessor("grouping").process(ExceptionsProcessor("exceptions").process(batch))
+    (group,) = batch.groups.values()
+    assert group.count == 3 and group.exception_class == "KeyError"
+
+
+def test_it_is_a_registered_processor_that_runs_before_grouping() -> None:
+    assert isinstance(build_processor("exceptions", {}), ExceptionsProcessor)
+    order = config.DEFAULTS["service"]["pipelines"]["default"]["processors"]
+    assert order.index("exceptions") < order.index("grouping")

@@ -1,0 +1,185 @@
+"""Sounding's own signals over gRPC (proto/sounding/v1/ingest.proto) against the
+real server: the same records stored as over HTTP, the same problems refused, the
+same authentication."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf.json_format import ParseDict
+from google.rpc import error_details_pb2, status_pb2
+
+from proto.sounding.v1 import ingest_pb2, ingest_pb2_grpc
+from tests.receiver.otlp_helpers import grpc_auth, rpc_error, trailer
+from tests.support.server import Server
+
+TRACE_ID, SPAN_ID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+
+
+@pytest.fixture
+def channel_to() -> Iterator[Callable[[Server], grpc.Channel]]:
+    channels: list[grpc.Channel] = []
+
+    def make(server: Server) -> grpc.Channel:
+        channels.append(grpc.insecure_channel(server.grpc_target))
+        return channels[-1]
+
+    yield make
+    for channel in channels:
+        channel.close()
+
+
+def error_json(**overrides: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "exception_class": "KeyError", "message": "'user_42'",
+        "backtrace": ["app.py:10 in load", "app.py:3 in main"], "fingerprint": "keyerror-load",
+    }
+    record.update(overrides)
+    return {k: v for k, v in record.items() if v is not None}
+
+
+def violations(error: grpc.RpcError) -> set[tuple[str, str]]:
+    raw = trailer(error, "grpc-status-details-bin")
+    bad_request = error_details_pb2.BadRequest()
+    assert status_pb2.Status.FromString(raw).details[0].Unpack(bad_request)
+    return {(v.field, v.description) for v in bad_request.field_violations}
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) and value[:1] in "[{" else value
+
+
+def stored_errors(server: Server) -> list[dict[str, Any]]:
+    rows = server.query("SELECT * FROM error_events ORDER BY id")
+    return [{k: _plain(v) for k, v in row._mapping.items() if k not in ("id", "received_us")}
+            for row in rows]
+
+
+def test_an_error_is_stored_exactly_as_the_same_error_over_http(server: Server,
+                                                                channel_to: Any) -> None:
+    record = error_json(
+        request_id="req-7", user_id="u-1", params={"cart": {"items": 3, "total": 9.5},
+                                                   "tags": ["a", True, None]},
+        timestamp="2026-11-20T10:00:00.250Z", trace_id=TRACE_ID, span_id=SPAN_ID,
+        source_context={"file": "app.py", "lineno": 10, "context_line": "    return d[k]",
+                        "pre_context": ["def load(d, k):"], "post_context": []})
+    assert server.post("/ingest/errors", record).status_code == 202
+    stub = ingest_pb2_grpc.ErrorServiceStub(channel_to(server))
+    response = stub.Report(ParseDict(record, ingest_pb2.ErrorRecord()), metadata=grpc_auth(server))
+    assert response == ingest_pb2.Accepted()
+    over_http, over_grpc = stored_errors(server)
+    assert over_grpc == over_http
+    assert over_grpc["params"] == {"cart": {"items": 3, "total": 9.5}, "tags": ["a", True, None]}
+    (group,) = server.query("SELECT count FROM error_groups")
+    assert group.count == 2
+
+
+@pytest.mark.parametrize("record", [
+    error_json(exception_class=None, fingerprint=None),
+    error_json(exception_class="", message=None),
+    error_json(fingerprint="x" * 256),
+    error_json(trace_id="not-hex"),
+    error_json(source_context={"lineno": 3}),
+])
+def test_an_invalid_error_names_the_same_problems_as_over_http(
+        shared_server: Server, channel_to: Any, record: dict[str, Any]) -> None:
+    over_http = shared_server.post("/ingest/errors", record)
+    assert over_http.status_code == 400
+    expected = {(d["field"], d["error"]) for d in over_http.json()["details"]}
+    stub = ingest_pb2_grpc.ErrorServiceStub(channel_to(shared_server))
+    error = rpc_error(lambda: stub.Report(ParseDict(record, ingest_pb2.ErrorRecord()),
+                                          metadata=grpc_auth(shared_server)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert violations(error) == expected
+
+
+def test_an_error_batch_keeps_the_valid_items_and_reports_the_rest(sqlite_server: Server,
+                                                                   channel_to: Any) -> None:
+    stub = ingest_pb2_grpc.ErrorServiceStub(channel_to(sqlite_server))
+    batch = ingest_pb2.ErrorBatch(errors=[
+        ParseDict(error_json(fingerprint="one"), ingest_pb2.ErrorRecord()),
+        ParseDict(error_json(exception_class=None), ingest_pb2.ErrorRecord()),
+        ParseDict(error_json(fingerprint="two"), ingest_pb2.ErrorRecord()),
+    ])
+    traceparent = f"00-{TRACE_ID}-{SPAN_ID}-01"
+    result = stub.ReportBatch(batch, metadata=grpc_auth(sqlite_server, traceparent=traceparent))
+    assert (result.accepted, result.rejected) == (2, 1)
+    (item,) = result.rejected_items
+    assert item.index == 1
+    assert [(d.field, d.error) for d in item.details] == [
+        ("errors[1].exception_class", "is required")]
+    rows = sqlite_server.query("SELECT fingerprint, trace_id, span_id FROM error_events")
+    assert sorted(tuple(r) for r in rows) == [("one", TRACE_ID, SPAN_ID),
+                                              ("two", TRACE_ID, SPAN_ID)]
+
+
+@pytest.mark.parametrize(("batch", "problem"), [
+    (ingest_pb2.ErrorBatch(), "at least one"),
+    (ingest_pb2.ErrorBatch(errors=[ingest_pb2.ErrorRecord()] * 1001), "at most 1000"),
+    (ingest_pb2.ErrorBatch(errors=[ingest_pb2.ErrorRecord()]), "is required"),
+])
+def test_error_batch_envelope_rules(shared_server: Server, channel_to: Any,
+                                    batch: ingest_pb2.ErrorBatch, problem: str) -> None:
+    stub = ingest_pb2_grpc.ErrorServiceStub(channel_to(shared_server))
+    error = rpc_error(lambda: stub.ReportBatch(batch, metadata=grpc_auth(shared_server)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert problem in error.details()  # type: ignore[attr-defined]
+
+
+def test_deploys_are_stored_as_over_http(server: Server, channel_to: Any) -> None:
+    record = {"git_sha": "a1b2c3d", "version": "1.2.0", "env": "prod", "deployer": "ci",
+              "description": "release", "timestamp": "2026-11-20T10:00:00Z"}
+    assert server.post("/ingest/deploys", record).status_code == 202
+    stub = ingest_pb2_grpc.DeployServiceStub(channel_to(server))
+    assert stub.Record(ParseDict(record, ingest_pb2.DeployRecord()), metadata=grpc_auth(server)) \
+        == ingest_pb2.Accepted()
+    rows = server.query("SELECT git_sha, version, env, deployer, description, ts_us "
+                        "FROM deploys ORDER BY id")
+    assert len(rows) == 2 and tuple(rows[0]) == tuple(rows[1])
+    error = rpc_error(lambda: stub.Record(ingest_pb2.DeployRecord(version="x"),
+                                          metadata=grpc_auth(server)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert ("git_sha", "is required") in violations(error)
+
+
+def test_request_metrics_are_rolled_up_as_over_http(sqlite_server: Server,
+                                                    channel_to: Any) -> None:
+    item = {"method": "get", "route": "/cart", "status": 200, "duration_ms": 12.5,
+            "timestamp": "2026-11-20T10:00:30Z", "service": "web", "env": "prod"}
+    assert sqlite_server.post("/ingest/requests", {"requests": [item]}).status_code == 202
+    stub = ingest_pb2_grpc.RequestServiceStub(channel_to(sqlite_server))
+    batch = ParseDict({"requests": [item, {**item, "status": 99}]}, ingest_pb2.RequestBatch())
+    result = stub.ReportBatch(batch, metadata=grpc_auth(sqlite_server))
+    assert (result.accepted, result.rejected) == (1, 1)
+    assert result.rejected_items[0].details[0].field == "requests[1].status"
+    (row,) = sqlite_server.query("SELECT method, route, count, duration_sum_ms "
+                                 "FROM request_rollups")
+    assert tuple(row) == ("GET", "/cart", 2, 25.0)
+
+
+def test_custom_services_need_a_valid_key(shared_server: Server, channel_to: Any) -> None:
+    channel = channel_to(shared_server)
+    calls: list[Callable[[Any], Any]] = [
+        lambda md: ingest_pb2_grpc.ErrorServiceStub(channel).Report(
+            ingest_pb2.ErrorRecord(), metadata=md),
+        lambda md: ingest_pb2_grpc.DeployServiceStub(channel).Record(
+            ingest_pb2.DeployRecord(git_sha="abc"), metadata=md),
+        lambda md: ingest_pb2_grpc.RequestServiceStub(channel).ReportBatch(
+            ingest_pb2.RequestBatch(), metadata=md),
+    ]
+    for call in calls:
+        for metadata in ((), (("authorization", "Bearer not-a-key"),)):
+            error = rpc_error(lambda c=call, m=metadata: c(m))  # type: ignore[misc]
+            assert error.code() == grpc.StatusCode.UNAUTHENTICATED  # type: ignore[attr-defined]
+
+
+def test_undecodable_messages_are_invalid_argument(shared_server: Server,
+                                                   channel_to: Any) -> None:
+    report = channel_to(shared_server).unary_unary("/sounding.v1.ErrorService/Report")
+    error = rpc_error(lambda: report(b"\x0a\xff\xff", metadata=grpc_auth(shared_server)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert "sounding.v1.ErrorRecord" in error.details()  # type: ignore[attr-defined]
