@@ -68,8 +68,6 @@ def seed(server: Server) -> dict[str, Any]:
         post_ok(server, "/ingest/v1/traces", body)
         if i == 0:
             trace_id = tid
-    post_ok(server, "/ingest/errors", error(
-        "timeout-payments", exception_class="TimeoutError",
-        message="payments.example: read timed out after 5.0 s", timestamp=iso(now - 600)),
+    post_ok(server, "/ingest/errors", {**new[0], "timestamp": iso(now - 600)},
         headers={"traceparent": f"00-{trace_id}-{secrets.token_hex(8)}-01"})
     return {"trace_id": trace_id}

@@ -1,0 +1,61 @@
+"""A collector with the dashboard on, an admin token known to the tests, and a
+logged-in Chromium page."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.dashboard.data import ADMIN_TOKEN
+from tests.support.server import Server, start_server
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync",
+                 "--disable-quic"]
+
+
+@pytest.fixture(scope="module")
+def dash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    path = tmp_path_factory.mktemp("dash") / "sounding.db"
+    server = start_server(f"sqlite:///{path}", env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+    yield server
+    assert server.stop() == 0, server.log()
+    assert "Traceback" not in server.log(), server.log()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CHROMIUM} is missing; `make test` installs it (Debian chromium)")
+        pytest.skip(f"{CHROMIUM} is missing; run `make test` to install it")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                              args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def login(page: object, base: str) -> None:
+    page.goto(base + "/login")  # type: ignore[attr-defined]
+    page.fill("#token", ADMIN_TOKEN)  # type: ignore[attr-defined]
+    page.click("button[type=submit]")  # type: ignore[attr-defined]
+    page.wait_for_load_state()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def page(browser: object, dash_server: Server) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    login(page, dash_server.base)
+    yield page
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"

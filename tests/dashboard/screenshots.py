@@ -1,0 +1,52 @@
+"""Regenerate docs/screenshots/: a seeded collector, Chromium, one PNG per main page.
+
+    .venv/bin/python -m tests.dashboard.screenshots
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS, login
+from tests.dashboard.data import ADMIN_TOKEN
+from tests.dashboard.demo import seed
+from tests.support.server import REPO, start_server
+
+OUT = REPO / "docs" / "screenshots"
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_server(f"sqlite:///{Path(tmp) / 'demo.db'}", keys={"shop": "demo-key"},
+                              env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+        try:
+            trace_id = seed(server)["trace_id"]
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                                     args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                login(page, server.base)
+                group = server.query("SELECT id FROM error_groups "
+                                     "WHERE fingerprint = 'timeout-payments'")[0][0]
+                for name, path in (
+                        ("errors", "/projects/shop/errors"),
+                        ("error-group", f"/projects/shop/errors/{group}"),
+                        ("performance", "/projects/shop/performance?range=24h"),
+                        ("deploys", "/projects/shop/deploys"),
+                        ("traces", "/projects/shop/traces"),
+                        ("trace", f"/projects/shop/traces/{trace_id}")):
+                    page.goto(server.base + path)
+                    page.wait_for_load_state("networkidle")
+                    page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+                    print(f"docs/screenshots/{name}.png")
+                browser.close()
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""The dashboard in a real browser (Debian's Chromium driven by Playwright), on
+data sent through the real ingest endpoints."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.dashboard.data import (
+    XSS,
+    checkout_trace,
+    error,
+    iso,
+    post_ok,
+    post_requests,
+    requests_between,
+)
+from tests.support.server import Server
+
+pytestmark = pytest.mark.browser
+
+
+def ms(text: str) -> float:
+    """'49.9 ms' -> 49.9"""
+    number, unit = text.split()
+    assert unit == "ms", text
+    return float(number)
+
+
+def test_unauthenticated_visit_lands_on_the_login_page(browser: Any, dash_server: Server) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(dash_server.base + "/projects/acme/performance")
+    assert page.url.startswith(dash_server.base + "/login")
+    assert page.locator("#token").is_visible()
+    context.close()
+
+
+def test_error_group_with_count_first_and_last_seen(page: Any, dash_server: Server) -> None:
+    post_ok(dash_server, "/ingest/errors/batch", {"errors": [
+        error("b-count", exception_class="CountError", timestamp="2026-11-21T08:00:00Z"),
+        error("b-count", exception_class="CountError", timestamp="2026-11-21T09:30:00Z"),
+        error("b-count", exception_class="CountError", timestamp="2026-11-21T09:00:00Z")]})
+    page.goto(dash_server.base + "/projects/acme/errors?status=open")
+    row = page.locator("tr.group", has=page.locator(".exception-class",
+                                                    has_text="CountError"))
+    assert row.locator(".count").inner_text() == "3"
+    assert "2026-11-21 08:00:00" in row.locator(".first-seen").inner_text()
+    assert "2026-11-21 09:30:00" in row.locator(".last-seen").inner_text()
+
+
+def test_source_context_with_the_failing_line_highlighted(page: Any,
+                                                          dash_server: Server) -> None:
+    post_ok(dash_server, "/ingest/errors", error("b-source", exception_class="SourceError"))
+    page.goto(dash_server.base + "/projects/acme/errors")
+    page.locator("tr.group a.title", has_text="SourceError").click()
+    page.wait_for_load_state()
+    failing = page.locator("table.source tr.failing")
+    assert failing.locator(".lineno").inner_text() == "42"
+    assert failing.locator("code").inner_text() == "    return subtotal / count"
+    assert page.locator(".source-file").inner_text() == "app/billing.py"
+    # Highlighted: the failing line looks different from its neighbours.
+    style = "e => getComputedStyle(e).backgroundColor + ' ' + getComputedStyle(e).fontWeight"
+    neighbour = page.locator("table.source tr").first.locator("td").last
+    assert failing.locator("td").last.evaluate(style) != neighbour.evaluate(style)
+
+
+def test_resolve_then_recurrence_reopens(page: Any, dash_server: Server) -> None:
+    post_ok(dash_server, "/ingest/errors", error("b-reopen", exception_class="ReopenError"))
+    page.goto(dash_server.base + "/projects/acme/errors")
+    page.locator("tr.group a.title", has_text="ReopenError").click()
+    page.wait_for_load_state()
+    group_url = page.url
+    page.locator("button.action-resolved").click()
+    page.wait_for_load_state()
+    assert page.locator("#group-status").inner_text() == "Resolved"
+    time.sleep(0.01)  # the next occurrence is after the resolution
+    post_ok(dash_server, "/ingest/errors", error("b-reopen", exception_class="ReopenError",
+                                                 timestamp=iso(time.time() + 1)))
+    page.goto(group_url)
+    assert page.locator("#group-status").inner_text() == "Open"
+    assert page.locator(".badge.reopened").is_visible()
+    assert "Resolved" in page.locator("ol.history").inner_text()
+
+
+def test_ignored_group_leaves_the_list(page: Any, dash_server: Server) -> None:
+    post_ok(dash_server, "/ingest/errors", error("b-ignore", exception_class="IgnoreMeError"))
+    page.goto(dash_server.base + "/projects/acme/errors")
+    page.locator("tr.group a.title", has_text="IgnoreMeError").click()
+    page.wait_for_load_state()
+    page.locator("button.action-ignored").click()
+    page.wait_for_load_state()
+    page.goto(dash_server.base + "/projects/acme/errors")
+    assert page.locator(".exception-class", has_text="IgnoreMeError").count() == 0
+    page.goto(dash_server.base + "/projects/acme/errors?status=ignored")
+    assert page.locator(".exception-class", has_text="IgnoreMeError").count() == 1
+
+
+def test_deploy_markers_and_before_after_figures(page: Any, dash_server: Server) -> None:
+    now = time.time()
+    # On a minute boundary, so that no rollup minute mixes before and after.
+    deploy_at = (now - 3600) // 60 * 60
+    items = requests_between(now - 7200, deploy_at, 10, 50.0, service="perf", env="prod")
+    items += requests_between(deploy_at, now - 120, 10, 200.0, error_every=4, service="perf",
+                              env="prod")
+    post_requests(dash_server, items)
+    post_ok(dash_server, "/ingest/deploys", {
+        "git_sha": "c0ffee1234567890", "version": "9.9.9", "env": "prod", "deployer": "ann",
+        "description": "Slower on purpose", "timestamp": iso(deploy_at)})
+    page.goto(dash_server.base + "/projects/acme/performance?service=perf&env=prod&range=24h")
+    marker = page.locator("#chart-latency .deploy-marker[data-sha='c0ffee1234567890']")
+    marker.wait_for()
+    marker.hover()
+    tip = page.locator(".deploy-tip")
+    tip.wait_for()
+    assert "c0ffee123456" in tip.inner_text() and "ann" in tip.inner_text()
+    page.goto(dash_server.base + "/projects/acme/deploys?env=prod")
+    deploy = page.locator("section.deploy[data-sha='c0ffee1234567890']")
+    assert "worse" in (deploy.get_attribute("class") or "")
+    assert ms(deploy.locator(".metric-p50 .before").inner_text()) == pytest.approx(50, rel=0.02)
+    assert ms(deploy.locator(".metric-p50 .after").inner_text()) == pytest.approx(200, rel=0.02)
+    assert deploy.locator(".metric-error-rate .before").inner_text() == "0.0%"
+    after = deploy.locator(".metric-error-rate .after").inner_text()  # every 4th failed
+    assert float(after.rstrip("%")) == pytest.approx(25, abs=0.5)
+
+
+def test_trace_waterfall(page: Any, dash_server: Server) -> None:
+    trace_id, body = checkout_trace()
+    post_ok(dash_server, "/ingest/v1/traces", body)
+    page.goto(dash_server.base + "/projects/acme/traces?range=1h")
+    page.locator(f"a[href$='/traces/{trace_id}']").first.click()
+    page.wait_for_load_state()
+    spans = page.locator(".waterfall .span")
+    assert spans.count() == 6
+    names = [n.strip() for n in page.locator(".waterfall .span-name").all_inner_texts()]
+    assert names[0] == "GET /checkout" and "compute tax" in names
+    depth = {n: page.locator(".wf-name", has_text=n).first.get_attribute("data-depth")
+             for n in ("GET /checkout", "POST payments", "compute tax")}
+    assert depth == {"GET /checkout": "0", "POST payments": "1", "compute tax": "2"}
+    assert page.locator(".waterfall .wf-name .cat-database").count() == 1
+
+
+def test_xss_payload_shows_as_text(page: Any, dash_server: Server) -> None:
+    post_ok(dash_server, "/ingest/errors", error("b-xss", exception_class="XssError",
+                                                 message=XSS, params={"q": XSS}))
+    alerts: list[str] = []
+    page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
+    page.goto(dash_server.base + "/projects/acme/errors")
+    row = page.locator("tr.group", has=page.locator(".exception-class", has_text="XssError"))
+    assert row.locator(".message").inner_text() == XSS
+    row.locator("a.title").click()
+    page.wait_for_load_state()
+    assert page.locator("p.message").first.inner_text() == XSS
+    assert alerts == []
