@@ -10,7 +10,6 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from sounding.errors import ConfigError
@@ -64,9 +63,11 @@ class Store:
             self.reader = self.writer
 
     def _sqlite_engine(self, immediate: bool, synchronous: str) -> Engine:
-        # NullPool: SQLite connections are cheap, and a pool would keep a file handle
-        # that outlives a test's temporary directory.
-        engine = create_engine(self.url, poolclass=NullPool,
+        # The reader keeps a pool: opening a connection and setting its pragmas was half
+        # of a trace page (4.4 ms without, 2.0 ms with). The writer opens one per group
+        # commit, cheap next to the commit, and so notices at once when the file is gone.
+        pool: dict[str, Any] = {"poolclass": NullPool} if immediate else {"pool_size": 4}
+        engine = create_engine(self.url, **pool,
                                connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")
@@ -104,12 +105,21 @@ class Store:
                     connection.commit()
 
     def ping(self) -> bool:
+        """Whether the database answers, on a connection like the writer's (a fresh one
+        on SQLite). Below SQLAlchemy's transaction events, so it takes no lock."""
         try:
-            with self.reader.connect() as connection:
-                connection.execute(text("SELECT 1"))
-            return True
-        except SQLAlchemyError:
+            connection = self.writer.raw_connection()
+        except Exception:  # noqa: BLE001 - the pool raises the driver's own errors here
             return False
+        try:
+            cursor = connection.cursor()
+            cursor.execute("SELECT 1")
+            cursor.close()
+            return True
+        except Exception:  # noqa: BLE001 - any driver error means "not reachable"
+            return False
+        finally:
+            connection.close()
 
     def dispose(self) -> None:
         self.writer.dispose()
