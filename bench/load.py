@@ -142,6 +142,9 @@ def run_worker(spec: WorkerSpec) -> WorkerResult:
         try:
             while conn.sent < len(conn.out):
                 conn.sent += conn.sock.send(conn.out[conn.sent:])
+        except (BrokenPipeError, ConnectionResetError):
+            # Refused before the body was read: the answer may be waiting to be read.
+            conn.sent = len(conn.out)
         except BlockingIOError:
             selector.register(conn.sock, selectors.EVENT_WRITE, conn) \
                 if conn.sock.fileno() not in selector.get_map() else \
@@ -165,26 +168,49 @@ def run_worker(spec: WorkerSpec) -> WorkerResult:
         conn.busy = False
         conn.inbuf.clear()
         if close:
-            selector.unregister(conn.sock)
+            if conn.sock.fileno() in selector.get_map():
+                selector.unregister(conn.sock)
             conn.sock.close()
             conn.sock = _connect(spec.host, spec.port)
         idle.append(conn)
 
+    def broken(conn: _Conn, why: str) -> None:
+        """The server closed the connection: a request in flight has no answer
+        (status 0); a server that refuses before reading the body does this."""
+        if conn.busy:
+            result.statuses[0] = result.statuses.get(0, 0) + 1
+            if len(result.errors) < 5:
+                result.errors.append(why)
+        if conn.sock.fileno() in selector.get_map():
+            selector.unregister(conn.sock)
+        conn.sock.close()
+        conn.sock = _connect(spec.host, spec.port)
+        conn.busy = False
+        conn.inbuf.clear()
+        idle.append(conn)
+
     def on_event(conn: _Conn, events: int) -> None:
-        if events & selectors.EVENT_WRITE:
-            _flush(conn)
-            return
         try:
+            if events & selectors.EVENT_WRITE:
+                _flush(conn)
+                return
             chunk = conn.sock.recv(65536)
         except (BlockingIOError, InterruptedError):
             return
+        except OSError as exc:
+            # The answer may have arrived before the reset: use it if it is whole.
+            parsed = _response(conn.inbuf) if conn.inbuf else None
+            if parsed is not None:
+                finish(conn, parsed[0], True)
+            else:
+                broken(conn, f"{type(exc).__name__}: {exc}")
+            return
         if not chunk:
-            result.errors.append("connection closed by the server")
-            selector.unregister(conn.sock)
-            conn.sock.close()
-            conn.sock = _connect(spec.host, spec.port)
-            conn.busy = False
-            idle.append(conn)
+            parsed = _response(conn.inbuf) if conn.inbuf else None
+            if parsed is not None:
+                finish(conn, parsed[0], True)
+            else:
+                broken(conn, "connection closed by the server")
             return
         conn.inbuf += chunk
         parsed = _response(conn.inbuf)
@@ -203,7 +229,8 @@ def run_worker(spec: WorkerSpec) -> WorkerResult:
                 conn = idle.pop()
                 send(conn, next_due if interval else now)
                 next_due += interval
-            timeout = max(0.0, min(next_due - now, 0.05)) if interval else 0.05
+            # Wait for the next due request, or for an answer when every connection is busy.
+            timeout = max(0.0, min(next_due - now, 0.05)) if interval and idle else 0.05
             for key, events in selector.select(timeout):
                 on_event(key.data, events)
         # Let what is in flight finish so that acknowledgements are all counted.

@@ -61,13 +61,16 @@ def _scenario_row(r: ScenarioResult) -> str:
     if target:
         rate += f" ({r.saturation_per_s / target:.0%} of {target:,})"
     stored = ("yes" if r.stored_ok else "**NO**") + f" ({r.stored:,} of {r.acked:,})"
+    rss = _n(r.peak_rss_mb)
+    if r.processes > 1:
+        rss += f" ({r.processes} collectors, {r.peak_rss_mb / r.processes:,.0f} each)"
     return (f"| {r.label} | {rate} | {_n(r.cpu_us_per_record, 1)} | {_n(r.p50_ms, 1)} | "
-            f"{_n(r.p99_ms, 1)} | {_n(r.peak_rss_mb)} | {_n(r.other_cores, 2)} | {stored} |")
+            f"{_n(r.p99_ms, 1)} | {rss} | {_n(r.other_cores, 2)} | {stored} |")
 
 
 def render(results: list[ScenarioResult], floor: Floor | None,
            overload: OverloadResult | None, db_label: str, notes: list[str]) -> str:
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Benchmark results",
         "",
@@ -75,9 +78,9 @@ def render(results: list[ScenarioResult], floor: Floor | None,
         f"- Commit: {commit()}",
         f"- Machine: {machine()}",
         f"- Store: {db_label}, durable acknowledgement (202 only after commit)",
-        "- Load: separate processes on loopback, keep-alive connections, request bodies "
-        "built before the clock starts (`python -m bench`, see bench/README in "
-        "bench/__main__.py)",
+        "- Load: two load processes on loopback, keep-alive connections, request bodies "
+        "built before the clock starts (`make bench` / `python -m bench`, bench/__main__.py); "
+        "a fresh `sounding serve` and database per row",
         "",
         "| Scenario | Saturation | Collector CPU µs/record | p50 ms at half rate | "
         "p99 ms at half rate | Peak RSS MB | Other load (cores) | Stored = acknowledged |",
@@ -87,9 +90,9 @@ def render(results: list[ScenarioResult], floor: Floor | None,
         "Collector CPU µs/record is the collector's CPU time (all its processes) per "
         "record at saturation; unlike the rate, it hardly depends on what else runs on "
         "the machine. \"Other load\" is the CPU the rest of the machine used meanwhile "
-        "(other tenants): with two cores, every 0.5 there is a quarter of the machine "
-        "the collector did not have. Peak RSS is the sum of VmHWM over the collector's "
-        "processes.",
+        "(other tenants): on two cores, every 0.5 is a quarter of the machine the "
+        "collector did not have. Peak RSS is the sum of VmHWM over the collector's "
+        "processes (each `sounding serve` runs one writer process beside it).",
     ]
     if floor is not None:
         proto = next((r for r in results if r.name == "traces_proto" and r.saturation_per_s),

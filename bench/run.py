@@ -10,7 +10,7 @@ from typing import Any
 
 from bench import cpu, load
 from bench.scenarios import SCENARIOS, Scenario
-from bench.server import BENCH_KEY, BenchServer
+from bench.server import BENCH_KEY, BenchCluster, BenchServer
 
 LOAD_PROCESSES = 2
 
@@ -34,6 +34,7 @@ class ScenarioResult:
     machine_cores: float = 0.0  # CPU the whole machine used meanwhile, in cores
     skipped: str = ""
     notes: list[str] = field(default_factory=list)
+    processes: int = 1  # collector processes sharing the port (SO_REUSEPORT)
 
     @property
     def cpu_us_per_record(self) -> float:
@@ -65,8 +66,9 @@ def _specs(scenario: Scenario, address: tuple[str, int], start_at: float, warmup
             for w in range(LOAD_PROCESSES)]
 
 
-def _phase(scenario: Scenario, server: BenchServer, warmup: float, duration: float,
-           rate: float = 0.0, connections: int = 0, prebuild: int = 0) -> dict[str, Any]:
+def _phase(scenario: Scenario, server: BenchServer | BenchCluster, warmup: float,
+           duration: float, rate: float = 0.0, connections: int = 0, prebuild: int = 0
+           ) -> dict[str, Any]:
     address = server.grpc if scenario.transport == "grpc" else server.http
     assert address is not None
     # Workers build their bodies first; the window opens once all of them can be ready.
@@ -96,17 +98,21 @@ def _phase(scenario: Scenario, server: BenchServer, warmup: float, duration: flo
 
 
 def run_scenario(name: str, db_url: str, warmup: float, duration: float,
-                 env: dict[str, str] | None = None) -> ScenarioResult:
+                 env: dict[str, str] | None = None, processes: int = 1) -> ScenarioResult:
     scenario = SCENARIOS[name]
-    result = ScenarioResult(name, scenario.label, scenario.unit)
-    server = BenchServer(db_url, env)
+    label = scenario.label + (f", {processes} processes" if processes > 1 else "")
+    result = ScenarioResult(name, label, scenario.unit, processes=processes)
+    server: BenchServer | BenchCluster = (
+        BenchCluster(db_url, processes, env) if processes > 1 else BenchServer(db_url, env))
     try:
         if scenario.transport == "grpc" and server.grpc is None:
             result.skipped = "the collector printed no grpc:// listener"
             return result
         # Enough unique bodies for the window at a rate well above the target.
         prebuild = int((warmup + duration) * scenario.prebuild_rate)
-        sat = _phase(scenario, server, warmup, duration, prebuild=prebuild)
+        connections = scenario.connections * processes
+        sat = _phase(scenario, server, warmup, duration, connections=connections,
+                     prebuild=prebuild * processes)
         result.saturation_per_s = sat["window_acked_records"] / duration
         result.acked += sat["acked_records"]
         statuses = dict(sat["statuses"])
@@ -114,7 +120,7 @@ def run_scenario(name: str, db_url: str, warmup: float, duration: float,
             half_requests = result.saturation_per_s / 2 / scenario.records
             result.half_rate_per_s = half_requests * scenario.records
             lat = _phase(scenario, server, min(warmup, 1.0), duration, rate=half_requests,
-                         connections=max(scenario.connections * 2, 16),
+                         connections=max(connections * 2, 16),
                          prebuild=int(half_requests * (duration + 1) * 1.1)
                          if scenario.unique_bodies else 0)
             result.acked += lat["acked_records"]
@@ -136,6 +142,8 @@ def run_scenario(name: str, db_url: str, warmup: float, duration: float,
         result.stored = server.count(scenario.stored_sql)
     if result.exit_code != 0:
         result.notes.append(f"exit code {result.exit_code}; log in {server.log_path}")
+    elif "Traceback" in server.log():
+        result.notes.append(f"a traceback in the log: {server.log_path}")
     else:
         server.cleanup()
     return result

@@ -118,3 +118,44 @@ class BenchServer:
 
     def cleanup(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class BenchCluster:
+    """Several `sounding serve` processes on one port (SO_REUSEPORT) and one database:
+    how Sounding uses more cores than one event loop can (README, "Performance")."""
+
+    def __init__(self, db_url: str, processes: int, env: dict[str, str] | None = None) -> None:
+        shared = {"SOUNDING__RECEIVERS__HTTP__REUSE_PORT": "true", **(env or {})}
+        self.db_url = db_url
+        self.servers = [BenchServer(db_url, shared)]
+        assert self.servers[0].http is not None
+        port = str(self.servers[0].http[1])
+        try:
+            for _ in range(processes - 1):
+                self.servers.append(BenchServer(db_url, {**shared, "SOUNDING_HTTP_PORT": port}))
+        except Exception:
+            self.stop()
+            raise
+        self.http = self.servers[0].http
+        self.grpc = self.servers[0].grpc  # gRPC is not shared: the first process's port
+        self.log_path = self.servers[0].log_path
+
+    def pids(self) -> list[int]:
+        return [pid for server in self.servers for pid in server.pids()]
+
+    def peak_rss_mb(self) -> float:
+        return sum(server.peak_rss_mb() for server in self.servers)
+
+    def stop(self, timeout: float = 120) -> int:
+        codes = [server.stop(timeout) for server in self.servers]
+        return next((code for code in codes if code != 0), 0)
+
+    def count(self, sql: str) -> int:
+        return self.servers[0].count(sql)
+
+    def log(self) -> str:
+        return "".join(server.log() for server in self.servers)
+
+    def cleanup(self) -> None:
+        for server in self.servers:
+            server.cleanup()

@@ -3,30 +3,35 @@
 Receivers await `export`. The batch is encoded to plain tuples and handed to the
 writer process (exporters/sql_writer.py), which commits everything waiting in one
 transaction and reports the sequence numbers it committed; only then is each
-waiting request resolved. So a 202 always means committed, one fsync serves many
+waiting request resolved. So a 202 always means committed, one commit serves many
 requests, and decoding here and writing there run on two cores at once.
 
 What is handed over and not yet committed is bounded by records and by bytes;
-past the bound, `export` raises Overloaded (503 + Retry-After) at once instead of
-letting memory grow. If the writer process dies, what it had not confirmed is
-answered StoreUnavailable (503) and a new writer is started.
+past the bound, requests are refused with Overloaded (503 + Retry-After) instead of
+letting memory grow, preferably before they are decoded (`admission_error`). If the
+writer process dies, what it had not confirmed is answered StoreUnavailable (503)
+and a new writer is started.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import pickle
 import socket
-import struct
 import subprocess
 import sys
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
+from exporters import sql_channel as channel
 from sounding import metrics
 from sounding.component import Exporter
-from sounding.errors import Overloaded, StoreUnavailable
+from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.records import Batch
 from storage.store import Store
 from storage.writer import encode_batch, wire_records
@@ -34,8 +39,8 @@ from storage.writer import encode_batch, wire_records
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 60.0
+STOP_TIMEOUT = 120.0  # the writer's last commits; each waits up to 30 s for a lock
 RESPAWN_DELAY = 1.0
-_HEADER = struct.Struct("!i")  # multiprocessing.connection framing, read by the writer
 
 
 @dataclass(slots=True)
@@ -56,22 +61,28 @@ class SqlExporter(Exporter):
                  store: Store) -> None:
         super().__init__(name, config)
         self.store = store
-        self.max_records = int(self.config.get("queue_max_records", 20_000))
-        self.max_bytes = int(self.config.get("queue_max_bytes", 64 * 1024 * 1024))
-        self.max_commit = int(self.config.get("max_commit_records", 10_000))
+        self.max_records = int(self.config.get("queue_max_records", 12_288))
+        self.max_bytes = int(self.config.get("queue_max_bytes", 32 * 1024 * 1024))
+        self.max_commit = int(self.config.get("max_commit_records", 4_096))
         self.retry_after = int(self.config.get("retry_after_seconds", 1))
-        self.sqlite_cache_kib = int(self.config.get("sqlite_cache_kib", 32 * 1024))
+        self.sqlite_cache_kib = int(self.config.get("sqlite_cache_kib", 8 * 1024))
         self._pending: dict[int, _Pending] = {}
         self._pending_records = 0
         self._pending_bytes = 0
         self._seq = 0
         self._proc: subprocess.Popen[bytes] | None = None
-        self._stream: asyncio.StreamWriter | None = None
-        self._reader_task: asyncio.Task[None] | None = None
+        self._sock: socket.socket | None = None
+        self._unsent: list[channel.Item] = []  # queued in this turn of the event loop
+        self._flush_scheduled = False
+        self._outbox: deque[tuple[bytes, list[int]]] = deque()  # packed, not yet sent
+        self._waiting_to_write = False
+        self._hello: asyncio.Future[None] | None = None  # set per writer process
+        self._closed: asyncio.Future[None] | None = None
         self._respawn: asyncio.Task[None] | None = None
         self._ready = False  # a writer is running and answering
         self._started = False
         self._closing = False
+        self._shedding = False
 
     # Lifecycle.
 
@@ -89,81 +100,152 @@ class SqlExporter(Exporter):
         self._closing = True
         if self._respawn is not None:
             self._respawn.cancel()
-        if self._stream is not None and self._ready:
+        if self._sock is not None and self._ready and self._closed is not None:
             self._send(("drain",))
-        if self._reader_task is not None:
-            await asyncio.gather(self._reader_task, return_exceptions=True)
+            try:
+                await asyncio.wait_for(asyncio.shield(self._closed), STOP_TIMEOUT)
+            except TimeoutError:
+                log.error("the writer did not finish within %.0f s", STOP_TIMEOUT)
         await self._reap()
         self._fail_all("the collector is shutting down")
 
     async def _spawn(self) -> None:
-        parent, child = socket.socketpair()
+        parent, child = channel.pair()
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "exporters.sql_writer", str(child.fileno())],
                 pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL)
         finally:
             child.close()
-        self._proc = proc
-        reader, self._stream = await asyncio.open_connection(sock=parent)
-        self._send(self._writer_config())
+        loop = asyncio.get_running_loop()
+        parent.setblocking(False)
+        self._proc, self._sock = proc, parent
+        self._hello = loop.create_future()
+        self._closed = loop.create_future()
+        loop.add_reader(parent.fileno(), self._on_readable)
+        self._send(("config", self._writer_config()))
         try:
-            hello = await asyncio.wait_for(self._read_frame(reader), START_TIMEOUT)
-        except (asyncio.TimeoutError, asyncio.IncompleteReadError, OSError) as exc:
+            await asyncio.wait_for(asyncio.shield(self._hello), START_TIMEOUT)
+        except (TimeoutError, ConnectionError) as exc:
             await self._reap()
             raise StoreUnavailable(f"the writer process did not start: {exc!r}") from exc
-        assert hello == ("ready",), hello
         self._ready = True
-        self._reader_task = asyncio.create_task(self._read_acks(reader))
 
     def _writer_config(self) -> dict[str, Any]:
         synchronous = "NORMAL"
         if self.store.dialect == "sqlite":
             with self.store.writer.connect() as conn:
-                level = conn.exec_driver_sql("PRAGMA synchronous").scalar()
+                level = int(conn.exec_driver_sql("PRAGMA synchronous").scalar() or 1)
             synchronous = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(level, "NORMAL")
-        return {"url": self.store.url, "sqlite_synchronous": synchronous,
+        url = make_url(self.store.url)
+        target = (url.database or "" if self.store.dialect == "sqlite" else
+                  url.set(drivername="postgresql").render_as_string(hide_password=False))
+        return {"dialect": self.store.dialect, "target": target,
+                "sqlite_synchronous": synchronous,
                 "sqlite_cache_kib": self.sqlite_cache_kib,
                 "max_commit_records": self.max_commit,
                 "log_level": logging.getLevelName(logging.getLogger().getEffectiveLevel())}
 
     async def _reap(self) -> None:
-        if self._stream is not None:
-            self._stream.close()
-            self._stream = None
+        self._close_channel()
         proc, self._proc = self._proc, None
         if proc is not None:
-            code = await asyncio.to_thread(proc.wait)
+            try:
+                code = await asyncio.wait_for(asyncio.to_thread(proc.wait), STOP_TIMEOUT)
+            except TimeoutError:
+                log.error("the writer process did not stop; killing it")
+                proc.kill()
+                code = await asyncio.to_thread(proc.wait)
             if code != 0 and not self._closing:
                 log.error("the writer process exited with %s", code)
 
-    # The channel.
+    # The channel: non-blocking, driven by the event loop's reader and writer callbacks.
 
-    def _send(self, message: Any) -> None:
-        assert self._stream is not None
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        self._stream.write(_HEADER.pack(len(data)) + data)
+    def _send(self, message: tuple[Any, ...], payload: bytes | None = None) -> None:
+        """Queue a message; everything queued in one turn of the event loop goes out
+        together, in as few packets as possible."""
+        self._unsent.append((message, payload))
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
 
-    @staticmethod
-    async def _read_frame(reader: asyncio.StreamReader) -> Any:
-        (length,) = _HEADER.unpack(await reader.readexactly(_HEADER.size))
-        return pickle.loads(await reader.readexactly(length))
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._unsent:
+            self._outbox.extend(channel.pack(self._unsent))
+            self._unsent = []
+        sock = self._sock
+        while self._outbox and sock is not None:
+            packet, fds = self._outbox[0]
+            try:
+                if fds:
+                    socket.send_fds(sock, [packet], fds)
+                else:
+                    sock.send(packet)
+            except BlockingIOError:
+                if not self._waiting_to_write:
+                    asyncio.get_running_loop().add_writer(sock.fileno(), self._flush)
+                    self._waiting_to_write = True
+                return
+            except OSError:
+                return  # the writer is gone; the reader side notices and answers 503
+            self._outbox.popleft()
+            for fd in fds:
+                os.close(fd)
+        if self._waiting_to_write and sock is not None:
+            asyncio.get_running_loop().remove_writer(sock.fileno())
+            self._waiting_to_write = False
 
-    async def _read_acks(self, reader: asyncio.StreamReader) -> None:
-        try:
-            while True:
-                message = await self._read_frame(reader)
-                if message[0] == "bye":
-                    break
-                _, seqs, outcome, seconds, records = message
-                if outcome is None:
-                    metrics.COMMIT_SECONDS.observe(seconds)
-                    metrics.COMMIT_RECORDS.observe(records)
-                for seq in seqs:
-                    self._settle(seq, outcome)
-        except (asyncio.IncompleteReadError, OSError):
-            pass
+    def _on_readable(self) -> None:
+        while self._sock is not None:
+            try:
+                packet, fds, _flags, _address = socket.recv_fds(
+                    self._sock, channel.PACKET_MAX, channel.MAX_FDS)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                packet, fds = b"", []
+            if not packet:
+                self._writer_gone()
+                return
+            for message, _ in channel.unpack(packet, fds):
+                if message[0] == "ready":
+                    if self._hello is not None and not self._hello.done():
+                        self._hello.set_result(None)
+                elif message[0] == "bye":
+                    self._writer_gone()
+                    return
+                else:
+                    _, seqs, outcome, seconds, records = message
+                    if outcome is None:
+                        metrics.COMMIT_SECONDS.observe(seconds)
+                        metrics.COMMIT_RECORDS.observe(records)
+                    for seq in seqs:
+                        self._settle(seq, outcome)
+
+    def _close_channel(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            loop = asyncio.get_running_loop()
+            loop.remove_reader(sock.fileno())
+            if self._waiting_to_write:
+                loop.remove_writer(sock.fileno())
+                self._waiting_to_write = False
+            sock.close()
+        for _, fds in self._outbox:
+            for fd in fds:
+                os.close(fd)
+        self._outbox.clear()
+        self._unsent = []
+
+    def _writer_gone(self) -> None:
+        self._close_channel()
         self._ready = False
+        if self._hello is not None and not self._hello.done():
+            self._hello.set_exception(ConnectionError("the writer process exited"))
+            self._hello.exception()  # retrieved here if nobody awaits it any more
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(None)
         if self._closing:
             return
         # The writer died: nobody will confirm what it had, so those requests are
@@ -171,7 +253,7 @@ class SqlExporter(Exporter):
         log.error("the writer process stopped; answering %d pending requests 503 and "
                   "starting a new one", len(self._pending))
         self._fail_all("the writer process stopped")
-        self._respawn = asyncio.create_task(self._restart())
+        self._respawn = asyncio.get_running_loop().create_task(self._restart())
 
     async def _restart(self) -> None:
         await self._reap()
@@ -184,6 +266,24 @@ class SqlExporter(Exporter):
                 log.exception("could not start the writer process")
 
     # Requests.
+
+    def admission_error(self) -> RetryableError | None:
+        """Why a request would be refused now; receivers ask before decoding a body
+        (receiver/handlers.py), so that shedding load costs next to nothing."""
+        if self._closing:
+            return StoreUnavailable("the collector is shutting down", self.retry_after)
+        if not self._ready:
+            return StoreUnavailable("the store writer is restarting", self.retry_after)
+        if self._shedding:
+            # Once the queue overflowed, keep refusing until it is half empty, so that
+            # load is shed at the door rather than after decoding.
+            if (self._pending_records > self.max_records // 2
+                    or self._pending_bytes > self.max_bytes // 2):
+                return Overloaded("the write queue is full", self.retry_after)
+            self._shedding = False
+        if self._pending_records >= self.max_records or self._pending_bytes >= self.max_bytes:
+            return Overloaded("the write queue is full", self.retry_after)
+        return None
 
     async def export(self, batch: Batch) -> None:
         if self._closing:
@@ -203,8 +303,8 @@ class SqlExporter(Exporter):
             for signal_name, n in counts.items():
                 if n:
                     metrics.RECORDS_REFUSED.labels(signal_name, "overloaded").inc(n)
+            self._shedding = True
             raise Overloaded("the write queue is full", self.retry_after)
-        assert self._stream is not None
         self._seq += 1
         seq = self._seq
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -212,7 +312,10 @@ class SqlExporter(Exporter):
         self._pending_records += records
         self._pending_bytes += size
         self._gauges()
-        self._send(("batch", seq, records, wire))
+        payload = pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL)
+        del wire  # only the payload is kept until the commit: it bounds memory
+        self._send(("batch", seq, records), payload)
+        del payload
         await future
 
     def _settle(self, seq: int, outcome: tuple[str, str] | None) -> None:

@@ -9,62 +9,51 @@ everything waiting (up to `max_commit_records`), writes it in one transaction,
 and answers with the sequence numbers it committed. Only then are the clients
 answered 202.
 
-Frames both ways are length-prefixed pickles (`multiprocessing.connection`
-framing). Started as `python -m exporters.sql_writer FD`; the first frame is its
-configuration. It ignores SIGINT and SIGTERM (the collector stops it once the
-receivers have drained) and exits on a `drain` frame or when the collector's end
-of the socket closes, after committing what it had received.
+Messages travel over exporters/sql_channel.py. Started as
+`python -m exporters.sql_writer FD`; the first message is its configuration. It
+ignores SIGINT and SIGTERM (the collector stops it once the receivers have
+drained) and exits on a `drain` message or when the collector's end of the
+socket closes, after committing what it had received.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import pickle
+import select
 import signal
 import socket
 import sqlite3
 import sys
 import threading
 import time
-from multiprocessing.connection import Connection
 from typing import Any
 
-from sqlalchemy.engine import make_url
-
+from exporters import sql_channel as channel
 from storage.writer import BatchWriter, WireBatch
 
 log = logging.getLogger("sounding.writer")
 
-# Errors of the connection or of lock contention: retryable, not the data's fault.
-_UNAVAILABLE: tuple[type[BaseException], ...] = (sqlite3.OperationalError,
-                                                 sqlite3.InterfaceError)
-try:
-    import psycopg
+def _unavailable_errors(dialect: str) -> tuple[type[BaseException], ...]:
+    """Errors of the connection or of lock contention: retryable, not the data's fault."""
+    if dialect == "postgresql":
+        import psycopg  # only here: the SQLite writer does without it
 
-    _UNAVAILABLE += (psycopg.OperationalError, psycopg.InterfaceError)
-except ImportError:  # pragma: no cover - psycopg is a dependency
-    psycopg = None  # type: ignore[assignment]
-
-
-def is_unavailable(exc: BaseException) -> bool:
-    return isinstance(exc, _UNAVAILABLE)
+        return (psycopg.OperationalError, psycopg.InterfaceError)
+    return (sqlite3.OperationalError, sqlite3.InterfaceError)
 
 
 class Database:
     """One long-lived connection (its page cache is what makes inserts cheap), opened
     again after a failure."""
 
-    def __init__(self, url: str, sqlite_synchronous: str, sqlite_cache_kib: int) -> None:
-        parsed = make_url(url)
-        self.dialect = parsed.get_backend_name()
+    def __init__(self, dialect: str, target: str, sqlite_synchronous: str,
+                 sqlite_cache_kib: int) -> None:
+        self.dialect = dialect
+        self.target = target  # the SQLite file, or a libpq connection URL
         self.synchronous = sqlite_synchronous
         self.cache_kib = sqlite_cache_kib
-        if self.dialect == "sqlite":
-            self.target = parsed.database or ""
-        else:
-            self.target = parsed.set(drivername="postgresql").render_as_string(
-                hide_password=False)
+        self.unavailable = _unavailable_errors(dialect)
         self.conn: Any = None
 
     def _connect(self) -> Any:
@@ -75,9 +64,13 @@ class Database:
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute(f"PRAGMA cache_size=-{self.cache_kib}")
-            # Checkpoints run in the Checkpointer thread, off the commit path.
+            # Checkpoints run in the Checkpointer thread, off the commit path; the log
+            # file is cut back to 64 MiB whenever it starts over.
             conn.execute("PRAGMA wal_autocheckpoint=0")
+            conn.execute(f"PRAGMA journal_size_limit={64 * 1024 * 1024}")
             return conn
+        import psycopg
+
         return psycopg.connect(self.target, connect_timeout=3, autocommit=False)
 
     def close(self) -> None:
@@ -93,7 +86,7 @@ class Database:
         fresh = self.conn is None
         try:
             self._write(writer, batches)
-        except _UNAVAILABLE:
+        except self.unavailable:
             self.close()
             if fresh:
                 raise
@@ -131,40 +124,32 @@ class Checkpointer(threading.Thread):
     """Copies the SQLite write-ahead log back into the database in the background.
 
     Left to SQLite, a checkpoint runs inside whichever commit crosses 1,000 pages,
-    and the requests of that commit wait for it. Here it runs in its own thread on
-    its own connection: a checkpoint is one long call into SQLite that releases the
-    interpreter lock, so the writer keeps writing meanwhile. PASSIVE never blocks the
-    writer; if the log still grows past `TRUNCATE_BYTES` (readers holding old
-    snapshots, say), a blocking checkpoint bounds it.
+    and the requests of that commit wait for it. Here it runs once a second in its
+    own thread on its own connection: a checkpoint is one long call into SQLite that
+    releases the interpreter lock, so the writer keeps writing meanwhile, and a page
+    changed by many commits within the second is copied once. PASSIVE never blocks
+    the writer; if the log still holds more than `RESTART_FRAMES` afterwards (readers
+    holding old snapshots, say), a blocking checkpoint bounds it.
     """
 
-    START_BYTES = 8 * 1024 * 1024
-    TRUNCATE_BYTES = 512 * 1024 * 1024
+    INTERVAL = 1.0
+    RESTART_FRAMES = 64 * 1024  # 256 MiB of 4 KiB pages
 
     def __init__(self, path: str) -> None:
         super().__init__(name="sounding-checkpoint", daemon=True)
         self.path = path
-        self.wal = path + "-wal"
-        self.wake = threading.Event()
-        self.stopping = False
+        self.stopping = threading.Event()
 
     def run(self) -> None:
         conn: sqlite3.Connection | None = None
-        while not self.stopping:
-            self.wake.wait(1.0)
-            self.wake.clear()
-            try:
-                size = os.path.getsize(self.wal)
-            except OSError:
-                continue
-            if size < self.START_BYTES:
-                continue
+        while not self.stopping.wait(self.INTERVAL):
             try:
                 if conn is None:
                     conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
                                            check_same_thread=False)
-                mode = "TRUNCATE" if size > self.TRUNCATE_BYTES else "PASSIVE"
-                conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
+                _busy, frames, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if frames - done > self.RESTART_FRAMES:
+                    conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
             except sqlite3.Error as exc:
                 log.warning("checkpoint failed: %s", exc)
                 if conn is not None:
@@ -174,16 +159,15 @@ class Checkpointer(threading.Thread):
             conn.close()
 
     def stop(self) -> None:
-        self.stopping = True
-        self.wake.set()
-        self.join(30)
+        self.stopping.set()
+        self.join(60)
 
 
 class WriterLoop:
-    def __init__(self, channel: Connection, config: dict[str, Any]) -> None:
-        self.channel = channel
+    def __init__(self, sock: socket.socket, config: dict[str, Any]) -> None:
+        self.sock = sock
         self.max_commit = int(config["max_commit_records"])
-        self.db = Database(config["url"], config["sqlite_synchronous"],
+        self.db = Database(config["dialect"], config["target"], config["sqlite_synchronous"],
                            int(config["sqlite_cache_kib"]))
         self.writer = BatchWriter(self.db.dialect)
         self.checkpointer: Checkpointer | None = None
@@ -199,48 +183,59 @@ class WriterLoop:
             if self.checkpointer is not None:
                 self.checkpointer.stop()
         self.db.close()
+        self._send(("bye",))
+
+    def _send(self, message: tuple[Any, ...]) -> None:
         try:
-            self.channel.send_bytes(pickle.dumps(("bye",)))
+            channel.send(self.sock, message)
         except OSError:
-            pass
+            pass  # the collector is gone; what was committed stays committed
+
+    def _receive(self) -> list[channel.Item] | None:
+        try:
+            return channel.receive(self.sock)
+        except OSError:
+            return None
 
     def _serve(self) -> None:
-        self.channel.send_bytes(pickle.dumps(("ready",)))
+        self._send(("ready",))
         stopping = False
         while not stopping:
             taken: list[tuple[int, int, WireBatch]] = []
             records = 0
-            try:
-                frame = pickle.loads(self.channel.recv_bytes())
-                while True:
-                    if frame[0] == "drain":
+            received = self._receive()
+            while True:
+                if received is None:
+                    stopping = True  # the collector is gone: commit what arrived, then exit
+                    break
+                for message, payload in received:
+                    if message[0] == "drain":
                         stopping = True
-                        break
-                    _, seq, count, wire = frame
-                    taken.append((seq, count, wire))
+                        continue
+                    _, seq, count = message
+                    assert payload is not None
+                    taken.append((seq, count, pickle.loads(payload)))
                     records += count
-                    if records >= self.max_commit or not self.channel.poll(0):
-                        break
-                    frame = pickle.loads(self.channel.recv_bytes())
-            except (EOFError, OSError):
-                stopping = True  # the collector is gone: commit what arrived, then exit
+                # Take whatever else is already waiting, up to one commit's worth.
+                if (stopping or records >= self.max_commit
+                        or not select.select([self.sock], [], [], 0)[0]):
+                    break
+                received = self._receive()
             if taken:
                 self._commit(taken)
-                if self.checkpointer is not None:
-                    self.checkpointer.wake.set()
 
     def _commit(self, taken: list[tuple[int, int, WireBatch]]) -> None:
         started = time.perf_counter()
         try:
             self.db.transaction(self.writer, [wire for _, _, wire in taken])
         except Exception as exc:  # noqa: BLE001 - every failure is answered to its waiters
-            if len(taken) > 1 and not is_unavailable(exc):
+            if len(taken) > 1 and not isinstance(exc, self.db.unavailable):
                 # One request's data broke the transaction: commit the others alone so
                 # that one bad request does not fail its neighbours.
                 for item in taken:
                     self._commit([item])
                 return
-            if is_unavailable(exc):
+            if isinstance(exc, self.db.unavailable):
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 log.warning("store unavailable, %d requests answered 503: %s", len(taken), first)
                 outcome: tuple[str, str] | None = ("unavailable", first)
@@ -254,25 +249,23 @@ class WriterLoop:
     def _answer(self, taken: list[tuple[int, int, WireBatch]],
                 outcome: tuple[str, str] | None, seconds: float) -> None:
         records = sum(count for _, count, _ in taken)
-        try:
-            self.channel.send_bytes(pickle.dumps(
-                ("done", [seq for seq, _, _ in taken], outcome, seconds, records)))
-        except OSError:
-            pass  # the collector is gone; what was committed stays committed
+        self._send(("done", [seq for seq, _, _ in taken], outcome, seconds, records))
 
 
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sock = socket.socket(fileno=int(argv[1]))
-    channel = Connection(sock.detach())
     try:
-        config = pickle.loads(channel.recv_bytes())
-    except (EOFError, OSError):
+        received = channel.receive(sock)
+    except OSError:
+        received = None
+    if not received:
         return 0  # the collector stopped before it configured us
+    ((_, config), _), *_rest = received
     logging.basicConfig(level=config.get("log_level", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    WriterLoop(channel, config).run()
+    WriterLoop(sock, config).run()
     return 0
 
 

@@ -8,8 +8,9 @@ import socket
 from typing import Any
 
 from tornado.httpserver import HTTPServer
+from tornado.log import access_log
 from tornado.netutil import bind_sockets
-from tornado.web import Application
+from tornado.web import Application, RequestHandler
 
 from receiver.auth import Authenticator
 from receiver.context import ReceiverContext
@@ -70,7 +71,8 @@ class HttpServerReceiver(Receiver):
             return
         app = Application(self.routes() + self.extra_routes,
                           default_handler_class=NotFoundHandler,
-                          default_handler_args={"ctx": self.ctx})
+                          default_handler_args={"ctx": self.ctx},
+                          log_function=_log_request)
         # receiver/body.py enforces the limit and answers 413. Tornado's own bound sits
         # one read chunk above it, so that ours always trips first and Tornado's (which
         # answers a bare 400) only guards against a handler that stops reading.
@@ -78,7 +80,9 @@ class HttpServerReceiver(Receiver):
                                   chunk_size=65536, idle_connection_timeout=300)
         host = str(self.config.get("host", "0.0.0.0"))
         port = int(self.config.get("port", self.default_port))
-        sockets = _bind(host, port)
+        # reuse_port: several collector processes share one port (SO_REUSEPORT) and
+        # the kernel spreads connections over them (README, "Performance and durability").
+        sockets = _bind(host, port, bool(self.config.get("reuse_port", False)))
         self._server.add_sockets(sockets)
         self._ports = sorted({s.getsockname()[1] for s in sockets})
         self._host = host
@@ -100,10 +104,24 @@ class HttpServerReceiver(Receiver):
         await server.close_all_connections()
 
 
-def _bind(host: str, port: int) -> list[socket.socket]:
+def _log_request(handler: RequestHandler) -> None:
+    """Tornado's access log, except that a 503 is logged like a 4xx: under overload
+    it is the expected answer, counted in /metrics, and must not flood the log."""
+    status = handler.get_status()
+    if status < 400:
+        log_method = access_log.info
+    elif status < 500 or status == 503:
+        log_method = access_log.warning
+    else:
+        log_method = access_log.error
+    log_method("%d %s %.2fms", status, handler._request_summary(),
+               1000.0 * handler.request.request_time())
+
+
+def _bind(host: str, port: int, reuse_port: bool = False) -> list[socket.socket]:
     return bind_sockets(port, address=None if host in ("", "0.0.0.0") else host,
                         family=socket.AF_INET if host == "0.0.0.0" else socket.AF_UNSPEC,
-                        reuse_port=False)
+                        reuse_port=reuse_port)
 
 
 class HttpReceiver(HttpServerReceiver):

@@ -23,6 +23,8 @@ DEFAULTS: dict[str, Any] = {
             "port": 3000,
             "max_body_bytes": 5 * 1024 * 1024,
             "cors_origins": [],
+            # Several `sounding serve` processes may share the port (SO_REUSEPORT).
+            "reuse_port": False,
         },
         # OTLP over gRPC for SDKs and Collectors left at their defaults (TraceService
         # and Sounding's own services, proto/sounding/v1). Set `enabled: false` to
@@ -46,14 +48,14 @@ DEFAULTS: dict[str, Any] = {
     "exporters": {
         "sql": {
             # Bounds of what is handed to the writer and not yet committed; past them
-            # ingest answers 503. They bound memory: a queued span costs about 2 KiB.
-            "queue_max_records": 20_000,
-            "queue_max_bytes": 64 * 1024 * 1024,
+            # ingest answers 503. They bound memory: a queued span costs about 3 KiB.
+            "queue_max_records": 12_288,
+            "queue_max_bytes": 32 * 1024 * 1024,
             # The most records one group commit writes in one transaction.
-            "max_commit_records": 10_000,
+            "max_commit_records": 4_096,
             "retry_after_seconds": 1,
             # SQLite only: the writer's page cache; a warm cache keeps index inserts cheap.
-            "sqlite_cache_kib": 32 * 1024,
+            "sqlite_cache_kib": 8 * 1024,
         },
     },
     "storage": {

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from sounding.records import Batch
-from storage import schema
 from storage.jsontext import dumps
 from storage.writer_groups import write_groups, write_requests
 
@@ -26,6 +25,10 @@ from storage.writer_groups import write_groups, write_requests
 WireBatch = tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]],
                   list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[str, int]]]
 
+# Table and column names as storage/schema.py defines them (tests/exporters/
+# test_sql_writer.py checks). Spelled out so that the writer process does not
+# import SQLAlchemy: that alone would double its memory.
+SPANS, ERROR_EVENTS, DEPLOYS = "spans", "error_events", "deploys"
 SPAN_COLUMNS = ("project_id", "trace_id", "span_id", "parent_span_id", "name", "kind",
                 "start_ns", "end_ns", "status_code", "status_message", "service_name",
                 "scope_name", "category", "resource_attributes", "attributes", "semantic",
@@ -93,10 +96,10 @@ class BatchWriter:
     def __init__(self, dialect: str) -> None:
         self.dialect = dialect
         # A retried batch that was committed already must not duplicate its spans.
-        self.spans_sql = insert_sql(dialect, schema.spans.name, SPAN_COLUMNS,
+        self.spans_sql = insert_sql(dialect, SPANS, SPAN_COLUMNS,
                                     "ON CONFLICT DO NOTHING")
-        self.errors_sql = insert_sql(dialect, schema.error_events.name, ERROR_COLUMNS)
-        self.deploys_sql = insert_sql(dialect, schema.deploys.name, DEPLOY_COLUMNS)
+        self.errors_sql = insert_sql(dialect, ERROR_EVENTS, ERROR_COLUMNS)
+        self.deploys_sql = insert_sql(dialect, DEPLOYS, DEPLOY_COLUMNS)
 
     def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
         self._spans(cursor, batches)

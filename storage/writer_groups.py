@@ -11,9 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from sounding import histogram
-from storage import schema
 
 SERVER_ERROR = 500
+# Names as storage/schema.py defines them (storage/writer.py says why not imported).
+GROUPS, HOURLY, STATUS_CHANGES = "error_groups", "error_group_hourly", "error_status_changes"
+ROLLUPS, LATENCY = "request_rollups", "request_latency"
+ROLLUP_KEY = ("project_id", "service", "env", "method", "route", "minute")
 GroupKey = tuple[int, str]
 RollupKey = tuple[int, str, str, str, str, int]
 # SQLite has no parameter limit problem below this; PostgreSQL allows 65,535.
@@ -74,7 +77,7 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
         for i in range(0, len(fingerprints), IN_CHUNK):
             chunk = fingerprints[i:i + IN_CHUNK]
             cursor.execute(
-                f'SELECT fingerprint FROM "{schema.error_groups.name}" WHERE project_id = {q} '
+                f'SELECT fingerprint FROM "{GROUPS}" WHERE project_id = {q} '
                 f"AND status = 'resolved' AND fingerprint IN ({', '.join([q] * len(chunk))})",
                 (project_id, *chunk))
             candidates += [(project_id, row[0]) for row in cursor.fetchall()]
@@ -82,14 +85,14 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
         ts_us = latest[(project_id, fingerprint)]
         # The update decides atomically: of two collectors, only one reopens the group.
         cursor.execute(
-            f'UPDATE "{schema.error_groups.name}" SET status = \'open\', '
+            f'UPDATE "{GROUPS}" SET status = \'open\', '
             f"reopen_count = reopen_count + 1, last_reopened_us = {q} "
             f"WHERE project_id = {q} AND fingerprint = {q} AND status = 'resolved' "
             f"AND resolved_us < {q} RETURNING id",
             (ts_us, project_id, fingerprint, ts_us))
         if cursor.fetchone() is not None:
             cursor.execute(
-                f'INSERT INTO "{schema.error_status_changes.name}" (project_id, fingerprint, '
+                f'INSERT INTO "{STATUS_CHANGES}" (project_id, fingerprint, '
                 f"from_status, to_status, reason, at_us) VALUES ({q}, {q}, 'resolved', 'open', "
                 f"'recurrence', {q})", (project_id, fingerprint, ts_us))
 
@@ -100,7 +103,7 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
     if not groups:
         return
     q = _q(dialect)
-    g = schema.error_groups.name
+    g = GROUPS
     ordered = sorted(groups.items())
     latest = f'excluded.last_seen_us >= "{g}".last_seen_us'
     cursor.executemany(
@@ -115,7 +118,7 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
         f'message = CASE WHEN {latest} THEN excluded.message ELSE "{g}".message END',
         [(project_id, fingerprint, d[0], d[1], d[3], d[4], d[2])
          for (project_id, fingerprint), d in ordered])
-    h = schema.error_group_hourly.name
+    h = HOURLY
     cursor.executemany(
         f'INSERT INTO "{h}" (project_id, fingerprint, hour, count) VALUES ({q}, {q}, {q}, {q}) '
         f'ON CONFLICT (project_id, fingerprint, hour) DO UPDATE SET '
@@ -145,9 +148,9 @@ def write_requests(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
     if not rollups:
         return
     q = _q(dialect)
-    names = ", ".join(schema.ROLLUP_KEY)
-    marks = ", ".join([q] * len(schema.ROLLUP_KEY))
-    r = schema.request_rollups.name
+    names = ", ".join(ROLLUP_KEY)
+    marks = ", ".join([q] * len(ROLLUP_KEY))
+    r = ROLLUPS
     cursor.executemany(
         f'INSERT INTO "{r}" ({names}, count, error_count, duration_sum_ms) '
         f"VALUES ({marks}, {q}, {q}, {q}) ON CONFLICT ({names}) DO UPDATE SET "
@@ -155,7 +158,7 @@ def write_requests(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
         f'error_count = "{r}".error_count + excluded.error_count, '
         f'duration_sum_ms = "{r}".duration_sum_ms + excluded.duration_sum_ms',
         [(*key, c, e, s) for key, (c, e, s) in sorted(rollups.items())])
-    latency = schema.request_latency.name
+    latency = LATENCY
     cursor.executemany(
         f'INSERT INTO "{latency}" ({names}, bucket, count) VALUES ({marks}, {q}, {q}) '
         f"ON CONFLICT ({names}, bucket) DO UPDATE SET "
