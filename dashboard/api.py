@@ -12,7 +12,6 @@ from tornado.web import HTTPError
 
 from dashboard import views
 from dashboard.base import DashboardHandler
-from storage import groups as group_status
 from storage.queries import errors as eq
 from storage.queries import projects as pq
 
@@ -83,13 +82,11 @@ class ErrorGroupStatusApi(ApiHandler):
         status = body.get("status") if isinstance(body, dict) else None
         if status not in eq.STATUSES:
             raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
-        group = await self.run(eq.get_group, self.store, project.id, int(group_id))
-        if group is None:
+        updated = await self.run(views.change_status, self.store, project.id, int(group_id),
+                                 status)
+        if updated is None:
             raise HTTPError(404, f"no error group {group_id} in project {project.name!r}")
-        await self.run(group_status.set_status, self.store, project.id, group.fingerprint,
-                       status)
-        updated = await self.run(eq.get_group, self.store, project.id, group.id)
-        self.write_json(asdict(updated) if updated is not None else None)
+        self.write_json(asdict(updated))
 
 
 class DeploysApi(ApiHandler):

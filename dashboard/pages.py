@@ -12,7 +12,6 @@ from dashboard import views
 from dashboard.api import sort_arg
 from dashboard.auth import SESSION_COOKIE
 from dashboard.base import DashboardHandler
-from storage import groups as group_status
 from storage.queries import errors as eq
 from storage.queries import projects as pq
 
@@ -100,12 +99,11 @@ class GroupStatusPage(DashboardHandler):
         status = self.get_argument("status", "")
         if status not in eq.STATUSES:
             raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
-        group = await self.run(eq.get_group, self.store, project.id, int(group_id))
-        if group is None:
+        updated = await self.run(views.change_status, self.store, project.id, int(group_id),
+                                 status)
+        if updated is None:
             raise HTTPError(404, f"no error group {group_id} here")
-        await self.run(group_status.set_status, self.store, project.id, group.fingerprint,
-                       status)
-        self.redirect(self.project_url(f"errors/{group.id}"), status=303)
+        self.redirect(self.project_url(f"errors/{updated.id}"), status=303)
 
 
 class PerformancePage(DashboardHandler):

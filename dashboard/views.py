@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from dashboard.timerange import TimeRange
 from dashboard.waterfall import WaterfallRow, waterfall
+from storage import groups as group_status
 from storage.queries import deploys as dq
 from storage.queries import errors as eq
 from storage.queries import performance as pq
@@ -20,6 +21,17 @@ from storage.store import Store
 WINDOWS = {"15m": 900, "30m": 1800, "1h": 3600, "3h": 10_800, "6h": 21_600, "24h": 86_400}
 DEFAULT_WINDOW = "1h"
 MAX_CORRELATED = 25
+
+
+def change_status(store: Store, project_id: int, group_id: int, status: str
+                  ) -> eq.Group | None:
+    """Set a group's status (one of eq.STATUSES); the updated group, or None when the
+    project has no such group. The Resolve/Ignore/Reopen buttons and the API share it."""
+    group = eq.get_group(store, project_id, group_id)
+    if group is None:
+        return None
+    group_status.set_status(store, project_id, group.fingerprint, status)
+    return eq.get_group(store, project_id, group_id)
 
 
 @dataclass(frozen=True)
