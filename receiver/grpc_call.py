@@ -69,6 +69,10 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
         try:
             header = metadata.get("authorization")
             project_id = await auth.project_for(header if isinstance(header, str) else None)
+            # Shed before decoding, as the HTTP receiver does.
+            refusal = pipeline.admission_error()
+            if refusal is not None:
+                raise refusal
             response = await method(Call(project_id, body, metadata, pipeline))
         except SoundingError as exc:
             error = exc

@@ -160,11 +160,9 @@ class IngestHandler(BaseHandler):
         body is in rather than from the headers: answering before the body is read
         makes Tornado close the connection with the body unread, the kernel then
         resets it, and the client can lose the answer."""
-        for exporter in self.ctx.pipeline.exporters:
-            admission = getattr(exporter, "admission_error", None)
-            refusal = admission() if admission is not None else None
-            if refusal is not None:
-                raise refusal
+        refusal = self.ctx.pipeline.admission_error()
+        if refusal is not None:
+            raise refusal
 
     def on_finish(self) -> None:
         if self._started:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from sounding.errors import RetryableError
 from sounding.records import Batch
 
 
@@ -42,6 +43,11 @@ class Exporter(Component):
 
     @abstractmethod
     async def export(self, batch: Batch) -> None: ...
+
+    def admission_error(self) -> RetryableError | None:
+        """Why a batch would be refused right now (overload, store down), or None.
+        Receivers ask before decoding, so that shedding load costs next to nothing."""
+        return None
 
 
 class Receiver(Component):

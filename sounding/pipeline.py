@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Sequence
 
 from sounding.component import Exporter, Processor
+from sounding.errors import RetryableError
 from sounding.records import Batch
 
 
@@ -22,6 +23,14 @@ class Pipeline:
             await self.exporters[0].export(batch)
         else:
             await asyncio.gather(*(exporter.export(batch) for exporter in self.exporters))
+
+    def admission_error(self) -> RetryableError | None:
+        """The first exporter's reason to refuse a batch now, or None."""
+        for exporter in self.exporters:
+            refusal = exporter.admission_error()
+            if refusal is not None:
+                return refusal
+        return None
 
     async def start(self) -> None:
         # Downstream first, so every stage drains into a live next stage.
