@@ -91,9 +91,6 @@ class BenchServer:
         """VmHWM of the collector and of any helper process it runs, summed."""
         return sum(_status_kb(pid, "VmHWM") for pid in self.pids()) / 1024
 
-    def rss_mb(self) -> float:
-        return sum(_status_kb(pid, "VmRSS") for pid in self.pids()) / 1024
-
     def stop(self, timeout: float = 120) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

@@ -109,9 +109,3 @@ def active_key_count(store: Store) -> int:
     with store.reader.connect() as conn:
         return int(conn.execute(
             select(func.count()).select_from(k).where(k.c.revoked_us.is_(None))).scalar_one())
-
-
-def project_names(store: Store) -> dict[int, str]:
-    p = schema.projects
-    with store.reader.connect() as conn:
-        return {int(r.id): r.name for r in conn.execute(select(p.c.id, p.c.name))}

@@ -71,13 +71,6 @@ def list_deploys(store: Store, project_id: int, start_us: int, end_us: int,
     return [_deploy(r) for r in rows]
 
 
-def get_deploy(store: Store, project_id: int, deploy_id: int) -> Deploy | None:
-    with store.reader.connect() as conn:
-        row = conn.execute(select(_D).where(
-            and_(_D.c.project_id == project_id, _D.c.id == deploy_id))).first()
-    return None if row is None else _deploy(row)
-
-
 def _neighbours(store: Store, project_id: int, deploy: Deploy) -> tuple[int | None, int | None]:
     """Timestamps of the previous and next deploy to the same environment."""
     same_env = _D.c.env.is_(None) if deploy.env is None else _D.c.env == deploy.env

@@ -21,10 +21,3 @@ def list_projects(store: Store) -> list[Project]:
     with store.reader.connect() as conn:
         rows = conn.execute(select(p.c.id, p.c.name).order_by(p.c.name)).all()
     return [Project(int(r.id), str(r.name)) for r in rows]
-
-
-def project_by_name(store: Store, name: str) -> Project | None:
-    p = schema.projects
-    with store.reader.connect() as conn:
-        row = conn.execute(select(p.c.id, p.c.name).where(p.c.name == name)).first()
-    return None if row is None else Project(int(row.id), str(row.name))
