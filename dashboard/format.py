@@ -34,7 +34,7 @@ def duration_ms(ms: float | None) -> str:
         return f"{ms / 1000:.1f} s"
     if ms >= 100:
         return f"{ms:.0f} ms"
-    if ms >= 1:
+    if ms >= 1 or ms == 0:
         return f"{ms:.1f} ms"
     return f"{ms * 1000:.0f} \u00b5s"
 

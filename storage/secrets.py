@@ -45,9 +45,11 @@ def _read(conn: Connection, name: str) -> str | None:
 def _insert_if_missing(conn: Connection, name: str, value: str) -> bool:
     """True when this call created the row."""
     t = schema.dashboard_secrets
-    result = conn.execute(insert(conn.dialect.name, t).on_conflict_do_nothing(),
-                          {"name": name, "value": value, "created_us": now_us()})
-    return bool(result.rowcount)
+    # RETURNING, not rowcount: psycopg reports -1 for an INSERT that did nothing.
+    created = conn.execute(
+        insert(conn.dialect.name, t).on_conflict_do_nothing().returning(t.c.name),
+        {"name": name, "value": value, "created_us": now_us()}).first()
+    return created is not None
 
 
 def ensure_cookie_secret(store: Store) -> str:
