@@ -1,10 +1,11 @@
-"""Dialect-aware upserts: one helper for SQLite and PostgreSQL `ON CONFLICT`."""
+"""Dialect-aware upserts for SQLAlchemy statements: SQLite and PostgreSQL `ON CONFLICT`.
+The group-commit writer builds its SQL text itself (storage/writer_groups.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, func
+from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
 
 
@@ -14,11 +15,3 @@ def insert(dialect: str, table: Table) -> Any:
         return postgresql.insert(table)
     return sqlite.insert(table)
 
-
-def greatest(dialect: str, a: Any, b: Any) -> ColumnElement[Any]:
-    # SQLite's two-argument max() is scalar; PostgreSQL spells it GREATEST.
-    return func.greatest(a, b) if dialect == "postgresql" else func.max(a, b)
-
-
-def least(dialect: str, a: Any, b: Any) -> ColumnElement[Any]:
-    return func.least(a, b) if dialect == "postgresql" else func.min(a, b)
