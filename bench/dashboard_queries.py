@@ -30,7 +30,7 @@ from sounding.timeutil import now_us
 from storage import keys
 from storage.queries import errors as eq
 from storage.store import Store
-from storage.writer import write_batches
+from storage.wire import write_batches
 
 RESULTS = Path(__file__).with_name("RESULTS-dashboard.md")
 SPANS_PER_TRACE = 10

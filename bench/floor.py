@@ -26,7 +26,8 @@ from processors.spanmetrics import SpanMetricsProcessor
 from receiver.decode_otlp import spans_from_proto
 from sounding.records import Batch
 from storage.store import Store
-from storage.writer import BatchWriter, encode_batch
+from storage.wire import encode_batch
+from storage.writer import BatchWriter
 
 REQUESTS_PER_COMMIT = 10
 

@@ -17,24 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import pickle
-import socket
 import subprocess
 import sys
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from exporters import sql_channel as channel
-from sounding import metrics
+from sounding import channel, metrics
 from sounding.component import Exporter
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.records import Batch
 from storage.store import Store
-from storage.writer import encode_batch, wire_records
+from storage.wire import EncodedBatch, encode
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +52,8 @@ class WriteFailed(Exception):
 
 
 class SqlExporter(Exporter):
+    takes_encoded = True
+
     def __init__(self, name: str, config: dict[str, Any] | None = None, *,
                  store: Store) -> None:
         super().__init__(name, config)
@@ -71,11 +68,7 @@ class SqlExporter(Exporter):
         self._pending_bytes = 0
         self._seq = 0
         self._proc: subprocess.Popen[bytes] | None = None
-        self._sock: socket.socket | None = None
-        self._unsent: list[channel.Item] = []  # queued in this turn of the event loop
-        self._flush_scheduled = False
-        self._outbox: deque[tuple[bytes, list[int]]] = deque()  # packed, not yet sent
-        self._waiting_to_write = False
+        self._channel: channel.Endpoint | None = None
         self._hello: asyncio.Future[None] | None = None  # set per writer process
         self._closed: asyncio.Future[None] | None = None
         self._respawn: asyncio.Task[None] | None = None
@@ -100,7 +93,7 @@ class SqlExporter(Exporter):
         self._closing = True
         if self._respawn is not None:
             self._respawn.cancel()
-        if self._sock is not None and self._ready and self._closed is not None:
+        if self._channel is not None and self._ready and self._closed is not None:
             self._send(("drain",))
             try:
                 await asyncio.wait_for(asyncio.shield(self._closed), STOP_TIMEOUT)
@@ -118,11 +111,10 @@ class SqlExporter(Exporter):
         finally:
             child.close()
         loop = asyncio.get_running_loop()
-        parent.setblocking(False)
-        self._proc, self._sock = proc, parent
+        self._proc = proc
         self._hello = loop.create_future()
         self._closed = loop.create_future()
-        loop.add_reader(parent.fileno(), self._on_readable)
+        self._channel = channel.Endpoint(parent, self._on_item, self._writer_gone)
         self._send(("config", self._writer_config()))
         try:
             await asyncio.wait_for(asyncio.shield(self._hello), START_TIMEOUT)
@@ -159,84 +151,31 @@ class SqlExporter(Exporter):
             if code != 0 and not self._closing:
                 log.error("the writer process exited with %s", code)
 
-    # The channel: non-blocking, driven by the event loop's reader and writer callbacks.
+    # The channel (sounding/channel.py): non-blocking, driven by the event loop.
 
     def _send(self, message: tuple[Any, ...], payload: bytes | None = None) -> None:
-        """Queue a message; everything queued in one turn of the event loop goes out
-        together, in as few packets as possible."""
-        self._unsent.append((message, payload))
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
+        if self._channel is not None:
+            self._channel.send(message, payload)
 
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        if self._unsent:
-            self._outbox.extend(channel.pack(self._unsent))
-            self._unsent = []
-        sock = self._sock
-        while self._outbox and sock is not None:
-            packet, fds = self._outbox[0]
-            try:
-                if fds:
-                    socket.send_fds(sock, [packet], fds)
-                else:
-                    sock.send(packet)
-            except BlockingIOError:
-                if not self._waiting_to_write:
-                    asyncio.get_running_loop().add_writer(sock.fileno(), self._flush)
-                    self._waiting_to_write = True
-                return
-            except OSError:
-                return  # the writer is gone; the reader side notices and answers 503
-            self._outbox.popleft()
-            for fd in fds:
-                os.close(fd)
-        if self._waiting_to_write and sock is not None:
-            asyncio.get_running_loop().remove_writer(sock.fileno())
-            self._waiting_to_write = False
-
-    def _on_readable(self) -> None:
-        while self._sock is not None:
-            try:
-                packet, fds, _flags, _address = socket.recv_fds(
-                    self._sock, channel.PACKET_MAX, channel.MAX_FDS)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                packet, fds = b"", []
-            if not packet:
-                self._writer_gone()
-                return
-            for message, _ in channel.unpack(packet, fds):
-                if message[0] == "ready":
-                    if self._hello is not None and not self._hello.done():
-                        self._hello.set_result(None)
-                elif message[0] == "bye":
-                    self._writer_gone()
-                    return
-                else:
-                    _, seqs, outcome, seconds, records = message
-                    if outcome is None:
-                        metrics.COMMIT_SECONDS.observe(seconds)
-                        metrics.COMMIT_RECORDS.observe(records)
-                    for seq in seqs:
-                        self._settle(seq, outcome)
+    def _on_item(self, item: channel.Item) -> None:
+        message, _ = item
+        if message[0] == "ready":
+            if self._hello is not None and not self._hello.done():
+                self._hello.set_result(None)
+        elif message[0] == "bye":
+            self._writer_gone()
+        else:
+            _, seqs, outcome, seconds, records = message
+            if outcome is None:
+                metrics.COMMIT_SECONDS.observe(seconds)
+                metrics.COMMIT_RECORDS.observe(records)
+            for seq in seqs:
+                self._settle(seq, outcome)
 
     def _close_channel(self) -> None:
-        sock, self._sock = self._sock, None
-        if sock is not None:
-            loop = asyncio.get_running_loop()
-            loop.remove_reader(sock.fileno())
-            if self._waiting_to_write:
-                loop.remove_writer(sock.fileno())
-                self._waiting_to_write = False
-            sock.close()
-        for _, fds in self._outbox:
-            for fd in fds:
-                os.close(fd)
-        self._outbox.clear()
-        self._unsent = []
+        endpoint, self._channel = self._channel, None
+        if endpoint is not None:
+            endpoint.close()
 
     def _writer_gone(self) -> None:
         self._close_channel()
@@ -286,16 +225,14 @@ class SqlExporter(Exporter):
         return None
 
     async def export(self, batch: Batch) -> None:
-        if self._closing:
-            raise StoreUnavailable("the collector is shutting down", self.retry_after)
-        if not self._ready:
-            raise StoreUnavailable("the store writer is restarting", self.retry_after)
-        records = batch.record_count()
-        if records == 0 and not batch.groups and not batch.reopen_after:
+        self._check_open()
+        await self.export_encoded(encode(batch))
+
+    async def export_encoded(self, encoded: EncodedBatch) -> None:
+        self._check_open()
+        if encoded.empty:
             return
-        wire = encode_batch(batch)
-        counts = wire_records(wire)
-        size = max(batch.approx_bytes, 0)
+        records, size, counts = encoded.records, encoded.size, encoded.counts
         # An idle writer always takes one batch, however large, so that a batch bigger
         # than the bound is not refused forever.
         if self._pending and (self._pending_records + records > self.max_records
@@ -312,11 +249,15 @@ class SqlExporter(Exporter):
         self._pending_records += records
         self._pending_bytes += size
         self._gauges()
-        payload = pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL)
-        del wire  # only the payload is kept until the commit: it bounds memory
-        self._send(("batch", seq, records), payload)
-        del payload
+        # Only the pickled payload is kept until the commit: it is what bounds memory.
+        self._send(("batch", seq, records), encoded.payload)
         await future
+
+    def _check_open(self) -> None:
+        if self._closing:
+            raise StoreUnavailable("the collector is shutting down", self.retry_after)
+        if not self._ready:
+            raise StoreUnavailable("the store writer is restarting", self.retry_after)
 
     def _settle(self, seq: int, outcome: tuple[str, str] | None) -> None:
         item = self._pending.pop(seq, None)

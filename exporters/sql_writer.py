@@ -9,7 +9,7 @@ everything waiting (up to `max_commit_records`), writes it in one transaction,
 and answers with the sequence numbers it committed. Only then are the clients
 answered 202.
 
-Messages travel over exporters/sql_channel.py. Started as
+Messages travel over sounding/channel.py. Started as
 `python -m exporters.sql_writer FD`; the first message is its configuration. It
 ignores SIGINT and SIGTERM (the collector stops it once the receivers have
 drained) and exits on a `drain` message or when the collector's end of the
@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Any
 
-from exporters import sql_channel as channel
+from sounding import channel
 from storage.writer import BatchWriter, WireBatch
 
 log = logging.getLogger("sounding.writer")

@@ -31,7 +31,7 @@ from sounding.records import Batch, ErrorEvent, Span
 EVENT_NAME = "exception"
 DEFAULT_TYPE = "Error"  # a JavaScript recordException("text") sends a message only
 MAX_NORMALISED = 1_000
-USER_ATTRIBUTES = ("user.id", "enduser.id")
+USER_ATTRIBUTES = ("user.id", "enduser.id")  # the first one present wins
 EXCEPTION_ATTRIBUTES = frozenset(
     {"exception.type", "exception.message", "exception.stacktrace"})
 
@@ -80,7 +80,8 @@ def error_from_event(span: Span, event: dict[str, Any]) -> ErrorEvent | None:
     time_ns = int(event.get("time_unix_nano") or 0) or span.end_ns or span.start_ns
     params: dict[str, Any] = {"service.name": span.service_name, "span.name": span.name}
     params.update({k: v for k, v in attributes.items() if k not in EXCEPTION_ATTRIBUTES})
-    user = next((span.attributes[a] for a in USER_ATTRIBUTES if a in span.attributes), None)
+    users = span.find_attributes(frozenset(USER_ATTRIBUTES))
+    user = next((users[a] for a in USER_ATTRIBUTES if a in users), None)
     return ErrorEvent(
         fingerprint=fingerprint(exception_type, stacktrace, message),
         exception_class=exception_type or DEFAULT_TYPE,
@@ -97,6 +98,8 @@ def error_from_event(span: Span, event: dict[str, Any]) -> ErrorEvent | None:
 class ExceptionsProcessor(Processor):
     def process(self, batch: Batch) -> Batch:
         for span in batch.spans:
+            if not span.has_events():  # without reading the attributes of a span
+                continue
             for event in span.events:
                 if event.get("name") != EVENT_NAME:
                     continue

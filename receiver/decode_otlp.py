@@ -10,18 +10,16 @@ reason counted; a body that is not OTLP at all is InvalidInput.
 
 from __future__ import annotations
 
-import base64
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 from sounding.errors import InvalidInput
+from sounding.otlp_values import attributes_of, json_safe_double
 from sounding.records import Span
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -62,41 +60,6 @@ def parse_proto(body: bytes) -> ExportTraceServiceRequest:
     return request
 
 
-def any_value(value: AnyValue) -> Any:
-    which = value.WhichOneof("value")
-    if which == "string_value":
-        return value.string_value
-    if which == "bool_value":
-        return value.bool_value
-    if which == "int_value":
-        return value.int_value
-    if which == "double_value":
-        return _json_safe_double(value.double_value)
-    if which == "array_value":
-        return [any_value(v) for v in value.array_value.values]
-    if which == "kvlist_value":
-        return attributes_of(value.kvlist_value.values)
-    if which == "bytes_value":
-        return base64.b64encode(value.bytes_value).decode()
-    return None
-
-
-def attributes_of(pairs: Any) -> dict[str, Any]:
-    # The hot loop of trace ingest (several attributes per span): the common scalar
-    # kinds are read inline, the rest through any_value.
-    out: dict[str, Any] = {}
-    for kv in pairs:
-        value = kv.value
-        which = value.WhichOneof("value")
-        if which == "string_value":
-            out[kv.key] = value.string_value
-        elif which == "int_value" or which == "bool_value":
-            out[kv.key] = getattr(value, which)
-        else:
-            out[kv.key] = any_value(value)
-    return out
-
-
 _ZERO_TRACE_ID = bytes(16)
 _ZERO_SPAN_ID = bytes(8)
 
@@ -111,16 +74,14 @@ def _span_from_proto(span: trace_pb2.Span, service: str, scope: str,
     if len(parent) not in (0, 8):
         raise _Drop("parentSpanId must be empty or 8 bytes")
     status = span.status
-    events = span.events
-    # Positional, in the field order of Span: the keyword form costs measurably more
-    # at hundreds of thousands of spans a second.
+    # Positional, in the order of Span's arguments: the keyword form costs measurably
+    # more at hundreds of thousands of spans a second. Attributes and events stay in
+    # the message until a stage asks for them.
     return Span(
         trace_id.hex(), span_id.hex(),
         parent.hex() if parent and parent != _ZERO_SPAN_ID else "",
         span.name, span.kind, span.start_time_unix_nano, span.end_time_unix_nano,
-        status.code, status.message, service, scope, resource, attributes_of(span.attributes),
-        [{"name": e.name, "time_unix_nano": e.time_unix_nano,
-          "attributes": attributes_of(e.attributes)} for e in events] if events else [],
+        status.code, status.message, service, scope, resource, None, None, "", None, span,
     )
 
 
@@ -145,15 +106,6 @@ def spans_from_proto(request: ExportTraceServiceRequest) -> DecodedSpans:
 def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
     value = obj.get(camel)
     return obj.get(snake) if value is None else value
-
-
-def _json_safe_double(value: float) -> Any:
-    # JSON has no NaN or infinity; keep them as the strings OTLP/JSON uses.
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value
 
 
 def _uint(value: Any, name: str) -> int:
@@ -230,11 +182,11 @@ def json_any_value(value: Any) -> Any:
             return number
         if camel == "doubleValue":
             if isinstance(raw, int | float) and not isinstance(raw, bool):
-                return _json_safe_double(float(raw))
+                return json_safe_double(float(raw))
             if raw in ("NaN", "Infinity", "-Infinity"):
                 return raw
             if isinstance(raw, str) and _FLOAT.fullmatch(raw):
-                return _json_safe_double(float(raw))  # protobuf JSON allows quoted numbers
+                return json_safe_double(float(raw))  # protobuf JSON allows quoted numbers
             break
         if camel == "arrayValue" and isinstance(raw, dict):
             return [json_any_value(v) for v in _list(raw.get("values"), "arrayValue.values")]

@@ -17,12 +17,12 @@ from receiver.status import http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from sounding import metrics
 from sounding.errors import (
-    InvalidInput,
     PayloadTooLarge,
     SoundingError,
     StoreUnavailable,
     UnsupportedMediaType,
 )
+from sounding.offload import parse_json
 from sounding.records import Batch
 
 JSON = "application/json"
@@ -184,11 +184,7 @@ class IngestHandler(BaseHandler):
     # Helpers for subclasses.
 
     def json_body(self, body: bytes) -> Any:
-        try:
-            return json.loads(body)
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise InvalidInput("the body is not valid JSON",
-                               [{"field": "body", "error": str(exc)}]) from exc
+        return parse_json(body)
 
     def trace_link(self) -> tuple[str, str] | None:
         return parse_traceparent(self.request.headers.get("traceparent"))

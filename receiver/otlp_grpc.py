@@ -16,10 +16,9 @@ import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from receiver.auth import Authenticator
-from receiver.decode_otlp import parse_proto, spans_from_proto
 from receiver.grpc_call import Call, service
 from receiver.grpc_custom import custom_services
-from receiver.otlp_http import consume_spans
+from receiver.otlp_http import consume_traces
 from sounding.component import Receiver
 from sounding.errors import ConfigError
 from sounding.pipeline import Pipeline
@@ -34,13 +33,12 @@ DRAIN_SECONDS = 30.0
 
 
 async def export_traces(call: Call) -> bytes:
-    decoded = spans_from_proto(parse_proto(call.body))
-    await consume_spans(decoded, call.new_batch(), call.pipeline)
+    dropped, reasons = await consume_traces(call.body, True, call.new_batch(), call.pipeline)
     response = ExportTraceServiceResponse()
-    if decoded.dropped:
+    if dropped:
         # OTLP's partial success: the exporter logs it and does not retry.
-        response.partial_success.rejected_spans = decoded.dropped
-        response.partial_success.error_message = "; ".join(decoded.reasons)[:1024]
+        response.partial_success.rejected_spans = dropped
+        response.partial_success.error_message = "; ".join(reasons)[:1024]
     return response.SerializeToString()
 
 

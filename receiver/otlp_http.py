@@ -7,29 +7,45 @@ ExportTraceServiceResponse for protobuf clients.
 
 from __future__ import annotations
 
-from receiver.decode_otlp import DecodedSpans, parse_proto, spans_from_json, spans_from_proto
+from receiver.decode_otlp import parse_proto, spans_from_json, spans_from_proto
 from receiver.handlers import JSON, PROTOBUF, IngestHandler
 from sounding import metrics
 from sounding.errors import InvalidInput
+from sounding.offload import parse_json
 from sounding.pipeline import Pipeline
 from sounding.records import Batch
 
 
-async def consume_spans(decoded: DecodedSpans, batch: Batch, pipeline: Pipeline) -> None:
-    """Hand the kept spans on; shared by OTLP/HTTP and OTLP/gRPC (receiver/otlp_grpc.py).
-
-    Dropped spans are counted; a request whose every span was dropped is InvalidInput
-    (HTTP 400, gRPC INVALID_ARGUMENT).
-    """
-    if decoded.dropped:
-        metrics.DROPPED.labels("spans", "invalid").inc(decoded.dropped)
-        if not decoded.spans:
+def _count_dropped(dropped: int, kept: bool, reasons: list[str]) -> None:
+    """Dropped spans are counted; a request whose every span was dropped is InvalidInput
+    (HTTP 400, gRPC INVALID_ARGUMENT)."""
+    if dropped:
+        metrics.DROPPED.labels("spans", "invalid").inc(dropped)
+        if not kept:
             raise InvalidInput("no span in the request could be kept",
                                [{"field": reason.split(": ", 1)[0],
-                                 "error": reason.split(": ", 1)[1]}
-                                for reason in decoded.reasons])
+                                 "error": reason.split(": ", 1)[1]} for reason in reasons])
+
+
+async def consume_traces(body: bytes, protobuf: bool, batch: Batch, pipeline: Pipeline
+                         ) -> tuple[int, list[str]]:
+    """Decode an OTLP trace request and hand its spans on; shared by OTLP/HTTP and
+    OTLP/gRPC (receiver/otlp_grpc.py). A large body is decoded and processed by a
+    decode worker (sounding/offload.py), a small one here. Returns the number of
+    spans dropped and the first reasons, for OTLP's partial success."""
+    pool = pipeline.decode_pool
+    if pool is not None and pool.wants(len(body)):
+        result = await pool.traces(batch.project_id, body, protobuf)
+        _count_dropped(result.dropped, result.encoded is not None, result.reasons)
+        if result.encoded is not None:
+            await pipeline.consume_encoded(result.encoded)
+        return result.dropped, result.reasons
+    decoded = spans_from_proto(parse_proto(body)) if protobuf else \
+        spans_from_json(parse_json(body))
+    _count_dropped(decoded.dropped, bool(decoded.spans), decoded.reasons)
     batch.spans = decoded.spans
     await pipeline.consume(batch)
+    return decoded.dropped, decoded.reasons
 
 
 class TracesHandler(IngestHandler):
@@ -37,8 +53,5 @@ class TracesHandler(IngestHandler):
     content_types = (PROTOBUF, JSON)
 
     async def ingest(self, body: bytes) -> None:
-        if self.media_type == PROTOBUF:
-            decoded = spans_from_proto(parse_proto(body))
-        else:
-            decoded = spans_from_json(self.json_body(body))
-        await consume_spans(decoded, self.new_batch(body), self.ctx.pipeline)
+        await consume_traces(body, self.media_type == PROTOBUF, self.new_batch(body),
+                             self.ctx.pipeline)

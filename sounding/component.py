@@ -7,10 +7,13 @@ and safe twice, so the service can stop whatever it managed to start.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sounding.errors import RetryableError
 from sounding.records import Batch
+
+if TYPE_CHECKING:
+    from storage.wire import EncodedBatch
 
 
 class Component(ABC):  # noqa: B024 - abstract only through its subclasses
@@ -43,6 +46,14 @@ class Exporter(Component):
 
     @abstractmethod
     async def export(self, batch: Batch) -> None: ...
+
+    async def export_encoded(self, encoded: EncodedBatch) -> None:
+        """Persist a batch that a decode worker already put in storage/wire.py's form
+        (sounding/offload.py). The service uses decode workers only when every
+        exporter of the pipeline takes this form (`takes_encoded`)."""
+        raise NotImplementedError(f"{type(self).__name__} takes records only")
+
+    takes_encoded = False
 
     def admission_error(self) -> RetryableError | None:
         """Why a batch would be refused right now (overload, store down), or None.

@@ -87,6 +87,14 @@ DEFAULTS: dict[str, Any] = {
         "session_days": 7,
     },
     "service": {
+        # Worker processes that decode and process large trace requests off the event
+        # loop (sounding/offload.py): "auto" is one per core beyond the first, at most
+        # four; 0 decodes everything on the event loop.
+        "decode_workers": "auto",
+        # Trace bodies from this size go to a worker; smaller ones are decoded inline.
+        "decode_min_bytes": 16 * 1024,
+        # Bodies waiting for or inside a worker; past this, ingest answers 503.
+        "decode_max_bytes": 16 * 1024 * 1024,
         "pipelines": {
             "default": {
                 # A receiver whose `enabled` is false is skipped.
@@ -110,6 +118,7 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "SOUNDING_API_KEYS": ("auth", "api_keys"),
     "SOUNDING_SQLITE_SYNCHRONOUS": ("storage", "sqlite_synchronous"),
     "SOUNDING_ADMIN_TOKEN": ("dashboard", "admin_token"),
+    "SOUNDING_DECODE_WORKERS": ("service", "decode_workers"),
     "SOUNDING_LOG_LEVEL": ("logging", "level"),
     "SOUNDING_ACCESS_LOG": ("logging", "access_log"),
 }
@@ -214,6 +223,10 @@ def validate(config: dict[str, Any]) -> None:
     _validate_dashboard(config.get("dashboard"))
     if not isinstance(config["storage"].get("url"), str) or not config["storage"]["url"]:
         raise ConfigError("storage.url must be a database URL")
+    if config["service"].get("decode_workers", "auto") != "auto":
+        _require_int(config, ("service", "decode_workers"), 0)
+    _require_int(config, ("service", "decode_min_bytes"), 0)
+    _require_int(config, ("service", "decode_max_bytes"), 1)
     pipelines = config["service"].get("pipelines")
     if not isinstance(pipelines, dict) or len(pipelines) != 1:
         raise ConfigError("service.pipelines must define exactly one pipeline")

@@ -10,31 +10,96 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sounding.otlp_values import attributes_of, find_values
+
 # OTLP span kinds and status codes, as the protocol numbers them.
 SPAN_KIND_SERVER = 2
 STATUS_CODE_ERROR = 2
 
 
-@dataclass(slots=True)
 class Span:
-    trace_id: str  # 32 lowercase hex characters
-    span_id: str  # 16 lowercase hex characters
-    parent_span_id: str  # "" for a root span
-    name: str
-    kind: int
-    start_ns: int
-    end_ns: int
-    status_code: int
-    status_message: str
-    service_name: str
-    scope_name: str
-    resource_attributes: dict[str, Any]
-    attributes: dict[str, Any]
-    events: list[dict[str, Any]] = field(default_factory=list)
-    # Filled by the classify processor: http, database, search, messaging or custom.
-    category: str = ""
-    # Normalised semantic-convention fields, filled by the classify processor.
-    semantic: dict[str, Any] = field(default_factory=dict)
+    """One span. `attributes` and `events` are read out of the OTLP message the span
+    arrived in (`otlp`) only when a stage asks for them: a span that no stage looks
+    into is stored in the bytes it came in, which is most of what makes trace ingest
+    cheap. A stage that reads them may change them; the stored span then follows
+    the changed values. Stages that only need a few attributes call
+    `find_attributes`, which reads no others."""
+
+    __slots__ = ("trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns",
+                 "end_ns", "status_code", "status_message", "service_name", "scope_name",
+                 "resource_attributes", "category", "semantic", "otlp", "_attributes",
+                 "_events")
+
+    def __init__(self, trace_id: str, span_id: str, parent_span_id: str, name: str,
+                 kind: int, start_ns: int, end_ns: int, status_code: int,
+                 status_message: str, service_name: str, scope_name: str,
+                 resource_attributes: dict[str, Any],
+                 attributes: dict[str, Any] | None = None,
+                 events: list[dict[str, Any]] | None = None,
+                 category: str = "", semantic: dict[str, Any] | None = None,
+                 otlp: Any = None) -> None:
+        self.trace_id = trace_id  # 32 lowercase hex characters
+        self.span_id = span_id  # 16 lowercase hex characters
+        self.parent_span_id = parent_span_id  # "" for a root span
+        self.name = name
+        self.kind = kind
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+        self.status_code = status_code
+        self.status_message = status_message
+        self.service_name = service_name
+        self.scope_name = scope_name
+        self.resource_attributes = resource_attributes
+        # Filled by the classify processor: http, database, search, messaging or custom.
+        self.category = category
+        # Normalised semantic-convention fields, filled by the classify processor.
+        self.semantic = {} if semantic is None else semantic
+        # The opentelemetry.proto trace_pb2.Span this span was decoded from, if any.
+        self.otlp = otlp
+        self._attributes = attributes if attributes is not None or otlp is not None else {}
+        self._events = events if events is not None or otlp is not None else []
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        if self._attributes is None:
+            self._attributes = attributes_of(self.otlp.attributes)
+        return self._attributes
+
+    @attributes.setter
+    def attributes(self, value: dict[str, Any]) -> None:
+        self._attributes = value
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        if self._events is None:
+            self._events = [{"name": e.name, "time_unix_nano": e.time_unix_nano,
+                             "attributes": attributes_of(e.attributes)}
+                            for e in self.otlp.events]
+        return self._events
+
+    @events.setter
+    def events(self, value: list[dict[str, Any]]) -> None:
+        self._events = value
+
+    @property
+    def untouched(self) -> bool:
+        """True while `otlp` still holds the span's attributes and events as they are."""
+        return self._attributes is None and self._events is None
+
+    def has_events(self) -> bool:
+        if self._events is None:
+            return len(self.otlp.events) > 0
+        return bool(self._events)
+
+    def find_attributes(self, wanted: frozenset[str]) -> dict[str, Any]:
+        """The attributes named in `wanted` that the span has."""
+        if self._attributes is None:
+            return find_values(self.otlp.attributes, wanted)
+        return {k: v for k, v in self._attributes.items() if k in wanted}
+
+    def __repr__(self) -> str:
+        return (f"Span(trace_id={self.trace_id!r}, span_id={self.span_id!r}, "
+                f"name={self.name!r}, kind={self.kind})")
 
 
 @dataclass(slots=True)

@@ -13,6 +13,7 @@ from receiver.auth import Authenticator
 from sounding import config as config_mod
 from sounding.component import Exporter, Processor, Receiver
 from sounding.errors import ConfigError
+from sounding.offload import DecodePool, default_workers
 from sounding.pipeline import Pipeline
 from sounding.plugins import build_exporter, build_processor
 from storage import keys
@@ -67,7 +68,7 @@ class Service:
         exporters: list[Exporter] = [
             build_exporter(name, self.config["exporters"].get(name), store=self.store)
             for name in names["exporters"]]
-        self.pipeline = Pipeline(processors, exporters)
+        self.pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters))
         auth = Authenticator(self.store, float(self.config["auth"].get("cache_seconds", 10)))
         builtins = _builtin_receivers()
         for name in names["receivers"]:
@@ -80,6 +81,19 @@ class Service:
             self.receivers.append(factory(name, settings,
                                           pipeline=self.pipeline, auth=auth, store=self.store))
         self._mount_dashboard()
+
+    def _decode_pool(self, names: dict[str, list[str]], exporters: list[Exporter]
+                     ) -> DecodePool | None:
+        service = self.config["service"]
+        workers = service.get("decode_workers", "auto")
+        workers = default_workers() if workers == "auto" else int(workers)
+        if workers <= 0 or not all(exporter.takes_encoded for exporter in exporters):
+            return None
+        retry_after = int(self.config["exporters"].get("sql", {}).get("retry_after_seconds", 1))
+        return DecodePool(
+            [(name, self.config["processors"].get(name) or {}) for name in names["processors"]],
+            workers, int(service.get("decode_min_bytes", 16 * 1024)),
+            int(service.get("decode_max_bytes", 16 * 1024 * 1024)), retry_after)
 
     def _mount_dashboard(self) -> None:
         settings = self.config.get("dashboard") or {}

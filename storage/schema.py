@@ -13,6 +13,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -44,13 +45,27 @@ api_keys = Table(
     Column("revoked_us", BigInteger, nullable=True),
 )
 
+# A resource (service.name and the rest) is shared by every span of a process:
+# stored once per project, keyed by a hash (storage/spanbody.py).
+resources = Table(
+    "resources",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("project_id", Integer, nullable=False),
+    Column("attributes", JSON, nullable=False),
+)
+
+# One narrow row per span: ids as bytes, the searched fields as columns, and the
+# rest (attributes, events, links) in `body`, an OTLP Span message
+# (storage/spanbody.py). A rowid table: rows append, and only the two indexes are
+# written at random places.
 spans = Table(
     "spans",
     metadata,
     Column("project_id", Integer, primary_key=True),
-    Column("trace_id", String(32), primary_key=True),
-    Column("span_id", String(16), primary_key=True),
-    Column("parent_span_id", String(16), nullable=False),
+    Column("trace_id", LargeBinary(16), primary_key=True),
+    Column("span_id", LargeBinary(8), primary_key=True),
+    Column("parent_span_id", LargeBinary(8), nullable=False),  # empty for a root span
     Column("name", Text, nullable=False),
     Column("kind", Integer, nullable=False),
     Column("start_ns", BigInteger, nullable=False),
@@ -60,11 +75,8 @@ spans = Table(
     Column("service_name", Text, nullable=False),
     Column("scope_name", Text, nullable=False),
     Column("category", String(16), nullable=False),
-    Column("resource_attributes", JSON, nullable=False),
-    Column("attributes", JSON, nullable=False),
-    # The recognised semantic-convention fields under their current names.
-    Column("semantic", JSON, nullable=False),
-    Column("events", JSON, nullable=False),
+    Column("resource_id", BigInteger, nullable=False),
+    Column("body", LargeBinary, nullable=False),
     Index("ix_spans_project_start", "project_id", "start_ns"),
 )
 

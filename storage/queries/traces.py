@@ -15,10 +15,11 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, case, func, select
 
-from storage import schema
+from storage import schema, spanbody
 from storage.store import Store
 
 _S = schema.spans
+_R = schema.resources
 # OTLP status codes, and the names the search takes for them.
 STATUS_CODES = {"unset": 0, "ok": 1, "error": 2}
 # How many matching spans are read to fill one page of distinct traces.
@@ -53,7 +54,6 @@ class SpanDetail:
     category: str  # http, database, search, messaging or custom
     attributes: dict[str, Any]
     resource_attributes: dict[str, Any]
-    semantic: dict[str, Any]
     events: list[dict[str, Any]]
 
 
@@ -86,8 +86,9 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
         matches = conn.execute(
             select(_S.c.trace_id, _S.c.name).where(and_(*clauses))
             .order_by(_S.c.start_ns.desc()).limit(limit * SCAN_FACTOR)).all()
-        order: dict[str, str] = {}
+        order: dict[bytes, str] = {}
         for trace_id, span_name in matches:
+            trace_id = bytes(trace_id)  # PostgreSQL's driver returns a memoryview
             if trace_id not in order:
                 order[trace_id] = span_name
                 if len(order) == limit:
@@ -96,26 +97,26 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
             return []
         ids = list(order)
         in_traces = and_(_S.c.project_id == project_id, _S.c.trace_id.in_(ids))
-        stats = {r.trace_id: r for r in conn.execute(
+        stats = {bytes(r.trace_id): r for r in conn.execute(
             select(_S.c.trace_id, func.count().label("n"),
                    func.min(_S.c.start_ns).label("start"), func.max(_S.c.end_ns).label("end"),
                    func.sum(case((_S.c.status_code == STATUS_CODES["error"], 1), else_=0))
                    .label("errors"))
             .where(in_traces).group_by(_S.c.trace_id))}
-        roots = {r.trace_id: r for r in conn.execute(
+        roots = {bytes(r.trace_id): r for r in conn.execute(
             select(_S.c.trace_id, _S.c.name, _S.c.service_name)
-            .where(and_(in_traces, _S.c.parent_span_id == "")))}
-        services: dict[str, set[str]] = {}
+            .where(and_(in_traces, _S.c.parent_span_id == b"")))}
+        services: dict[bytes, set[str]] = {}
         for trace_id, service_name in conn.execute(
                 select(_S.c.trace_id, _S.c.service_name).where(in_traces)
                 .group_by(_S.c.trace_id, _S.c.service_name)):
-            services.setdefault(trace_id, set()).add(service_name)
+            services.setdefault(bytes(trace_id), set()).add(service_name)
     out = []
     for trace_id in ids:
         s = stats[trace_id]
         root = roots.get(trace_id)
         out.append(TraceSummary(
-            trace_id=trace_id, start_ns=int(s.start), duration_ns=int(s.end) - int(s.start),
+            trace_id=trace_id.hex(), start_ns=int(s.start), duration_ns=int(s.end) - int(s.start),
             span_count=int(s.n), error_count=int(s.errors or 0),
             services=sorted(services.get(trace_id, ())),
             root_name=root.name if root else None,
@@ -127,13 +128,25 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
 def get_trace(store: Store, project_id: int, trace_id: str, limit: int = 10_000
               ) -> list[SpanDetail]:
     """Every span of one trace (up to `limit`), by start time; [] when unknown."""
+    try:
+        key = bytes.fromhex(trace_id)
+    except ValueError:
+        return []
     with store.reader.connect() as conn:
         # Sorted here, not in SQL: an ORDER BY start_ns tempts SQLite into walking the
         # project's whole time index instead of the primary key on (project, trace).
         rows = sorted(conn.execute(
-            select(_S).where(and_(_S.c.project_id == project_id, _S.c.trace_id == trace_id))
-            .limit(limit)).all(), key=lambda r: (r.start_ns, r.span_id))
-    return [SpanDetail(r.span_id, r.parent_span_id, r.name, int(r.kind), int(r.start_ns),
-                       int(r.end_ns), int(r.status_code), r.status_message, r.service_name,
-                       r.scope_name, r.category, r.attributes or {}, r.resource_attributes or {},
-                       r.semantic or {}, r.events or []) for r in rows]
+            select(_S).where(and_(_S.c.project_id == project_id, _S.c.trace_id == key))
+            .limit(limit)).all(), key=lambda r: (r.start_ns, bytes(r.span_id)))
+        wanted = {r.resource_id for r in rows}
+        resources = {r.id: r.attributes for r in conn.execute(
+            select(_R.c.id, _R.c.attributes).where(_R.c.id.in_(wanted)))} if wanted else {}
+    out = []
+    for r in rows:
+        attributes, events = spanbody.decode(bytes(r.body))
+        out.append(SpanDetail(
+            bytes(r.span_id).hex(), bytes(r.parent_span_id).hex(), r.name, int(r.kind),
+            int(r.start_ns), int(r.end_ns), int(r.status_code), r.status_message,
+            r.service_name, r.scope_name, r.category, attributes,
+            resources.get(r.resource_id) or {}, events))
+    return out

@@ -8,7 +8,7 @@ from storage.queries.traces import SpanDetail
 
 def span(sid: str, parent: str, start: int, end: int) -> SpanDetail:
     return SpanDetail(sid, parent, f"span {sid}", 1, start, end, 0, "", "svc", "", "custom",
-                      {}, {}, {}, [])
+                      {}, {}, [])
 
 
 def layout(spans: list[SpanDetail]) -> list[tuple[str, int, float, float, bool]]:

@@ -126,8 +126,7 @@ def assert_all_acknowledged_stored(server: Server, senders: list[Sender]) -> tup
     """Every acknowledged span and error is in the store; returns what was checked."""
     traces = [t for s in senders for t in s.acked_traces]
     errors = [e for s in senders for e in s.acked_errors]
-    stored_spans = {row[0]: row[1] for row in server.query(
-        "SELECT trace_id, count(*) FROM spans GROUP BY trace_id")}
+    stored_spans = server.spans_per_trace()
     missing_spans = [t for t in traces if stored_spans.get(t) != SPANS_PER_REQUEST]
     assert not missing_spans, (f"{len(missing_spans)} of {len(traces)} acknowledged span "
                                f"requests are missing or incomplete")

@@ -121,8 +121,7 @@ def test_postgres_out_of_reach_is_503_and_ingest_recovers_by_itself(
         wait_until(lambda: _health(server).status_code == 200, what="/health to recover")
         assert _health(server).json()["db_ok"] is True
 
-        counts = {r[0]: r[1] for r in server.query(
-            "SELECT trace_id, count(*) FROM spans GROUP BY trace_id")}
+        counts = server.spans_per_trace()
         assert counts == {before: SPANS_PER_REQUEST, after: SPANS_PER_REQUEST}
         stored = {r.request_id for r in server.query("SELECT request_id FROM error_events")}
         assert stored == {f"{after}-{i}" for i in range(10)}

@@ -13,9 +13,10 @@ from pathlib import Path
 import requests
 from sqlalchemy import create_engine
 
-from storage import schema, writer_groups
+from storage import schema, spanbody, writer_groups
 from storage import writer as writer_mod
 from storage.store import Store
+from storage.wire import write_batches
 from tests.exporters.senders import SPANS_PER_REQUEST, error_batch, trace_request
 from tests.exporters.test_sql_durability import _descendants
 from tests.support.server import Server
@@ -28,9 +29,10 @@ def test_writer_sql_names_match_the_schema() -> None:
         return {c.name for c in table.columns}  # type: ignore[attr-defined]
 
     assert set(writer_mod.SPAN_COLUMNS) == columns(schema.spans)
+    assert set(writer_mod.RESOURCE_COLUMNS) == columns(schema.resources)
     assert set(writer_mod.ERROR_COLUMNS) == columns(schema.error_events) - {"id"}
     assert set(writer_mod.DEPLOY_COLUMNS) == columns(schema.deploys) - {"id"}
-    names = {writer_mod.SPANS, writer_mod.ERROR_EVENTS, writer_mod.DEPLOYS,
+    names = {writer_mod.SPANS, writer_mod.RESOURCES, writer_mod.ERROR_EVENTS, writer_mod.DEPLOYS,
              writer_groups.GROUPS, writer_groups.HOURLY, writer_groups.STATUS_CHANGES,
              writer_groups.ROLLUPS, writer_groups.LATENCY}
     assert names <= set(schema.metadata.tables)
@@ -57,10 +59,11 @@ def test_write_batches_round_trip(tmp_path: Path) -> None:
                   requests=[RequestMetric("GET", "/x", 503, 12.5, 60_000_000, "svc", "prod")])
     batch = ReopenProcessor("r").process(GroupingProcessor("g").process(batch))
     with store.writer.begin() as conn:
-        writer_mod.write_batches(conn, [batch, batch], received_us=7)
+        write_batches(conn, [batch, batch], received_us=7)
     engine = create_engine(store.url)
     with engine.connect() as conn:
         spans = conn.execute(schema.spans.select()).all()
+        (resource,) = conn.execute(schema.resources.select()).all()
         events = conn.execute(schema.error_events.select()).all()
         (group,) = conn.execute(schema.error_groups.select()).all()
         (deploy, _) = conn.execute(schema.deploys.select()).all()
@@ -69,13 +72,16 @@ def test_write_batches_round_trip(tmp_path: Path) -> None:
     store.dispose()
     assert len(spans) == 1  # the same span twice is stored once
     s = spans[0]
-    assert (s.trace_id, s.span_id, s.name, s.kind, s.start_ns, s.end_ns, s.status_code,
-            s.status_message, s.category) == ("ab" * 16, "cd" * 8, "GET /x", 2, 10, 20, 2,
-                                              "boom", "http")
-    assert s.attributes == {"http.method": "GET", "ok": True}
-    assert s.resource_attributes == {"service.name": "svc", "n": 1.5}
-    assert s.semantic == {"http.request.method": "GET"}
-    assert s.events == [{"name": "e", "time_unix_nano": 15, "attributes": {"k": [1, "two"]}}]
+    assert (s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_ns, s.end_ns,
+            s.status_code, s.status_message, s.category) == (
+        bytes.fromhex("ab" * 16), bytes.fromhex("cd" * 8), b"", "GET /x", 2, 10, 20, 2, "boom",
+        "http")
+    attributes, span_events = spanbody.decode(s.body)
+    assert attributes == {"http.method": "GET", "ok": True}
+    assert resource.id == s.resource_id and resource.project_id == 1
+    assert resource.attributes == {"service.name": "svc", "n": 1.5}
+    assert span_events == [{"name": "e", "time_unix_nano": 15,
+                            "attributes": {"k": [1, "two"]}}]
     assert len(events) == 2
     e = events[0]
     assert (e.fingerprint, e.message, e.request_id, e.user_id, e.received_us) == (
@@ -134,5 +140,5 @@ def test_collectors_share_one_port_with_reuse_port(start: Callable[..., Server],
                                           "Content-Type": "application/x-protobuf",
                                           "Connection": "close"}, timeout=30)
         assert response.status_code == 202
-    counts = dict(first.query("SELECT trace_id, count(*) FROM spans GROUP BY trace_id"))
+    counts = first.spans_per_trace()
     assert counts == {t: SPANS_PER_REQUEST for t in traces}

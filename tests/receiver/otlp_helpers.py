@@ -20,6 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from storage import spanbody
 from tests.support.server import Server
 
 # Every AnyValue kind, as OTLP carries it and as Sounding stores it (bytes as base64).
@@ -131,14 +132,22 @@ def _json(value: Any) -> Any:
 
 
 def stored_spans(server: Server, trace_id: str) -> list[dict[str, Any]]:
-    rows = server.query("SELECT * FROM spans WHERE trace_id = :t ORDER BY span_id", t=trace_id)
-    return [{
-        "trace_id": row.trace_id, "span_id": row.span_id,
-        "parent_span_id": row.parent_span_id, "name": row.name, "kind": row.kind,
-        "start_ns": row.start_ns, "end_ns": row.end_ns, "status_code": row.status_code,
-        "status_message": row.status_message, "scope_name": row.scope_name,
-        "resource": _json(row.resource_attributes), "attributes": _json(row.attributes),
-    } for row in rows]
+    rows = server.query(
+        "SELECT s.*, r.attributes AS resource_attributes FROM spans s "
+        "JOIN resources r ON r.id = s.resource_id WHERE s.trace_id = :t ORDER BY s.span_id",
+        t=bytes.fromhex(trace_id))
+    out = []
+    for row in rows:
+        attributes, _ = spanbody.decode(bytes(row.body))
+        out.append({
+            "trace_id": bytes(row.trace_id).hex(), "span_id": bytes(row.span_id).hex(),
+            "parent_span_id": bytes(row.parent_span_id).hex(), "name": row.name,
+            "kind": row.kind, "start_ns": row.start_ns, "end_ns": row.end_ns,
+            "status_code": row.status_code, "status_message": row.status_message,
+            "scope_name": row.scope_name, "resource": _json(row.resource_attributes),
+            "attributes": attributes,
+        })
+    return out
 
 
 def assert_stored_as_sent(server: Server, sent: list[dict[str, Any]]) -> None:

@@ -8,11 +8,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from sounding.component import Processor
 from sounding.errors import ConfigError
 from sounding.plugins import build_processor
+from tests.receiver.otlp_helpers import (
+    attributes_pb,
+    random_trace_id,
+    request_of,
+    span_pb,
+    stored_spans,
+)
 from tests.receiver.test_errors import error
+from tests.receiver.test_otlp_http import post
 from tests.support.server import Server, start_server
 
 
@@ -37,6 +46,24 @@ def test_plugin_processor_loads_from_configuration_and_runs(start: Callable[...,
     (row,) = server.query("SELECT params FROM error_events")
     params = json.loads(row.params) if isinstance(row.params, str) else row.params
     assert params == {"password": "[redacted]", "token": "[redacted]", "user": "ann"}
+
+
+def test_a_plugin_that_changes_span_attributes_changes_what_is_stored(
+        start: Callable[..., Server], tmp_path: Path) -> None:
+    """Span attributes stay unread until a stage reads them; one that changes them
+    must find its change in the store, and the attributes it did not touch intact."""
+    config = write_config(
+        tmp_path, {"redact/secrets": {"keys": ["password"]}, "classify": {}},
+        ["redact/secrets", "classify"])
+    server = start(config=config)
+    trace_id = random_trace_id()
+    span = span_pb(trace_id, "00f067aa0ba902b7")
+    span.attributes.extend(attributes_pb({"password": AnyValue(string_value="hunter2"),
+                                          "http.route": AnyValue(string_value="/x")}))
+    response = post(server, request_of(span).SerializeToString())
+    assert response.status_code == 202
+    (stored,) = stored_spans(server, trace_id)
+    assert stored["attributes"] == {"password": "[redacted]", "http.route": "/x"}
 
 
 def test_processor_failure_makes_a_batch_500_only_when_every_item_failed(

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
 
+from storage.queries import traces
 from storage.schema import metadata
-from storage.store import Store
+from storage.store import MIGRATIONS, Store
 
 
 def _diff(url: str) -> list[object]:
@@ -25,3 +31,59 @@ def test_migrations_match_the_schema_on_sqlite(sqlite_url: str) -> None:
 
 def test_migrations_match_the_schema_on_postgres(pg_url: str) -> None:
     assert _diff(pg_url) == []
+
+
+def _migrate(store: Store, step: Callable[[Config, str], None], revision: str) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with store.writer.connect() as conn:
+        config.attributes["connection"] = conn
+        step(config, revision)
+        conn.commit()
+
+
+OLD_SPANS = [  # two spans of one process, as revision 0002 stored them
+    {"project_id": 1, "trace_id": "ab" * 16, "span_id": "01" * 8, "parent_span_id": "",
+     "name": "GET /x", "kind": 2, "start_ns": 10, "end_ns": 30, "status_code": 2,
+     "status_message": "boom", "service_name": "web", "scope_name": "flask",
+     "category": "http", "resource_attributes": {"service.name": "web", "pid": 4},
+     "attributes": {"http.request.method": "GET", "n": 1.5, "l": [1, "a"], "m": {"k": True}},
+     "semantic": {"http.request.method": "GET"},
+     "events": [{"name": "exception", "time_unix_nano": 20,
+                 "attributes": {"exception.type": "KeyError"}}]},
+    {"project_id": 1, "trace_id": "ab" * 16, "span_id": "02" * 8, "parent_span_id": "01" * 8,
+     "name": "SELECT", "kind": 3, "start_ns": 12, "end_ns": 14, "status_code": 0,
+     "status_message": "", "service_name": "web", "scope_name": "db", "category": "database",
+     "resource_attributes": {"service.name": "web", "pid": 4},
+     "attributes": {"db.system": "postgresql"}, "semantic": {"db.system.name": "postgresql"},
+     "events": []},
+]
+
+
+def test_compact_spans_migration_carries_stored_spans_over_and_back(db_url: str) -> None:
+    store = Store(db_url)
+    _migrate(store, command.upgrade, "0002")
+    old = sa.table("spans", *(sa.column(c) for c in OLD_SPANS[0]
+                             if c not in ("resource_attributes", "attributes", "semantic",
+                                          "events")),
+                   *(sa.column(c, sa.JSON()) for c in ("resource_attributes", "attributes",
+                                                      "semantic", "events")))
+    with store.writer.begin() as conn:
+        conn.execute(old.insert(), OLD_SPANS)
+
+    _migrate(store, command.upgrade, "head")
+    spans = traces.get_trace(store, 1, "ab" * 16)
+    assert [(s.span_id, s.parent_span_id, s.name, s.status_message, s.category)
+            for s in spans] == [("01" * 8, "", "GET /x", "boom", "http"),
+                                ("02" * 8, "01" * 8, "SELECT", "", "database")]
+    assert spans[0].attributes == OLD_SPANS[0]["attributes"]
+    assert spans[0].events == OLD_SPANS[0]["events"]
+    assert spans[1].resource_attributes == {"service.name": "web", "pid": 4}
+    with store.reader.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM resources")).scalar() == 1
+
+    _migrate(store, command.downgrade, "0002")
+    with store.writer.connect() as conn:
+        rows = conn.execute(old.select().order_by(old.c.span_id)).mappings().all()
+    assert [dict(r) for r in rows] == OLD_SPANS
+    store.dispose()

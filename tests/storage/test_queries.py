@@ -20,7 +20,7 @@ from storage.queries import errors as eq
 from storage.queries import performance as pq
 from storage.queries import traces as tq
 from storage.store import Store
-from storage.writer import write_batches
+from storage.wire import write_batches
 
 NOW = 1_795_168_800  # 2026-11-20T10:00:00Z, on the hour
 US = 1_000_000

@@ -72,6 +72,11 @@ class Server:
         with self.db().connect() as conn:
             return list(conn.execute(text(sql), params))
 
+    def spans_per_trace(self) -> dict[str, int]:
+        """Stored spans counted by trace id (hex)."""
+        return {bytes(trace_id).hex(): count for trace_id, count in self.query(
+            "SELECT trace_id, count(*) FROM spans GROUP BY trace_id")}
+
     def log(self) -> str:
         return "".join(self.output)
 
@@ -111,6 +116,10 @@ def start_server(db_url: str, keys: dict[str, str] | None = None,
         "SOUNDING_OTLP_HTTP_PORT": "0",
         "SOUNDING__RECEIVERS__OTLP_HTTP__HOST": "127.0.0.1",
         "SOUNDING_API_KEYS": ",".join(f"{p}:{k}" for p, k in keys.items()),
+        # Every trace request through a decode worker (sounding/offload.py), however
+        # small: the path large requests take in production. tests/sounding/
+        # test_offload.py covers decoding on the event loop.
+        "SOUNDING__SERVICE__DECODE_MIN_BYTES": "0",
         "PYTHONUNBUFFERED": "1",
     })
     full_env.update(env or {})

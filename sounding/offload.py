@@ -1,0 +1,322 @@
+"""Decode workers: large trace requests are decoded and processed in other processes.
+
+One event loop serves every connection; on its own it also decoded every span,
+ran the processors and built the rows, about 16 µs a span, so a busy trace
+receiver kept one core full while the second (the writer's) was half idle, and
+every other request waited behind a 512-span body. Trace bodies of at least
+`decode_min_bytes` now go to a small pool of worker processes instead. A worker
+runs the same pure steps the event loop would (decode, the configured processors,
+the wire form of storage/wire.py) and returns the pickled wire batch, which the
+event loop hands to the exporter without unpickling it. The event loop is left
+with HTTP and the hand-overs, about 3 µs a span.
+
+Every worker builds its own copies of the configured processors (plugins too)
+and starts them; a processor therefore must not count on state shared between
+batches. Smaller requests and every other endpoint are decoded on the event loop,
+where a round trip to a worker would cost more than it saves.
+
+Workers are plain child processes (`python -m sounding.offload <fd>`) talking
+over sounding/channel.py, like the writer process: they import only what decoding
+needs (about 25 MB each), and they exit as soon as the collector is gone, even
+after a `kill -9` of it.
+
+Bounded: bodies waiting for or inside a worker count against `max_bytes`; past it
+requests are refused with Overloaded (503 + Retry-After). A worker that dies
+fails the requests it held with a 503 and is started again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from receiver.decode_otlp import parse_proto, spans_from_json, spans_from_proto
+from sounding import channel
+from sounding.component import Component, Processor
+from sounding.errors import InvalidInput, Overloaded, StoreUnavailable
+from sounding.records import Batch
+from storage.wire import EncodedBatch, encode
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+RESPAWN_DELAY = 1.0
+
+
+@dataclass(slots=True)
+class DecodedTraces:
+    """What a worker returns for one trace request."""
+
+    encoded: EncodedBatch | None  # None when no span could be kept
+    dropped: int = 0
+    reasons: list[str] = field(default_factory=list)
+    invalid: tuple[str, list[dict[str, Any]]] | None = None  # an InvalidInput, rebuilt here
+    failure: str | None = None  # a processor failed: answered 500, logged here
+
+
+def default_workers() -> int:
+    """One worker per core beyond the first (the event loop's), at most four; none on
+    one core, where a worker would only take turns with the event loop."""
+    return max(0, min(4, (os.cpu_count() or 1) - 1))
+
+
+class _Worker:
+    """One worker process and what it was given and has not answered yet."""
+
+    def __init__(self, pool: DecodePool, index: int) -> None:
+        self.pool = pool
+        self.index = index
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.endpoint: channel.Endpoint | None = None
+        self.pending: dict[int, asyncio.Future[tuple[Any, bytes | None]]] = {}
+        self.ready: asyncio.Future[None] | None = None
+
+    async def spawn(self) -> None:
+        parent, child = channel.pair()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "sounding.offload", str(child.fileno())],
+                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL)
+        finally:
+            child.close()
+        self.ready = asyncio.get_running_loop().create_future()
+        self.endpoint = channel.Endpoint(parent, self._on_item, self._gone)
+        self.endpoint.send(("config", self.pool.processors))
+        try:
+            await asyncio.wait_for(asyncio.shield(self.ready), START_TIMEOUT)
+        except (TimeoutError, ConnectionError) as exc:
+            await self.stop()
+            raise RuntimeError(f"decode worker {self.index} did not start: {exc}") from exc
+
+    def submit(self, seq: int, project_id: int, body: bytes, protobuf: bool
+               ) -> asyncio.Future[tuple[Any, bytes | None]]:
+        assert self.endpoint is not None
+        future: asyncio.Future[tuple[Any, bytes | None]] = \
+            asyncio.get_running_loop().create_future()
+        self.pending[seq] = future
+        self.endpoint.send(("traces", seq, project_id, protobuf), body)
+        return future
+
+    def _on_item(self, item: channel.Item) -> None:
+        message, payload = item
+        if message[0] == "ready":
+            if self.ready is not None and not self.ready.done():
+                self.ready.set_result(None)
+        elif message[0] == "failed":  # the processors could not be built or started
+            if self.ready is not None and not self.ready.done():
+                self.ready.set_exception(ConnectionError(message[1]))
+        else:
+            _, seq, result = message
+            future = self.pending.pop(seq, None)
+            if future is not None and not future.done():
+                future.set_result((result, payload))
+
+    def _gone(self) -> None:
+        if self.endpoint is not None:
+            self.endpoint.close()
+        self.endpoint = None
+        if self.ready is not None and not self.ready.done():
+            self.ready.set_exception(ConnectionError("the worker exited"))
+            self.ready.exception()  # retrieved here if nobody awaits it any more
+        pending, self.pending = self.pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(StoreUnavailable("a decode worker stopped; retry",
+                                                      self.pool.retry_after))
+        self.pool.worker_gone(self)
+
+    async def stop(self) -> None:
+        if self.endpoint is not None:
+            self.endpoint.close()  # the worker finishes what it holds, sees EOF, exits
+            self.endpoint = None
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.to_thread(proc.wait), STOP_TIMEOUT)
+        except TimeoutError:
+            proc.kill()
+            await asyncio.to_thread(proc.wait)
+
+
+class DecodePool(Component):
+    def __init__(self, processors: list[tuple[str, dict[str, Any]]], workers: int,
+                 min_bytes: int, max_bytes: int, retry_after: int = 1) -> None:
+        super().__init__("decode_pool")
+        self.processors = processors  # (name, settings), as the pipeline configures them
+        self.workers = workers
+        self.min_bytes = min_bytes
+        self.max_bytes = max_bytes
+        self.retry_after = retry_after
+        self.in_flight_bytes = 0
+        self._workers: list[_Worker] = []
+        self._respawns: set[asyncio.Task[None]] = set()
+        self._seq = 0
+        self._started = False
+        self._closing = False
+
+    def wants(self, size: int) -> bool:
+        return self._started and not self._closing and size >= self.min_bytes
+
+    async def start(self) -> None:
+        if self._started or self.workers <= 0:
+            return
+        self._closing = False
+        self._workers = [_Worker(self, i) for i in range(self.workers)]
+        # Every worker builds and starts the processors now, so that one that cannot be
+        # built stops the collector at start-up rather than failing requests later.
+        try:
+            await asyncio.gather(*(worker.spawn() for worker in self._workers))
+        except Exception:
+            await self.shutdown()
+            raise
+        self._started = True
+
+    async def shutdown(self) -> None:
+        """Waits for what the workers hold: receivers stop before the pipeline does."""
+        self._closing = True
+        for task in self._respawns:
+            task.cancel()
+        workers, self._workers = self._workers, []
+        for worker in workers:
+            if worker.pending:
+                await asyncio.gather(*worker.pending.values(), return_exceptions=True)
+        await asyncio.gather(*(worker.stop() for worker in workers))
+
+    async def traces(self, project_id: int, body: bytes, protobuf: bool) -> DecodedTraces:
+        live = [w for w in self._workers if w.endpoint is not None]
+        if self._closing:
+            raise StoreUnavailable("the collector is shutting down", self.retry_after)
+        if not live:
+            raise StoreUnavailable("the decode workers are restarting", self.retry_after)
+        size = len(body)
+        if self.in_flight_bytes and self.in_flight_bytes + size > self.max_bytes:
+            raise Overloaded("the decode workers are busy", self.retry_after)
+        worker = min(live, key=lambda w: len(w.pending))
+        self._seq += 1
+        self.in_flight_bytes += size
+        try:
+            result, payload = await worker.submit(self._seq, project_id, body, protobuf)
+        finally:
+            self.in_flight_bytes -= size
+        decoded: DecodedTraces = result
+        if decoded.invalid is not None:
+            raise InvalidInput(*decoded.invalid)
+        if decoded.failure is not None:
+            raise RuntimeError(f"a processor failed in a decode worker: {decoded.failure}")
+        if decoded.encoded is not None:
+            assert payload is not None
+            decoded.encoded.payload = payload
+        return decoded
+
+    def worker_gone(self, worker: _Worker) -> None:
+        if self._closing:
+            return
+        log.error("decode worker %d stopped; starting it again", worker.index)
+        task = asyncio.get_running_loop().create_task(self._respawn(worker))
+        self._respawns.add(task)
+        task.add_done_callback(self._respawns.discard)
+
+    async def _respawn(self, worker: _Worker) -> None:
+        await worker.stop()
+        while not self._closing:
+            await asyncio.sleep(RESPAWN_DELAY)
+            try:
+                await worker.spawn()
+                return
+            except Exception:  # noqa: BLE001 - keep trying; large trace requests get 503
+                log.exception("could not start decode worker %d", worker.index)
+
+
+# --- in the worker processes -------------------------------------------------
+
+def decode_traces(processors: list[Processor], project_id: int, body: bytes, protobuf: bool
+                  ) -> DecodedTraces:
+    """Decode, process and encode one OTLP trace request (runs in a worker)."""
+    try:
+        if protobuf:
+            decoded = spans_from_proto(parse_proto(body))
+        else:
+            decoded = spans_from_json(parse_json(body))
+    except InvalidInput as exc:
+        return DecodedTraces(None, invalid=(exc.message, exc.details))
+    if not decoded.spans:
+        return DecodedTraces(None, decoded.dropped, decoded.reasons)
+    batch = Batch(project_id=project_id, spans=decoded.spans, approx_bytes=len(body))
+    try:
+        for processor in processors:
+            batch = processor.process(batch)
+    except Exception as exc:  # noqa: BLE001 - answered 500 by the event loop, which logs it
+        return DecodedTraces(None, failure=f"{type(exc).__name__}: {exc}")
+    return DecodedTraces(encode(batch), decoded.dropped, decoded.reasons)
+
+
+def parse_json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInput("the body is not valid JSON",
+                           [{"field": "body", "error": str(exc)}]) from exc
+
+
+def _build(spec: list[tuple[str, dict[str, Any]]]) -> list[Processor]:
+    from sounding.plugins import build_processor
+
+    built = [build_processor(name, settings) for name, settings in spec]
+
+    async def start() -> None:
+        for processor in built:
+            await processor.start()
+
+    asyncio.run(start())
+    return built
+
+
+def main(argv: list[str]) -> int:
+    # The collector stops its workers by closing their channel, after its last request.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sock = socket.socket(fileno=int(argv[1]))
+    received = channel.receive(sock)
+    if not received:
+        return 0
+    ((_, spec), _), *_rest = received
+    try:
+        processors = _build(spec)
+    except Exception as exc:  # noqa: BLE001 - reported to the collector, which stops
+        channel.send(sock, ("failed", f"{type(exc).__name__}: {exc}"))
+        return 1
+    channel.send(sock, ("ready",))
+    while True:
+        try:
+            items = channel.receive(sock)
+        except OSError:
+            items = None
+        if items is None:
+            return 0
+        for (_, seq, project_id, protobuf), body in items:
+            result = decode_traces(processors, project_id, body or b"", protobuf)
+            payload = None
+            if result.encoded is not None:
+                payload, result.encoded.payload = result.encoded.payload, b""
+            try:
+                channel.send(sock, ("done", seq, result), payload)
+            except OSError:
+                return 0  # the collector is gone
+
+
+if __name__ == "__main__":
+    # Run the copy imported under its own name, so that what the worker pickles names
+    # sounding.offload's classes rather than __main__'s.
+    from sounding.offload import main as module_main
+
+    sys.exit(module_main(sys.argv))

@@ -1,0 +1,73 @@
+"""storage/spanbody: how a span's attributes, events and links are stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1 import trace_pb2
+
+from sounding.records import Span
+from storage import spanbody
+
+
+def _message() -> trace_pb2.Span:
+    message = trace_pb2.Span(
+        trace_id=bytes.fromhex("ab" * 16), span_id=bytes.fromhex("cd" * 8), name="GET /x",
+        kind=2, start_time_unix_nano=10, end_time_unix_nano=20, trace_state="k=v",
+        dropped_attributes_count=3)
+    message.attributes.extend([
+        KeyValue(key="http.request.method", value=AnyValue(string_value="GET")),
+        KeyValue(key="password", value=AnyValue(string_value="hunter2")),
+        KeyValue(key="n", value=AnyValue(int_value=7))])
+    event = message.events.add(name="exception", time_unix_nano=15)
+    event.attributes.add(key="exception.type", value=AnyValue(string_value="KeyError"))
+    message.links.add(trace_id=bytes.fromhex("ef" * 16), span_id=bytes.fromhex("01" * 8))
+    return message
+
+
+def _span(message: trace_pb2.Span | None = None, **kw: Any) -> Span:
+    return Span("ab" * 16, "cd" * 8, "", "GET /x", 2, 10, 20, 0, "", "svc", "scope", {},
+                otlp=message, **kw)
+
+
+def test_a_span_no_stage_looked_into_is_stored_in_the_bytes_it_came_in() -> None:
+    message = _message()
+    span = _span(message)
+    assert span.find_attributes(frozenset({"n", "absent"})) == {"n": 7}
+    assert span.has_events()
+    assert span.untouched  # neither call decoded the attributes or events
+    assert spanbody.encode(span) == message.SerializeToString()
+
+
+def test_a_changed_attribute_is_stored_changed_and_the_rest_kept() -> None:
+    span = _span(_message())
+    span.attributes["password"] = "[redacted]"
+    attributes, events = spanbody.decode(spanbody.encode(span))
+    assert attributes == {"http.request.method": "GET", "password": "[redacted]", "n": 7}
+    assert events == [{"name": "exception", "time_unix_nano": 15,
+                       "attributes": {"exception.type": "KeyError"}}]
+    stored = trace_pb2.Span.FromString(spanbody.encode(span))
+    assert stored.trace_state == "k=v" and len(stored.links) == 1  # not in the record
+
+
+def test_every_value_kind_survives_a_span_built_from_python_values() -> None:
+    """Spans decoded from OTLP/JSON carry Python values; they go back to AnyValues."""
+    attributes = {"s": "naïve ✓", "b": False, "i": -(2**63), "big": 2**64, "f": 0.25,
+                  "nan": "NaN", "list": [1, "two", [3.5]], "empty.list": [],
+                  "map": {"inner": {"deep": True}}, "empty.map": {}, "none": None}
+    events = [{"name": "e", "time_unix_nano": 5, "attributes": {"k": [1, "two"]}}]
+    span = _span(None, attributes=attributes, events=events)
+    assert not span.untouched
+    stored_attributes, stored_events = spanbody.decode(spanbody.encode(span))
+    # An integer beyond int64 cannot be an int_value: it is kept as its decimal text.
+    assert stored_attributes == {**attributes, "big": str(2**64)}
+    assert stored_events == events
+
+
+def test_resource_ids_are_stable_and_belong_to_one_project() -> None:
+    first = spanbody.resource_id(1, '{"service.name":"web"}')
+    assert first == spanbody.resource_id(1, '{"service.name":"web"}')
+    assert 0 < first < 2**63
+    assert first != spanbody.resource_id(2, '{"service.name":"web"}')
+    assert first != spanbody.resource_id(1, '{"service.name":"api"}')
