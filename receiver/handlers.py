@@ -74,6 +74,7 @@ class IngestHandler(BaseHandler):
     media_type: str
     _reader: BodyReader | None = None
     _body_error: SoundingError | None = None
+    _refusal: SoundingError | None = None
     _started: float = 0.0
 
     def initialize(self, ctx: ReceiverContext) -> None:
@@ -120,8 +121,12 @@ class IngestHandler(BaseHandler):
         if length is not None and length.isdigit() and int(length) > self.ctx.max_body_bytes:
             raise PayloadTooLarge(
                 f"the request body exceeds the limit of {self.ctx.max_body_bytes} bytes")
-        self._reader = BodyReader(self.ctx.max_body_bytes,
-                                  self.request.headers.get("Content-Encoding"))
+        # Already refusing? Then the body is read and thrown away as it comes, not
+        # kept: under overload, memory does not grow with the requests being refused.
+        self._refusal = self.ctx.pipeline.admission_error()
+        if self._refusal is None:
+            self._reader = BodyReader(self.ctx.max_body_bytes,
+                                      self.request.headers.get("Content-Encoding"))
 
     def data_received(self, chunk: bytes) -> None:
         if self._reader is None or self._body_error is not None or self._finished:
@@ -138,6 +143,8 @@ class IngestHandler(BaseHandler):
     async def post(self) -> None:
         if self._body_error is not None or self._finished:
             return
+        if self._refusal is not None:
+            raise self._refusal
         assert self._reader is not None
         body = self._reader.finish()
         if self.ctx.closing:
@@ -156,10 +163,10 @@ class IngestHandler(BaseHandler):
 
     def _check_admission(self) -> None:
         """Shed before decoding: under overload, a queue that is full refuses in
-        microseconds what would otherwise cost a whole decode first. Asked once the
-        body is in rather than from the headers: answering before the body is read
-        makes Tornado close the connection with the body unread, the kernel then
-        resets it, and the client can lose the answer."""
+        microseconds what would otherwise cost a whole decode first. Asked from the
+        headers too (`prepare`), but answered only once the body is in: answering
+        before the body is read makes Tornado close the connection with the body
+        unread, the kernel then resets it, and the client can lose the answer."""
         refusal = self.ctx.pipeline.admission_error()
         if refusal is not None:
             raise refusal

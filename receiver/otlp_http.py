@@ -35,6 +35,7 @@ async def consume_traces(body: bytes, protobuf: bool, batch: Batch, pipeline: Pi
     spans dropped and the first reasons, for OTLP's partial success."""
     pool = pipeline.decode_pool
     if pool is not None and pool.wants(len(body)):
+        metrics.OFFLOADED.inc()
         result = await pool.traces(batch.project_id, body, protobuf)
         _count_dropped(result.dropped, result.encoded is not None, result.reasons)
         if result.encoded is not None:

@@ -94,7 +94,7 @@ DEFAULTS: dict[str, Any] = {
         # Trace bodies from this size go to a worker; smaller ones are decoded inline.
         "decode_min_bytes": 16 * 1024,
         # Bodies waiting for or inside a worker; past this, ingest answers 503.
-        "decode_max_bytes": 16 * 1024 * 1024,
+        "decode_max_bytes": 8 * 1024 * 1024,
         "pipelines": {
             "default": {
                 # A receiver whose `enabled` is false is skipped.

@@ -27,5 +27,7 @@ COMMIT_RECORDS = Histogram("sounding_commit_records", "Records written per group
                            buckets=(1, 10, 100, 500, 1_000, 2_500, 5_000, 10_000, 50_000))
 COMMIT_SECONDS = Histogram("sounding_commit_seconds", "Duration of one group commit",
                            buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
+OFFLOADED = Counter("sounding_decode_offloaded_requests",
+                    "Trace requests decoded and processed by a decode worker")
 REQUEST_SECONDS = Histogram("sounding_request_seconds", "Ingest request latency", ["endpoint"],
                             buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))

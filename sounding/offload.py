@@ -49,6 +49,9 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
+# A worker that holds a request this long is stuck (a processor in an endless loop,
+# say): it is killed, its requests are answered 503, and a new one is started.
+ANSWER_TIMEOUT = 20.0
 RESPAWN_DELAY = 1.0
 
 
@@ -134,6 +137,12 @@ class _Worker:
                                                       self.pool.retry_after))
         self.pool.worker_gone(self)
 
+    def kill(self, why: str) -> None:
+        """Stop a stuck worker now; its channel's end then answers what it held."""
+        if self.proc is not None and self.proc.poll() is None:
+            log.error("decode worker %d %s; killing it", self.index, why)
+            self.proc.kill()
+
     async def stop(self) -> None:
         if self.endpoint is not None:
             self.endpoint.close()  # the worker finishes what it holds, sees EOF, exits
@@ -204,8 +213,15 @@ class DecodePool(Component):
         worker = min(live, key=lambda w: len(w.pending))
         self._seq += 1
         self.in_flight_bytes += size
+        seq = self._seq
+        future = worker.submit(seq, project_id, body, protobuf)
         try:
-            result, payload = await worker.submit(self._seq, project_id, body, protobuf)
+            result, payload = await asyncio.wait_for(asyncio.shield(future), ANSWER_TIMEOUT)
+        except TimeoutError:
+            worker.pending.pop(seq, None)
+            worker.kill(f"held a request for {ANSWER_TIMEOUT:.0f} s")
+            raise StoreUnavailable("a decode worker was stuck; retry", self.retry_after) \
+                from None
         finally:
             self.in_flight_bytes -= size
         decoded: DecodedTraces = result

@@ -93,7 +93,7 @@ class Service:
         return DecodePool(
             [(name, self.config["processors"].get(name) or {}) for name in names["processors"]],
             workers, int(service.get("decode_min_bytes", 16 * 1024)),
-            int(service.get("decode_max_bytes", 16 * 1024 * 1024)), retry_after)
+            int(service.get("decode_max_bytes", 8 * 1024 * 1024)), retry_after)
 
     def _mount_dashboard(self) -> None:
         settings = self.config.get("dashboard") or {}
