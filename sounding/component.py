@@ -33,8 +33,10 @@ class Component(ABC):  # noqa: B024 - abstract only through its subclasses
 class Processor(Component):
     """A stage that transforms a batch in place or returns a new one.
 
-    `process` runs on the event loop for every request, so it must be quick and
-    must not block on I/O. Raising an exception fails the request with a 500.
+    `process` runs for every request, on the event loop or, for large trace
+    requests, in a decode worker process with its own instance (sounding/offload.py),
+    so it must be quick, must not block on I/O and must not count on state kept
+    between batches. Raising an exception fails the request with a 500.
     """
 
     @abstractmethod
