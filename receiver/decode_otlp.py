@@ -10,6 +10,7 @@ reason counted; a body that is not OTLP at all is InvalidInput.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -303,3 +304,17 @@ def spans_from_json(body: Any) -> DecodedSpans:
                 except _Drop as exc:
                     out.drop(f"{where_s}spans[{pi}]", str(exc))
     return out
+
+
+def parse_json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInput("the body is not valid JSON",
+                           [{"field": "body", "error": str(exc)}]) from exc
+
+
+def decode_traces_body(body: bytes, protobuf: bool) -> DecodedSpans:
+    """An OTLP trace request body, protobuf or OTLP/JSON, as Span records; the one
+    decode used on the event loop and in the decode workers (sounding/offload.py)."""
+    return spans_from_proto(parse_proto(body)) if protobuf else spans_from_json(parse_json(body))

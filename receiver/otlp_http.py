@@ -7,11 +7,10 @@ ExportTraceServiceResponse for protobuf clients.
 
 from __future__ import annotations
 
-from receiver.decode_otlp import parse_proto, spans_from_json, spans_from_proto
+from receiver.decode_otlp import decode_traces_body
 from receiver.handlers import JSON, PROTOBUF, IngestHandler
 from sounding import metrics
 from sounding.errors import InvalidInput
-from sounding.offload import parse_json
 from sounding.pipeline import Pipeline
 from sounding.records import Batch
 
@@ -41,8 +40,7 @@ async def consume_traces(body: bytes, protobuf: bool, batch: Batch, pipeline: Pi
         if result.encoded is not None:
             await pipeline.consume_encoded(result.encoded)
         return result.dropped, result.reasons
-    decoded = spans_from_proto(parse_proto(body)) if protobuf else \
-        spans_from_json(parse_json(body))
+    decoded = decode_traces_body(body, protobuf)
     _count_dropped(decoded.dropped, bool(decoded.spans), decoded.reasons)
     batch.spans = decoded.spans
     await pipeline.consume(batch)

@@ -28,7 +28,6 @@ fails the requests it held with a 503 and is started again.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
@@ -38,7 +37,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from receiver.decode_otlp import parse_proto, spans_from_json, spans_from_proto
+from receiver.decode_otlp import decode_traces_body
 from sounding import channel
 from sounding.component import Component, Processor
 from sounding.errors import InvalidInput, Overloaded, StoreUnavailable
@@ -259,10 +258,7 @@ def decode_traces(processors: list[Processor], project_id: int, body: bytes, pro
                   ) -> DecodedTraces:
     """Decode, process and encode one OTLP trace request (runs in a worker)."""
     try:
-        if protobuf:
-            decoded = spans_from_proto(parse_proto(body))
-        else:
-            decoded = spans_from_json(parse_json(body))
+        decoded = decode_traces_body(body, protobuf)
     except InvalidInput as exc:
         return DecodedTraces(None, invalid=(exc.message, exc.details))
     if not decoded.spans:
@@ -274,14 +270,6 @@ def decode_traces(processors: list[Processor], project_id: int, body: bytes, pro
     except Exception as exc:  # noqa: BLE001 - answered 500 by the event loop, which logs it
         return DecodedTraces(None, failure=f"{type(exc).__name__}: {exc}")
     return DecodedTraces(encode(batch), decoded.dropped, decoded.reasons)
-
-
-def parse_json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInput("the body is not valid JSON",
-                           [{"field": "body", "error": str(exc)}]) from exc
 
 
 def _build(spec: list[tuple[str, dict[str, Any]]]) -> list[Processor]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from sounding.component import Exporter, Processor
 from sounding.errors import RetryableError
@@ -24,18 +25,19 @@ class Pipeline:
         """Run the batch through every stage; returns once every exporter committed it."""
         for processor in self.processors:
             batch = processor.process(batch)
-        if len(self.exporters) == 1:
-            await self.exporters[0].export(batch)
-        else:
-            await asyncio.gather(*(exporter.export(batch) for exporter in self.exporters))
+        await self._export([exporter.export(batch) for exporter in self.exporters])
 
     async def consume_encoded(self, encoded: EncodedBatch) -> None:
         """Hand on a batch that a decode worker already processed and encoded."""
-        if len(self.exporters) == 1:
-            await self.exporters[0].export_encoded(encoded)
+        await self._export([exporter.export_encoded(encoded) for exporter in self.exporters])
+
+    @staticmethod
+    async def _export(exports: list[Coroutine[Any, Any, None]]) -> None:
+        # One exporter (the usual case) is awaited directly: gather costs a task each.
+        if len(exports) == 1:
+            await exports[0]
         else:
-            await asyncio.gather(*(exporter.export_encoded(encoded)
-                                   for exporter in self.exporters))
+            await asyncio.gather(*exports)
 
     def admission_error(self) -> RetryableError | None:
         """The first exporter's reason to refuse a batch now, or None."""
