@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
-from tornado.escape import json_encode
 from tornado.web import HTTPError, RequestHandler
 
 from dashboard import format as fmt
@@ -27,6 +26,7 @@ from dashboard import timerange
 from dashboard.auth import SESSION_COOKIE, AdminAuth
 from sounding.timeutil import now_us
 from storage.queries import projects as pq
+from storage.queries.values import finite
 from storage.store import Store
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -38,6 +38,18 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+
+def json_text(document: Any) -> str:
+    """Strictly valid JSON: no NaN or Infinity tokens, which JSON.parse and most
+    clients refuse. A non-finite number (from a stored value or computed from stored
+    numbers) is written as the string "NaN", "Infinity" or "-Infinity". "</" is
+    escaped, so the text is safe even if sniffed as HTML or put in an attribute."""
+    try:
+        text = json.dumps(document, allow_nan=False)
+    except ValueError:
+        text = json.dumps(finite(document), allow_nan=False)
+    return text.replace("</", "<\\/")
 
 
 class DashboardContext:
@@ -172,12 +184,11 @@ class DashboardHandler(RequestHandler):
 
     def write_json(self, document: Any) -> None:
         self.set_header("Content-Type", "application/json")
-        # json_encode escapes "</", so the document is safe even if sniffed as HTML.
-        self.finish(json_encode(document))
+        self.finish(json_text(document))
 
     def get_template_namespace(self) -> dict[str, Any]:
         namespace = super().get_template_namespace()
-        namespace.update(fmt=fmt, now_us=self.now_us, project=self.project,
+        namespace.update(fmt=fmt, json_encode=json_text, now_us=self.now_us, project=self.project,
                          projects=self.projects, purl=self.project_url, q=quote,
                          section="errors", here=self.here, kept_args=self.kept_args,
                          range_params={k: v for k in ("range", "from", "to")

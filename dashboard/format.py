@@ -3,18 +3,35 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _datetime(ts_us: int) -> datetime | None:
+    """The UTC time of epoch microseconds, or None outside years 1-9999 (a stored row
+    may hold any 64-bit value). Integer arithmetic: no float rounding at the edges."""
+    try:
+        return EPOCH + timedelta(microseconds=ts_us)
+    except OverflowError:
+        return None
 
 
 def time_us(ts_us: int | None) -> str:
     if ts_us is None:
         return "\u2014"
-    return datetime.fromtimestamp(ts_us / 1_000_000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    at = _datetime(ts_us)
+    if at is None:
+        return f"out of calendar range ({ts_us} \u00b5s)"
+    # isoformat, not strftime: strftime writes year 1 as "1".
+    return at.isoformat(" ", "seconds").replace("+00:00", " UTC")
 
 
 def iso_us(ts_us: int) -> str:
-    return datetime.fromtimestamp(ts_us / 1_000_000, tz=UTC).isoformat().replace("+00:00", "Z")
+    """For a <time datetime=...>; empty for a time no calendar date can show."""
+    at = _datetime(ts_us)
+    return "" if at is None else at.isoformat().replace("+00:00", "Z")
 
 
 def ago(ts_us: int | None, now_us: int) -> str:

@@ -29,7 +29,10 @@ def bucket_of(duration_ms: float) -> int:
 def bucket_value(bucket: int) -> float:
     if bucket <= MIN_BUCKET:
         return MIN_MS
-    return 2 * GAMMA**bucket / (GAMMA + 1)
+    try:
+        return 2 * GAMMA**bucket / (GAMMA + 1)
+    except OverflowError:  # a stored bucket far past any duration bucket_of gives
+        return math.inf
 
 
 def quantile(counts: Mapping[int, int], q: float) -> float | None:

@@ -3,13 +3,15 @@ its trend and status history, and the errors linked to a trace."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, func, literal, select
+from sqlalchemy import JSON, Text, and_, cast, func, literal, select
 
 from storage import schema
+from storage.queries.values import UNREADABLE, load
 from storage.store import Store
 
 STATUSES = ("open", "resolved", "ignored")
@@ -68,12 +70,16 @@ class ErrorEventDetail:
     exception_class: str
     message: str
     backtrace: list[str]
-    params: dict[str, Any] | None
+    params: Any  # a JSON object as sent (None when none was sent)
+    # file, lineno, context_line, pre_context, post_context; None when none was sent
     source_context: dict[str, Any] | None
     request_id: str | None
     user_id: str | None
     trace_id: str | None
     span_id: str | None
+    # Stored values that could not be read (backtrace, params, source_context): each
+    # is shown as empty and named here (storage/queries/values.py).
+    unreadable: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -185,7 +191,9 @@ def event(store: Store, project_id: int, fingerprint: str, event_id: int | None 
           ) -> ErrorEventDetail | None:
     """One occurrence with everything it carried: `event_id`, or the latest one."""
     where = and_(_E.c.project_id == project_id, _E.c.fingerprint == fingerprint)
-    query = select(_E)
+    # The JSON columns as text, parsed by values.load: whatever a row holds, it reads.
+    query = select(*[cast(c, Text).label(c.name) if isinstance(c.type, JSON) else c
+                     for c in _E.columns])
     if event_id is not None:
         query = query.where(and_(where, _E.c.id == event_id))
     else:
@@ -194,9 +202,46 @@ def event(store: Store, project_id: int, fingerprint: str, event_id: int | None 
         r = conn.execute(query).first()
     if r is None:
         return None
-    return ErrorEventDetail(int(r.id), r.fingerprint, int(r.ts_us), int(r.received_us),
-                            r.exception_class, r.message, list(r.backtrace or []), r.params,
-                            r.source_context, r.request_id, r.user_id, r.trace_id, r.span_id)
+    unreadable: list[str] = []
+    backtrace = _backtrace(load(r.backtrace))
+    params = load(r.params)
+    source_context = _source_context(load(r.source_context))
+    for name, value in (("backtrace", backtrace), ("params", params),
+                        ("source_context", source_context)):
+        if value is UNREADABLE:
+            unreadable.append(name)
+    return ErrorEventDetail(
+        int(r.id), r.fingerprint, int(r.ts_us), int(r.received_us), r.exception_class,
+        r.message, [] if backtrace is UNREADABLE else backtrace,
+        None if params is UNREADABLE else params,
+        None if source_context is UNREADABLE else source_context,
+        r.request_id, r.user_id, r.trace_id, r.span_id, unreadable)
+
+
+def _backtrace(value: Any) -> Any:
+    """A list of frames, each shown as text; anything else is unreadable."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        return UNREADABLE
+    return [frame if isinstance(frame, str) else json.dumps(frame) for frame in value]
+
+
+def _source_context(value: Any) -> Any:
+    """The shape the group page draws (an integer line number, lines of text), or
+    UNREADABLE when a stored one does not have it."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or isinstance(value.get("lineno"), bool) \
+            or not isinstance(value.get("lineno"), int):
+        return UNREADABLE
+
+    def lines(key: str) -> list[str]:
+        got = value.get(key)
+        return [str(line) for line in got] if isinstance(got, list) else []
+    return {"file": str(value.get("file", "")), "lineno": value["lineno"],
+            "context_line": str(value.get("context_line", "")),
+            "pre_context": lines("pre_context"), "post_context": lines("post_context")}
 
 
 def trend(store: Store, project_id: int, fingerprint: str, start_s: int, end_s: int,

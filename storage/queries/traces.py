@@ -10,18 +10,21 @@ of how spans are stored only has to keep them:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, func, select
+from google.protobuf.message import DecodeError
+from sqlalchemy import ColumnElement, Text, and_, case, cast, func, select
 
 from storage import schema, spanbody
+from storage.queries.values import UNREADABLE, load, showable
 from storage.store import Store
 
 _S = schema.spans
 _R = schema.resources
 # OTLP status codes, and the names the search takes for them.
 STATUS_CODES = {"unset": 0, "ok": 1, "error": 2}
+INT64_MAX = 2**63 - 1
 # How many matching spans are read to fill one page of distinct traces.
 SCAN_FACTOR = 4
 
@@ -55,6 +58,9 @@ class SpanDetail:
     attributes: dict[str, Any]
     resource_attributes: dict[str, Any]
     events: list[dict[str, Any]]
+    # Stored parts that could not be read ("attributes", "events": a body that does not
+    # parse; "resource"): each is shown empty and named here.
+    unreadable: list[str] = field(default_factory=list)
 
 
 def _escape_like(text: str) -> str:
@@ -75,7 +81,11 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
     if name:
         clauses.append(_S.c.name.ilike(f"%{_escape_like(name)}%", escape="\\"))
     if min_duration_ns:
-        clauses.append(_S.c.end_ns - _S.c.start_ns >= min_duration_ns)
+        # start + d, computed only where it fits in 64 bits (a stored end or start may
+        # be any 64-bit value: end - start can overflow, and PostgreSQL refuses that).
+        # CASE is evaluated lazily; a span starting later cannot last d anyway.
+        clauses.append(case((_S.c.start_ns <= INT64_MAX - min_duration_ns,
+                             _S.c.start_ns + min_duration_ns), else_=None) <= _S.c.end_ns)
     if status:
         if status not in STATUS_CODES:
             raise ValueError(f"status must be one of {', '.join(STATUS_CODES)}")
@@ -139,14 +149,26 @@ def get_trace(store: Store, project_id: int, trace_id: str, limit: int = 10_000
             select(_S).where(and_(_S.c.project_id == project_id, _S.c.trace_id == key))
             .limit(limit)).all(), key=lambda r: (r.start_ns, bytes(r.span_id)))
         wanted = {r.resource_id for r in rows}
-        resources = {r.id: r.attributes for r in conn.execute(
-            select(_R.c.id, _R.c.attributes).where(_R.c.id.in_(wanted)))} if wanted else {}
+        resources = {r.id: load(r.attributes) for r in conn.execute(
+            select(_R.c.id, cast(_R.c.attributes, Text).label("attributes"))
+            .where(_R.c.id.in_(wanted)))} if wanted else {}
     out = []
     for r in rows:
-        attributes, events = spanbody.decode(bytes(r.body))
+        unreadable = []
+        try:
+            attributes, events = spanbody.decode(bytes(r.body))
+        except DecodeError:
+            # Beyond protobuf's nesting limit, or not a Span at all: show the span's
+            # columns, and say that its body cannot be read.
+            attributes, events = {}, []
+            unreadable += ["attributes", "events"]
+        resource = resources.get(r.resource_id)
+        if resource is UNREADABLE or (resource is not None and not isinstance(resource, dict)):
+            resource = {}
+            unreadable.append("resource")
         out.append(SpanDetail(
             bytes(r.span_id).hex(), bytes(r.parent_span_id).hex(), r.name, int(r.kind),
             int(r.start_ns), int(r.end_ns), int(r.status_code), r.status_message,
-            r.service_name, r.scope_name, r.category, attributes,
-            resources.get(r.resource_id) or {}, events))
+            r.service_name, r.scope_name, r.category, showable(attributes),
+            resource or {}, showable(events), unreadable))
     return out
