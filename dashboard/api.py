@@ -61,9 +61,10 @@ class ErrorGroupsApi(ApiHandler):
 
 class ErrorGroupApi(ApiHandler):
     async def get(self, project_name: str, group_id: str) -> None:
+        group = self.row_id(group_id, "error group")
         project = await self.load_project(project_name)
-        view = await self.run(views.group_view, self.store, project.id, int(group_id),
-                              self.time_range("7d"), self.int_arg("event"))
+        view = await self.run(views.group_view, self.store, project.id, group,
+                              self.time_range("7d"), self.id_arg("event", "occurrence"))
         if view is None:
             raise HTTPError(404, f"no error group {group_id} (or no such occurrence) in "
                                  f"project {project.name!r}")
@@ -74,16 +75,16 @@ class ErrorGroupStatusApi(ApiHandler):
     """POST {"status": "open" | "resolved" | "ignored"}."""
 
     async def post(self, project_name: str, group_id: str) -> None:
+        group = self.row_id(group_id, "error group")
         project = await self.load_project(project_name)
         try:
             body: Any = json.loads(self.request.body or b"null")
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
             raise HTTPError(400, "the body must be JSON: {\"status\": \"resolved\"}") from exc
         status = body.get("status") if isinstance(body, dict) else None
-        if status not in eq.STATUSES:
+        if not isinstance(status, str) or status not in eq.STATUSES:
             raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
-        updated = await self.run(views.change_status, self.store, project.id, int(group_id),
-                                 status)
+        updated = await self.run(views.change_status, self.store, project.id, group, status)
         if updated is None:
             raise HTTPError(404, f"no error group {group_id} in project {project.name!r}")
         self.write_json(asdict(updated))

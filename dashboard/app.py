@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tornado.web import StaticFileHandler
+from tornado.web import HTTPError, StaticFileHandler
 
 from dashboard import api, pages
 from dashboard.auth import AdminAuth
@@ -18,6 +18,22 @@ STATIC = Path(__file__).parent / "static"
 # Tornado percent-decodes the captured groups.
 P = r"/projects/([^/]+)"
 API = r"/api/v1/projects/([^/]+)"
+# The only paths /static/ serves: the directory's files, by name.
+STATIC_FILES = frozenset(p.name for p in STATIC.iterdir() if p.is_file())
+
+
+class StaticFiles(StaticFileHandler):
+    """The dashboard's static files. Any other name is a 404 before it reaches the
+    filesystem: a NUL byte or a name too long for it would otherwise be a 500, and
+    a path leaving the directory a 403 that confirms where it pointed."""
+
+    def decode_argument(self, value: bytes, name: str | None = None) -> str:
+        return value.decode("utf-8", errors="replace")  # %ff is a name like any other
+
+    async def get(self, path: str, include_body: bool = True) -> None:
+        if path not in STATIC_FILES:
+            raise HTTPError(404)
+        await super().get(path, include_body)
 
 
 class Dashboard:
@@ -35,7 +51,7 @@ class Dashboard:
             (r"/", pages.HomePage, args),
             (r"/login", pages.LoginPage, args),
             (r"/logout", pages.LogoutPage, args),
-            (r"/static/(.*)", StaticFileHandler, {"path": str(STATIC)}),
+            (r"/static/(.*)", StaticFiles, {"path": str(STATIC)}),
             (P + r"/errors", pages.ErrorsPage, args),
             (P + r"/errors/([0-9]+)", pages.GroupPage, args),
             (P + r"/errors/([0-9]+)/status", pages.GroupStatusPage, args),

@@ -37,6 +37,7 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
 
 T = TypeVar("T")
+INT64_MAX = 2**63 - 1
 log = logging.getLogger(__name__)
 
 
@@ -169,6 +170,24 @@ class DashboardHandler(RequestHandler):
         if not minimum <= value <= maximum:
             raise HTTPError(400, f"'{name}' must be between {minimum} and {maximum}")
         return value
+
+    def row_id(self, raw: str, what: str) -> int:
+        """An id from the URL path (digits only, by the route): one that no 64-bit key
+        can hold names nothing, so it is a 404 rather than an overflow in the driver."""
+        digits = raw.lstrip("0") or "0"  # int() of a huge string is slow, and capped
+        value = int(digits) if len(digits) <= 19 else INT64_MAX + 1
+        if value > INT64_MAX:
+            raise HTTPError(404, f"no {what} {raw}")
+        return value
+
+    def id_arg(self, name: str, what: str) -> int | None:
+        """An optional id in the query: malformed is a 400, beyond 64 bits a 404."""
+        raw = self.arg(name)
+        if raw is None:
+            return None
+        if not raw.isascii() or not raw.isdigit():
+            raise HTTPError(400, f"'{name}' must be a positive integer (an id)")
+        return self.row_id(raw, what)
 
     def float_arg(self, name: str) -> float | None:
         raw = self.arg(name)

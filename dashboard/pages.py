@@ -79,10 +79,11 @@ class ErrorsPage(DashboardHandler):
 
 class GroupPage(DashboardHandler):
     async def get(self, project_name: str, group_id: str) -> None:
+        group = self.row_id(group_id, "error group")
         project = await self.load_project(project_name)
         tr = self.time_range("7d")
-        view = await self.run(views.group_view, self.store, project.id, int(group_id), tr,
-                              self.int_arg("event"))
+        view = await self.run(views.group_view, self.store, project.id, group, tr,
+                              self.id_arg("event", "occurrence"))
         if view is None:
             raise HTTPError(404, f"no error group {group_id} (or no such occurrence) here")
         chart = {"series": {"t": [t for t, _ in view.trend],
@@ -95,12 +96,12 @@ class GroupStatusPage(DashboardHandler):
     """The Resolve / Ignore / Reopen buttons: a form POST, then back to the group."""
 
     async def post(self, project_name: str, group_id: str) -> None:
+        group = self.row_id(group_id, "error group")
         project = await self.load_project(project_name)
         status = self.get_argument("status", "")
         if status not in eq.STATUSES:
             raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
-        updated = await self.run(views.change_status, self.store, project.id, int(group_id),
-                                 status)
+        updated = await self.run(views.change_status, self.store, project.id, group, status)
         if updated is None:
             raise HTTPError(404, f"no error group {group_id} here")
         self.redirect(self.project_url(f"errors/{updated.id}"), status=303)

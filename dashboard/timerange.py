@@ -15,6 +15,11 @@ LABELS = {"1h": "Last hour", "24h": "24 hours", "7d": "7 days", "30d": "30 days"
 STEPS = (60, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400)
 MAX_POINTS = 240
 MAX_CUSTOM_SECONDS = 400 * 86_400
+# What a custom range may cover: the times the doors accept, from the Unix epoch to
+# the last second whose nanoseconds fit in 64 bits (spans are kept in nanoseconds).
+MIN_S = 0  # 1970-01-01T00:00:00Z
+MAX_S = (2**63 - 1) // 1_000_000_000  # 2262-04-11T23:47:16Z
+INT64_MAX = 2**63 - 1
 
 
 class RangeError(ValueError):
@@ -42,7 +47,8 @@ class TimeRange:
 
     @property
     def end_ns(self) -> int:
-        return self.end_s * 1_000_000_000
+        # A range ending at MAX_S is rounded up to a whole step, past what 64 bits hold.
+        return min(self.end_s * 1_000_000_000, INT64_MAX)
 
     @property
     def from_text(self) -> str:
@@ -89,9 +95,13 @@ def parse(range_arg: str | None, from_arg: str | None, to_arg: str | None, now_s
         if not value:
             raise RangeError(f"a custom range needs '{name}' (ISO 8601, e.g. 2026-11-20T10:00)")
         try:
-            bounds.append(parse_iso8601_us(value) // 1_000_000)
+            at_us = parse_iso8601_us(value)
         except ValueError as exc:
             raise RangeError(f"'{name}' is not an ISO 8601 time: {value!r}") from exc
+        if not MIN_S * 1_000_000 <= at_us <= MAX_S * 1_000_000:
+            raise RangeError(f"'{name}' must be between 1970-01-01T00:00:00Z and "
+                             f"2262-04-11T23:47:16Z, got {value!r}")
+        bounds.append(at_us // 1_000_000)
     start, end = bounds
     if end <= start:
         raise RangeError("'to' must be later than 'from'")
