@@ -4,7 +4,10 @@ forgery, security headers, errors, and the project and time range of the URL.
 Tornado's own `xsrf_cookies` setting is application-wide and would refuse the
 ingest endpoints' POSTs, so the check is made here instead: every state-changing
 request that authenticates with the session cookie must carry the `_xsrf` token
-(form field or X-XSRFToken header) matching the `_xsrf` cookie. A request with
+(form field or X-XSRFToken header) derived from that session (dashboard/auth.py),
+and the login form one derived from its own signed nonce cookie. Tornado's
+double-submit check (a cookie equal to a field) is not used: an attacker able to
+set one cookie on the victim's browser could choose both. A request with
 `Authorization: Bearer <admin token>` carries no ambient credential a forged
 cross-site request could use, so it needs none.
 """
@@ -12,6 +15,7 @@ cross-site request could use, so it needs none.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 from collections.abc import Callable
@@ -23,7 +27,7 @@ from tornado.web import HTTPError, RequestHandler
 
 from dashboard import format as fmt
 from dashboard import timerange
-from dashboard.auth import SESSION_COOKIE, AdminAuth
+from dashboard.auth import LOGIN_COOKIE, LOGIN_FORM_DAYS, SESSION_COOKIE, AdminAuth
 from sounding.timeutil import now_us
 from storage.queries import projects as pq
 from storage.queries.values import finite
@@ -71,6 +75,8 @@ class DashboardHandler(RequestHandler):
         self.now_us = now_us()
         self.via_bearer = False
         self.logged_in = False
+        self.session_token: str | None = None  # of a valid session cookie
+        self._login_nonce: str | None = None
         self.project: pq.Project | None = None
         self.projects: list[pq.Project] = []
 
@@ -108,7 +114,40 @@ class DashboardHandler(RequestHandler):
                 return False
             self.via_bearer = await self.dash.auth.token_matches(token.strip())
             return self.via_bearer
-        return await self.dash.auth.session_valid(self.get_cookie(SESSION_COOKIE))
+        self.session_token = await self.dash.auth.session(self.get_cookie(SESSION_COOKIE))
+        return self.session_token is not None
+
+    # Cookies and anti-forgery tokens.
+
+    def set_private_cookie(self, name: str, value: bytes, path: str = "/",
+                           expires_days: float | None = None) -> None:
+        """HttpOnly, SameSite=Lax, and Secure whenever the request came over HTTPS (as
+        seen by Sounding, or by a trusted proxy with `receivers.http.xheaders`)."""
+        self.set_cookie(name, value, httponly=True, samesite="Lax", path=path,
+                        secure=self.request.protocol == "https", expires_days=expires_days)
+
+    @property
+    def xsrf_token(self) -> bytes:
+        """The anti-forgery token of forms (`xsrf_form_html`) and of X-XSRFToken: bound
+        to this request's session, or, without one (the login form), to a nonce in a
+        short-lived signed cookie, set here when missing."""
+        auth = self.dash.auth
+        if self.session_token is not None:
+            return auth.session_xsrf(self.session_token).encode()
+        if self._login_nonce is None:
+            self._login_nonce = auth.login_nonce(self.get_cookie(LOGIN_COOKIE))
+            if self._login_nonce is None:
+                cookie, self._login_nonce = auth.new_login_cookie()
+                self.set_private_cookie(LOGIN_COOKIE, cookie, path="/login",
+                                        expires_days=LOGIN_FORM_DAYS)
+        return auth.login_xsrf(self._login_nonce).encode()
+
+    def check_xsrf_cookie(self) -> None:
+        sent = (self.get_argument("_xsrf", None) or self.request.headers.get("X-Xsrftoken")
+                or self.request.headers.get("X-Csrftoken") or "")
+        if not hmac.compare_digest(sent.encode(), self.xsrf_token):
+            raise HTTPError(403, "the '_xsrf' field or X-XSRFToken header is missing or "
+                                 "does not belong to this session; reload the page")
 
     # Errors.
 

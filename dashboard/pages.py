@@ -10,7 +10,7 @@ from tornado.web import HTTPError
 
 from dashboard import views
 from dashboard.api import sort_arg
-from dashboard.auth import SESSION_COOKIE
+from dashboard.auth import LOGIN_COOKIE, SESSION_COOKIE
 from dashboard.base import DashboardHandler
 from storage.queries import errors as eq
 from storage.queries import projects as pq
@@ -19,37 +19,55 @@ PAGE_SIZE = 50
 LIST_STATUSES = ("open", "resolved", "ignored")
 
 
+# What a Location header may carry of a path as it is: the rest is percent-encoded.
+_PATH_SAFE = "/?&=%#:@!$'()*+,;~-._[]"
+
+
 def _safe_next(target: str | None) -> str:
-    """Only a path on this site: never //host or a scheme, which would redirect away."""
+    """Only a path on this site: it starts with one "/" (not "//" or "/\\", which
+    browsers read as another host), holds no backslash and no control character (CR
+    and LF would split the Location header, a TAB is dropped by browsers, turning
+    "/\t/host" into "//host"). Anything else goes to "/". Non-ASCII characters are
+    percent-encoded: a header carries Latin-1 at most."""
     if not target or not target.startswith("/") or target.startswith("//") \
-            or "\\" in target:
+            or "\\" in target or any(ord(c) < 0x20 or ord(c) == 0x7F for c in target):
         return "/"
-    return target
+    return quote(target, safe=_PATH_SAFE)
 
 
 class LoginPage(DashboardHandler):
     login_required = False
 
     def get(self) -> None:
-        self.render("login.html", next=_safe_next(self.get_argument("next", None)), failed=False)
+        self.render("login.html", next=_safe_next(self.get_argument("next", None)),
+                    problem=None)
 
     async def post(self) -> None:
-        # Login is forgery-protected too: nobody else's page may log you in.
-        self.check_xsrf_cookie()
         target = _safe_next(self.get_argument("next", None))
+        # Login is forgery-protected too: nobody else's page may log you in (as them).
+        try:
+            self.check_xsrf_cookie()
+        except HTTPError:
+            self.set_status(403)
+            self.render("login.html", next=target,
+                        problem="This form expired or was not sent from this page. "
+                                "Try again.")
+            return
         token = self.get_argument("token", "").strip()
         if not token or not await self.dash.auth.token_matches(token):
             self.set_status(401)
-            self.render("login.html", next=target, failed=True)
+            self.render("login.html", next=target, problem="That token is not valid.")
             return
-        self.set_cookie(SESSION_COOKIE, await self.dash.auth.new_session(), httponly=True,
-                        samesite="Lax", secure=self.request.protocol == "https",
-                        expires_days=self.dash.auth.session_days, path="/")
+        self.set_private_cookie(SESSION_COOKIE, await self.dash.auth.new_session(),
+                                expires_days=self.dash.auth.session_days)
+        self.clear_cookie(LOGIN_COOKIE, path="/login")
         self.redirect(target, status=303)
 
 
 class LogoutPage(DashboardHandler):
-    def post(self) -> None:
+    async def post(self) -> None:
+        if self.session_token is not None:
+            await self.dash.auth.end_session(self.session_token)
         self.clear_cookie(SESSION_COOKIE, path="/")
         self.redirect("/login", status=303)
 

@@ -76,8 +76,12 @@ class HttpServerReceiver(Receiver):
         # receiver/body.py enforces the limit and answers 413. Tornado's own bound sits
         # one read chunk above it, so that ours always trips first and Tornado's (which
         # answers a bare 400) only guards against a handler that stops reading.
+        # xheaders: behind a trusted proxy, X-Forwarded-Proto/-For give the original
+        # scheme and client (so a dashboard cookie over HTTPS is Secure). Off by
+        # default: anyone reaching the port directly could forge them.
         self._server = HTTPServer(app, max_body_size=self.ctx.max_body_bytes + 65536,
-                                  chunk_size=65536, idle_connection_timeout=300)
+                                  chunk_size=65536, idle_connection_timeout=300,
+                                  xheaders=bool(self.config.get("xheaders", False)))
         host = str(self.config.get("host", "0.0.0.0"))
         port = int(self.config.get("port", self.default_port))
         # reuse_port: several collector processes share one port (SO_REUSEPORT) and

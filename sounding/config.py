@@ -25,6 +25,9 @@ DEFAULTS: dict[str, Any] = {
             "cors_origins": [],
             # Several `sounding serve` processes may share the port (SO_REUSEPORT).
             "reuse_port": False,
+            # True only behind a TLS-terminating proxy that every request goes through:
+            # its X-Forwarded-Proto/-For are then trusted (dashboard cookies get Secure).
+            "xheaders": False,
         },
         # OTLP over gRPC for SDKs and Collectors left at their defaults (TraceService
         # and Sounding's own services, proto/sounding/v1). Set `enabled: false` to
@@ -212,8 +215,9 @@ def validate(config: dict[str, Any]) -> None:
         _require_int(config, ("receivers", name, "port"), 0)
         _require_int(config, ("receivers", name, "max_body_bytes"), 1)
         _require_int(config, ("receivers", name, "max_message_bytes"), 1)
-        if not isinstance(receiver.get("enabled", True), bool):
-            raise ConfigError(f"receivers.{name}.enabled must be true or false")
+        for flag in ("enabled", "xheaders"):
+            if not isinstance(receiver.get(flag, flag == "enabled"), bool):
+                raise ConfigError(f"receivers.{name}.{flag} must be true or false")
     for key in ("queue_max_records", "queue_max_bytes", "max_commit_records",
                 "sqlite_cache_kib"):
         _require_int(config, ("exporters", "sql", key), 1)

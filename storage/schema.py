@@ -205,3 +205,15 @@ dashboard_secrets = Table(
     Column("value", String(128), nullable=False),
     Column("created_us", BigInteger, nullable=False),
 )
+
+# Dashboard sessions (migration 0004), in the database so that every collector sharing
+# it sees a logout at once. Only the SHA-256 of the session's random token is kept:
+# whoever reads the table cannot log in with it.
+dashboard_sessions = Table(
+    "dashboard_sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("created_us", BigInteger, nullable=False),
+    Column("expires_us", BigInteger, nullable=False),
+    Index("ix_dashboard_sessions_expires", "expires_us"),
+)

@@ -19,7 +19,7 @@ import secrets
 from sqlalchemy import Connection, select
 
 from sounding.timeutil import now_us
-from storage import schema
+from storage import schema, sessions
 from storage.store import Store
 from storage.upsert import insert
 
@@ -70,13 +70,17 @@ def ensure_admin_token(store: Store) -> str | None:
 
 
 def rotate_admin_token(store: Store) -> str:
-    """Replace the stored admin token; returns the new one (shown once)."""
+    """Replace the stored admin token and log every session out; returns the new
+    token (shown once)."""
     token = new_admin_token()
     t = schema.dashboard_secrets
     with store.writer.begin() as conn:
         if not _insert_if_missing(conn, ADMIN_TOKEN_HASH, hash_token(token)):
             conn.execute(t.update().where(t.c.name == ADMIN_TOKEN_HASH)
                          .values(value=hash_token(token), created_us=now_us()))
+        # The sessions' cookies carry a marker of the old token and no longer match
+        # it; their rows are of no use any more.
+        sessions.end_all(conn)
     return token
 
 

@@ -79,9 +79,15 @@ def test_state_change_with_the_session_cookie_needs_the_xsrf_token(dash_server: 
     url = f"{dash_server.base}/projects/acme/errors/{target['id']}/status"
     forged = session.post(url, data={"status": "resolved"}, timeout=10, allow_redirects=False)
     assert forged.status_code == 403
+    # The login form's token belongs to no session: it does not change anything either.
+    login_token = session.post(url, data={"status": "resolved", "_xsrf": xsrf}, timeout=10,
+                               allow_redirects=False)
+    assert login_token.status_code == 403
     assert [g["status"] for g in groups(dash_server, status="all")
             if g["fingerprint"] == "csrf-target"] == ["open"]
-    genuine = session.post(url, data={"status": "resolved", "_xsrf": xsrf}, timeout=10,
+    page = session.get(f"{dash_server.base}/projects/acme/errors/{target['id']}", timeout=10)
+    mine = re.search(r'name="_xsrf" value="([^"]+)"', page.text).group(1)  # type: ignore
+    genuine = session.post(url, data={"status": "resolved", "_xsrf": mine}, timeout=10,
                            allow_redirects=False)
     assert genuine.status_code == 303
 
