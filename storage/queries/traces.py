@@ -17,7 +17,7 @@ from google.protobuf.message import DecodeError
 from sqlalchemy import ColumnElement, Text, and_, case, cast, func, select
 
 from storage import schema, spanbody
-from storage.queries.values import UNREADABLE, load, showable
+from storage.queries.values import UNREADABLE, load
 from storage.store import Store
 
 _S = schema.spans
@@ -155,6 +155,8 @@ def get_trace(store: Store, project_id: int, trace_id: str, limit: int = 10_000
     out = []
     for r in rows:
         unreadable = []
+        # A body that parses is at most 100 message levels deep (protobuf's limit) and
+        # its doubles are JSON-safe (sounding/otlp_values.py): showable as it is.
         try:
             attributes, events = spanbody.decode(bytes(r.body))
         except DecodeError:
@@ -169,6 +171,6 @@ def get_trace(store: Store, project_id: int, trace_id: str, limit: int = 10_000
         out.append(SpanDetail(
             bytes(r.span_id).hex(), bytes(r.parent_span_id).hex(), r.name, int(r.kind),
             int(r.start_ns), int(r.end_ns), int(r.status_code), r.status_message,
-            r.service_name, r.scope_name, r.category, showable(attributes),
-            resource or {}, showable(events), unreadable))
+            r.service_name, r.scope_name, r.category, attributes, resource or {}, events,
+            unreadable))
     return out
