@@ -132,6 +132,8 @@ class DashboardHandler(RequestHandler):
         to this request's session, or, without one (the login form), to a nonce in a
         short-lived signed cookie, set here when missing."""
         auth = self.dash.auth
+        if self.via_bearer:  # needs none (see above): no login cookie for API clients
+            return b""
         if self.session_token is not None:
             return auth.session_xsrf(self.session_token).encode()
         if self._login_nonce is None:
@@ -145,7 +147,8 @@ class DashboardHandler(RequestHandler):
     def check_xsrf_cookie(self) -> None:
         sent = (self.get_argument("_xsrf", None) or self.request.headers.get("X-Xsrftoken")
                 or self.request.headers.get("X-Csrftoken") or "")
-        if not hmac.compare_digest(sent.encode(), self.xsrf_token):
+        expected = self.xsrf_token
+        if not expected or not hmac.compare_digest(sent.encode(), expected):
             raise HTTPError(403, "the '_xsrf' field or X-XSRFToken header is missing or "
                                  "does not belong to this session; reload the page")
 

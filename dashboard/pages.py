@@ -27,7 +27,7 @@ def _safe_next(target: str | None) -> str:
     """Only a path on this site: it starts with one "/" (not "//" or "/\\", which
     browsers read as another host), holds no backslash and no control character (CR
     and LF would split the Location header, a TAB is dropped by browsers, turning
-    "/\t/host" into "//host"). Anything else goes to "/". Non-ASCII characters are
+    "/<TAB>/host" into "//host"). Anything else goes to "/". Non-ASCII characters are
     percent-encoded: a header carries Latin-1 at most."""
     if not target or not target.startswith("/") or target.startswith("//") \
             or "\\" in target or any(ord(c) < 0x20 or ord(c) == 0x7F for c in target):
