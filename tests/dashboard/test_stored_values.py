@@ -134,7 +134,7 @@ def fill(rows: Rows) -> dict[str, int]:
     groups["recent"] = rows.group("edge-recent", "open", now_us - 10**6, now_us)
     for ts_us in EDGE_US:
         for fingerprint in ("edge-open", "edge-resolved", "edge-ignored", "edge-int64"):
-            rows.event(fingerprint, ts_us, params='{"n": 1}')
+            rows.event(fingerprint, ts_us, params='{"n": 1}', trace_id=TRACE_EDGE)
     # What JSON columns may hold: nesting far past any sensible depth, numbers out of
     # double range (PostgreSQL's json type keeps the text), a source context of the
     # wrong shape, a backtrace that is not a list of strings.
@@ -227,6 +227,7 @@ def test_pages_show_stored_rows_at_the_calendar_edges_and_odd_values(
     assert "attributes unreadable" in page(session, f"{base}/traces/{TRACE_NOW}")
     edge = page(session, f"{base}/traces/{TRACE_EDGE}")
     assert "18446744073709551615" in edge  # the event time, as stored
+    assert "out of calendar range" in edge  # errors linked to it, at int64 times
     traces = page(session, f"{base}/traces")
     assert TRACE_NOW[:16] in traces
     for query in ("min_ms=1", "min_ms=0.5&status=error", "range=30d"):
@@ -293,6 +294,9 @@ def test_read_api_answers_valid_json_for_every_stored_row(
     found = strict_json(session.get(api + "/acme/traces?min_duration_ms=1", timeout=30))
     assert TRACE_NOW in [t["trace_id"] for t in found["results"]]
     strict_json(session.get(api + "/acme/traces?status=error&range=30d", timeout=30))
+    last = strict_json(session.get(api + "/acme/traces", timeout=30, params={
+        "range": "custom", "from": "2262-04-01", "to": "2262-04-11T23:47:16Z"}))
+    assert [t["trace_id"] for t in last["results"]] == [TRACE_EDGE]
     performance = strict_json(session.get(api + "/acme/performance?range=1h", timeout=30))
     assert [r["route"] for r in performance["routes"]] == ["/edge"]
     strict_json(session.get(api + "/acme/performance?method=GET&route=/edge", timeout=30))
