@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from tests.dashboard.data import ADMIN_TOKEN
+from tests.fuzz.doors import LOG
 from tests.support.server import Server, start_server
 
 # Trace bodies from this size go to a decode worker, smaller ones are decoded on the
@@ -19,7 +20,8 @@ RESTARTS = re.compile(r"^sounding_decode_worker_restarts_total(?:\{[^}]*\})? (\S
 
 
 @pytest.fixture(scope="module")
-def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def fuzz_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[Server]:
     path = tmp_path_factory.mktemp("fuzz") / "sounding.db"
     server = start_server(f"sqlite:///{path}", wait_for=2, env={
         "SOUNDING_DECODE_WORKERS": "1",
@@ -33,6 +35,9 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         unharmed(server)
     finally:
         code = server.stop()
+        if LOG:  # beside the violations: one traceback per kind of server failure
+            with open(f"{LOG}.{request.module.__name__}.log", "w") as out:
+                out.write(server.log())
     assert code == 0, server.log()
     assert "Traceback" not in server.log(), server.log()
 

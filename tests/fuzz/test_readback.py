@@ -80,6 +80,12 @@ def with_ranges(*paths: str) -> list[str]:
             for path in paths for r in RANGES]
 
 
+# Values that were accepted before and then broke a page or the read API (issue 9).
+HOSTILE = [float("nan"), float("inf"), float("-inf"), s.Raw(b"1e400"), -0.0, 2**64, -(2**63) - 1,
+           1e308, "\ud800", "\x00\x1f", "\u2028", s._nest(s.VALUE_MAX_DEPTH, "dict"),
+           s._nest(s.VALUE_MAX_DEPTH + 1, "list"), s._nest(600, "dict")]
+
+
 @st.composite
 def odd_errors(draw: st.DrawFn) -> dict[str, Any]:
     error = s.valid_error()
@@ -88,7 +94,8 @@ def odd_errors(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             error[name] = draw(s.odd_strings())
     error["backtrace"] = draw(st.lists(s.odd_strings(), max_size=3))
-    error["params"] = draw(st.dictionaries(s.odd_text(), s.odd_values(), max_size=4))
+    error["params"] = draw(st.dictionaries(s.odd_text(), s.weighted(
+        (3, st.sampled_from(HOSTILE)), (1, s.odd_values())), min_size=1, max_size=4))
     error["timestamp"] = draw(st.sampled_from(s.EDGE_TIMES))
     error["source_context"]["lineno"] = draw(st.sampled_from([0, 1, 2**31 - 1]))
     error["source_context"]["context_line"] = draw(s.odd_strings())
