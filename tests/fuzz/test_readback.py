@@ -71,8 +71,8 @@ def read_back(server: Server, reader: requests.Session, sent: Any, paths: list[s
 
 
 def q(value: str) -> str:
-    """A query value as a browser would send it, lone surrogates too."""
-    return quote(value, safe="", errors="surrogatepass")
+    """A query value as a browser sends it: a lone surrogate becomes U+FFFD."""
+    return quote(value.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), safe="")
 
 
 def with_ranges(*paths: str) -> list[str]:
