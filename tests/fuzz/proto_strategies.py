@@ -43,6 +43,10 @@ class ProtoCase:
     sentinel: str  # a valid record sent beside the others (trace id, fingerprint, route)
     must_keep: bool  # the rules oblige the door to keep the sentinel
 
+    def __repr__(self) -> str:
+        body = self.body if len(self.body) <= 3000 else self.body[:3000] + b"..."
+        return f"ProtoCase(sentinel={self.sentinel!r}, must_keep={self.must_keep}, body={body!r})"
+
 
 @cache
 def texts() -> st.SearchStrategy[str]:

@@ -269,6 +269,13 @@ class Mutated:
     body: Any
     changed: list[Path] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        # Hypothesis prints a failing example: keep it readable (SOUNDING_FUZZ_LOG
+        # keeps whole bodies).
+        text = dumps(self.body)
+        shown = text[:3000].decode("utf-8", "backslashreplace")
+        return f"Mutated(changed={self.changed!r}, body={shown}{'...' if len(text) > 3000 else ''})"
+
 
 @st.composite
 def mutations(draw: st.DrawFn, base: Any, max_changes: int = 3) -> Mutated:

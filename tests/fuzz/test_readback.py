@@ -14,14 +14,17 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
+import grpc
 import pytest
 import requests
 from hypothesis import given
 from hypothesis import strategies as st
 
+from proto.sounding.v1 import ingest_pb2
 from tests.dashboard.data import ADMIN_TOKEN
+from tests.fuzz import proto_strategies as ps
 from tests.fuzz import strategies as s
-from tests.fuzz.doors import fuzz, strict_json, violation
+from tests.fuzz.doors import call_raw, fuzz, strict_json, violation
 from tests.fuzz.strategies import uniform
 from tests.support.server import Server
 
@@ -189,3 +192,25 @@ def test_accepted_deploys_and_request_metrics_read_back(
         paths += with_ranges(f"{PAGES}/performance?{query}", f"{API}/performance?{query}")
     read_back(fuzz_server, reader, {"deploy": deploy.body, "metric": metric.body},
               [*paths, "/api/v1/projects"])
+
+
+@fuzz(10)
+@given(record=ps.error_records())
+def test_errors_accepted_over_grpc_read_back(fuzz_server: Server, reader: requests.Session,
+                                             record: ps.ErrorCase) -> None:
+    """The gRPC door takes params as a protobuf Struct (NaN and infinities included)
+    and times as a Timestamp: what it accepts must read back as well."""
+    fingerprint = s.marker()
+    # Serialized messages merge field by field: a valid record, the odd one's fields
+    # over it, then a fingerprint of our own.
+    body = (ps.valid_error_record(fingerprint).SerializeToString() + record.wire
+            + ingest_pb2.ErrorRecord(fingerprint=fingerprint).SerializeToString())
+    with grpc.insecure_channel(fuzz_server.grpc_target) as channel:
+        code, _ = call_raw(channel, "/sounding.v1.ErrorService/Report", body, fuzz_server.key)
+    if code != grpc.StatusCode.OK:
+        return
+    (row,) = fuzz_server.query("SELECT id FROM error_groups WHERE fingerprint = :f",
+                               f=fingerprint)
+    read_back(fuzz_server, reader, body, [
+        f"{PAGES}/errors/{row.id}", f"{API}/error-groups/{row.id}",
+        *with_ranges(f"{PAGES}/errors", f"{API}/error-groups?status=all")])
