@@ -55,13 +55,14 @@ def accepted(server: Server, path: str, body: Any) -> bool:
 
 def read_back(server: Server, reader: requests.Session, sent: Any, paths: list[str]) -> None:
     """GET every path; each answers 200 with strict JSON (the API) or HTML (pages)."""
+    request = sent if isinstance(sent, bytes) else s.dumps(sent)
     for path in paths:
         response = reader.get(server.base + path, timeout=30, allow_redirects=False,
                               headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
                               if path.startswith("/api/") else {})
         answer = f"{response.status_code} {response.text}"
         if response.status_code != 200:
-            violation(f"GET {path}", s.dumps(sent), answer, "an accepted record is not readable")
+            violation(f"GET {path}", request, answer, "an accepted record is not readable")
             continue
         try:
             if path.startswith("/api/"):
@@ -70,7 +71,7 @@ def read_back(server: Server, reader: requests.Session, sent: Any, paths: list[s
                 for embedded in EMBEDDED.findall(response.text):
                     strict_json(html.unescape(embedded))
         except ValueError as exc:
-            violation(f"GET {path}", s.dumps(sent), answer[:2000], f"not valid JSON: {exc}")
+            violation(f"GET {path}", request, answer[:2000], f"not valid JSON: {exc}")
 
 
 def q(value: str) -> str:
