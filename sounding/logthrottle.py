@@ -85,6 +85,10 @@ class RepeatFilter(logging.Filter):
         with self._lock:
             window = self._windows.get(kind)
             if window is None and len(self._windows) >= MAX_KINDS:
+                # Windows that ended with nothing to summarise have no timer to remove them.
+                self._windows = {k: w for k, w in self._windows.items()
+                                 if now < w.ends or w.timer is not None}
+            if window is None and len(self._windows) >= MAX_KINDS:
                 kind = _OVERFLOW
                 window = self._windows.get(kind)
             if window is None or now >= window.ends:

@@ -13,7 +13,7 @@ import grpc
 import requests
 
 from proto.sounding.v1 import ingest_pb2, ingest_pb2_grpc
-from sounding.logthrottle import RepeatFilter
+from sounding.logthrottle import MAX_KINDS, RepeatFilter
 from tests.receiver.otlp_helpers import grpc_auth
 from tests.receiver.test_errors import error
 from tests.support.server import Server
@@ -95,3 +95,17 @@ def test_a_repeated_server_failure_logs_one_traceback_and_a_count(
     assert log.count(f"{FAILURES - 1} more like this in the last 60 s") == 3, log
     assert len(log.splitlines()) < 150, log
     server.output.clear()  # the tracebacks above are the point of this test
+
+
+def test_kinds_are_bounded_and_ended_windows_make_room() -> None:
+    clock = Clock()
+    throttle = RepeatFilter(60, None, clock)
+
+    def record(n: int) -> logging.LogRecord:
+        return logging.LogRecord("app", logging.ERROR, "x.py", 1, f"kind {n}", (), None)
+
+    assert all(throttle.filter(record(n)) for n in range(MAX_KINDS))
+    # Past the bound, new kinds share one window: the first passes, the rest wait.
+    assert throttle.filter(record(MAX_KINDS)) and not throttle.filter(record(MAX_KINDS + 1))
+    clock.now += 61
+    assert throttle.filter(record(MAX_KINDS + 2)) and throttle.filter(record(MAX_KINDS + 3))
