@@ -42,6 +42,7 @@ class ProtoCase:
     body: bytes
     sentinel: str  # a valid record sent beside the others (trace id, fingerprint, route)
     must_keep: bool  # the rules oblige the door to keep the sentinel
+    intact: bool  # no byte damaged: if the body is accepted, so is the sentinel
 
     def __repr__(self) -> str:
         body = self.body if len(self.body) <= 3000 else self.body[:3000] + b"..."
@@ -219,7 +220,7 @@ def trace_requests(draw: st.DrawFn) -> ProtoCase:
                                for kv in [*span.attributes,
                                           *(a for e in span.events for a in e.attributes)]])
     must_keep = how == "none" and deepest <= PARSEABLE_ANY_DEPTH and not deep_bytes
-    return ProtoCase(draw(damaged(body, how)), trace_id, must_keep)
+    return ProtoCase(draw(damaged(body, how)), trace_id, must_keep, how == "none")
 
 
 # --- Sounding's own messages --------------------------------------------------------
