@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from sounding import channel, metrics
+from sounding import channel, logthrottle, metrics
 from sounding.component import Exporter
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.records import Batch
@@ -136,7 +136,8 @@ class SqlExporter(Exporter):
                 "sqlite_synchronous": synchronous,
                 "sqlite_cache_kib": self.sqlite_cache_kib,
                 "max_commit_records": self.max_commit,
-                "log_level": logging.getLevelName(logging.getLogger().getEffectiveLevel())}
+                "log_level": logging.getLevelName(logging.getLogger().getEffectiveLevel()),
+                "log_repeat_seconds": logthrottle.interval()}
 
     async def _reap(self) -> None:
         self._close_channel()

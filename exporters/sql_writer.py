@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Any
 
-from sounding import channel
+from sounding import channel, logthrottle
 from storage.writer import BatchWriter, WireBatch
 
 log = logging.getLogger("sounding.writer")
@@ -265,6 +265,7 @@ def main(argv: list[str]) -> int:
     ((_, config), _), *_rest = received
     logging.basicConfig(level=config.get("log_level", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logthrottle.install(float(config.get("log_repeat_seconds", logthrottle.DEFAULT_INTERVAL)))
     WriterLoop(sock, config).run()
     return 0
 

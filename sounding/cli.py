@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from sounding import config as config_mod
+from sounding import logthrottle
 from sounding.errors import ConfigError
 from sounding.service import Service, serve
 from sounding.timeutil import iso_from_us
@@ -139,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = config_mod.load(args.config)
         logging.getLogger().setLevel(str(config["logging"]["level"]).upper())
+        logthrottle.install(float(config["logging"]["repeat_seconds"]))
         # One line per request is noise at ingest rates; client errors are counted in
         # /metrics instead. Server errors are always logged.
         if not config["logging"]["access_log"]:

@@ -77,6 +77,10 @@ DEFAULTS: dict[str, Any] = {
         "level": "info",
         # One log line per request; off by default (see /metrics for counts).
         "access_log": False,
+        # A server error that repeats is logged once per kind (exception type and
+        # where it was raised) per this many seconds, then as a count
+        # (sounding/logthrottle.py): a client cannot flood the log with tracebacks.
+        "repeat_seconds": 60,
     },
     "dashboard": {
         # The dashboard and its read API, served by the HTTP receiver.
@@ -224,6 +228,9 @@ def validate(config: dict[str, Any]) -> None:
     if str(config["logging"].get("level", "")).upper() not in (
             "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         raise ConfigError("logging.level must be one of debug, info, warning, error, critical")
+    repeat = config["logging"].get("repeat_seconds")
+    if isinstance(repeat, bool) or not isinstance(repeat, int | float) or repeat <= 0:
+        raise ConfigError(f"logging.repeat_seconds must be a number > 0, got {repeat!r}")
     _validate_dashboard(config.get("dashboard"))
     if not isinstance(config["storage"].get("url"), str) or not config["storage"]["url"]:
         raise ConfigError("storage.url must be a database URL")

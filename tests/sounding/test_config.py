@@ -55,6 +55,7 @@ def test_file_then_environment(tmp_path: Path) -> None:
     ("service:\n  pipelines: {}\n", "exactly one pipeline"),
     ("storage:\n  url: ''\n", "storage.url"),
     ("[unclosed", "not valid YAML"),
+    ("logging:\n  repeat_seconds: 0\n", "logging.repeat_seconds must be a number > 0"),
 ])
 def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "c.yaml"

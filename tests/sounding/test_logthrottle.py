@@ -1,0 +1,111 @@
+"""Repeated server errors are logged once per kind per interval with a count
+(sounding/logthrottle.py), never a traceback per request."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import requests
+
+from proto.sounding.v1 import ingest_pb2, ingest_pb2_grpc
+from sounding.logthrottle import MAX_KINDS, RepeatFilter
+from tests.receiver.otlp_helpers import grpc_auth
+from tests.receiver.test_errors import error
+from tests.support.server import Server
+
+FAILURES = 200
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def failing_record(line: int = 1) -> logging.LogRecord:
+    try:
+        exec(compile("\n" * (line - 1) + "raise RuntimeError('request 7')", "bug.py", "exec"))
+    except RuntimeError:
+        exc_info = sys.exc_info()
+    return logging.LogRecord("app", logging.ERROR, "x.py", 1, "failed %s", ("req",), exc_info)
+
+
+def test_one_record_per_kind_per_window_then_a_count() -> None:
+    clock = Clock()
+    emitted: list[logging.LogRecord] = []
+    throttle = RepeatFilter(60, emitted.append, clock)
+    assert throttle.filter(failing_record())
+    assert not any(throttle.filter(failing_record()) for _ in range(5))
+    # Another place raising the same type is another kind.
+    assert throttle.filter(failing_record(line=2))
+    # Below ERROR and without a traceback: not ours to throttle.
+    info = logging.LogRecord("app", logging.INFO, "x.py", 1, "fine", (), None)
+    assert all(throttle.filter(info) for _ in range(3))
+    clock.now += 61
+    throttle.flush()
+    (line,) = [r.getMessage() for r in emitted]
+    assert line == "failed req (RuntimeError: request 7): 5 more like this in the last 60 s"
+    assert emitted[0].exc_info is None
+    # A new window opens with the record itself, traceback included.
+    assert throttle.filter(failing_record())
+
+
+def test_a_repeated_server_failure_logs_one_traceback_and_a_count(
+        start: Callable[..., Server], tmp_path: Path) -> None:
+    """The explode plugin (tests/plugin_pkg) fails every batch whose fingerprint starts
+    with `boom`: a real server-side failure, answered 500 / INTERNAL, 200 times over
+    each transport."""
+    config = tmp_path / "sounding.yaml"
+    config.write_text(json.dumps({
+        "processors": {"explode": {}, "grouping": {}},
+        "service": {"pipelines": {"default": {
+            "receivers": ["http", "otlp_grpc"], "processors": ["explode", "grouping"],
+            "exporters": ["sql"]}}},
+    }))
+    server = start(config=str(config))
+    with requests.Session() as session:
+        for i in range(FAILURES):
+            response = session.post(server.base + "/ingest/errors", json=error(
+                fingerprint=f"boom-{i}", message=f"request {i}"), headers=server.headers())
+            assert response.status_code == 500, response.text
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        stub = ingest_pb2_grpc.ErrorServiceStub(channel)
+        record = ingest_pb2.ErrorRecord(exception_class="E", message="m", fingerprint="boom")
+        for _ in range(FAILURES):
+            try:
+                stub.Report(record, metadata=grpc_auth(server), timeout=10)
+            except grpc.RpcError as exc:
+                assert exc.code() == grpc.StatusCode.INTERNAL
+            else:
+                raise AssertionError("the explode processor did not fail the call")
+    assert server.stop() == 0
+    log = server.log()
+    # One traceback per kind: the HTTP handler's and the gRPC wrapper's.
+    assert log.count("Traceback") == 2, log
+    assert log.count("the explode processor failed on purpose") <= 6, log
+    # The rest summarised, at exit at the latest: every HTTP failure also had an
+    # access-log line at ERROR, throttled the same way.
+    assert log.count(f"{FAILURES - 1} more like this in the last 60 s") == 3, log
+    assert len(log.splitlines()) < 150, log
+    server.output.clear()  # the tracebacks above are the point of this test
+
+
+def test_kinds_are_bounded_and_ended_windows_make_room() -> None:
+    clock = Clock()
+    throttle = RepeatFilter(60, None, clock)
+
+    def record(n: int) -> logging.LogRecord:
+        return logging.LogRecord("app", logging.ERROR, "x.py", 1, f"kind {n}", (), None)
+
+    assert all(throttle.filter(record(n)) for n in range(MAX_KINDS))
+    # Past the bound, new kinds share one window: the first passes, the rest wait.
+    assert throttle.filter(record(MAX_KINDS)) and not throttle.filter(record(MAX_KINDS + 1))
+    clock.now += 61
+    assert throttle.filter(record(MAX_KINDS + 2)) and throttle.filter(record(MAX_KINDS + 3))
