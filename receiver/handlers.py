@@ -151,10 +151,12 @@ class IngestHandler(BaseHandler):
             self.set_header("Connection", "close")
             raise StoreUnavailable("the collector is shutting down")
         self._check_admission()
-        # Counted only around the hand-over: shutdown waits for these acknowledgements.
+        # Counted only around the hand-over: shutdown waits for these acknowledgements,
+        # and admission control bounds them across receivers (sounding/admission.py).
         self.ctx.in_flight += 1
         try:
-            await self.ingest(body)
+            with self.ctx.pipeline.admission.admitted():
+                await self.ingest(body)
         finally:
             self.ctx.in_flight -= 1
         if self._status_code == 200:

@@ -95,6 +95,11 @@ DEFAULTS: dict[str, Any] = {
         "decode_min_bytes": 16 * 1024,
         # Bodies waiting for or inside a worker; past this, ingest answers 503.
         "decode_max_bytes": 8 * 1024 * 1024,
+        # Admission control (sounding/admission.py): ingest answers 503 + Retry-After
+        # while more requests than this are decoded and waiting for their commit...
+        "max_requests_in_flight": 1024,
+        # ...or while the event loop turns around later than this (0: not watched).
+        "max_event_loop_lag_ms": 50,
         "pipelines": {
             "default": {
                 # A receiver whose `enabled` is false is skipped.
@@ -227,6 +232,8 @@ def validate(config: dict[str, Any]) -> None:
         _require_int(config, ("service", "decode_workers"), 0)
     _require_int(config, ("service", "decode_min_bytes"), 0)
     _require_int(config, ("service", "decode_max_bytes"), 1)
+    _require_int(config, ("service", "max_requests_in_flight"), 1)
+    _require_int(config, ("service", "max_event_loop_lag_ms"), 0)
     pipelines = config["service"].get("pipelines")
     if not isinstance(pipelines, dict) or len(pipelines) != 1:
         raise ConfigError("service.pipelines must define exactly one pipeline")

@@ -11,6 +11,7 @@ from typing import Any
 
 from receiver.auth import MAX_KEY_LENGTH, Authenticator
 from sounding import config as config_mod
+from sounding.admission import Admission
 from sounding.component import Exporter, Processor, Receiver
 from sounding.errors import ConfigError
 from sounding.offload import DecodePool, default_workers
@@ -72,7 +73,13 @@ class Service:
         exporters: list[Exporter] = [
             build_exporter(name, self.config["exporters"].get(name), store=self.store)
             for name in names["exporters"]]
-        self.pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters))
+        service = self.config["service"]
+        admission = Admission(
+            int(service.get("max_requests_in_flight", 1024)),
+            float(service.get("max_event_loop_lag_ms", 50)),
+            int(self.config["exporters"].get("sql", {}).get("retry_after_seconds", 1)))
+        self.pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters),
+                                 admission)
         auth = self.auth = Authenticator(self.store,
                                          float(self.config["auth"].get("cache_seconds", 10)))
         builtins = _builtin_receivers()
