@@ -22,6 +22,11 @@ DEFAULTS: dict[str, Any] = {
             "host": "0.0.0.0",
             "port": 3000,
             "max_body_bytes": 5 * 1024 * 1024,
+            # Bytes held by every body being read (raw or inflated) at once, and open
+            # connections; past either, 503 + Retry-After (receiver/body.py,
+            # receiver/connections.py).
+            "max_inflight_body_bytes": 64 * 1024 * 1024,
+            "max_connections": 512,
             "cors_origins": [],
             # Several `sounding serve` processes may share the port (SO_REUSEPORT).
             "reuse_port": False,
@@ -41,6 +46,8 @@ DEFAULTS: dict[str, Any] = {
             "host": "0.0.0.0",
             "port": 4318,
             "max_body_bytes": 5 * 1024 * 1024,
+            "max_inflight_body_bytes": 64 * 1024 * 1024,
+            "max_connections": 512,
             "cors_origins": [],
         },
     },
@@ -217,6 +224,8 @@ def validate(config: dict[str, Any]) -> None:
         _require_int(config, ("receivers", name, "port"), 0)
         _require_int(config, ("receivers", name, "max_body_bytes"), 1)
         _require_int(config, ("receivers", name, "max_message_bytes"), 1)
+        _require_int(config, ("receivers", name, "max_inflight_body_bytes"), 1)
+        _require_int(config, ("receivers", name, "max_connections"), 1)
         if not isinstance(receiver.get("enabled", True), bool):
             raise ConfigError(f"receivers.{name}.enabled must be true or false")
     for key in ("queue_max_records", "queue_max_bytes", "max_commit_records",
