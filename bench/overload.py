@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from bench import load, run
 from bench.scenarios import SCENARIOS
-from bench.server import BenchServer
+from bench.server import BENCH_KEY, BenchServer
 
 CONNECTIONS = 64
 
@@ -120,6 +120,62 @@ def saturation(db_url: str, name: str, seconds: float,
     return float(merged["window_acked_records"]) / seconds
 
 
+def held_bodies(db_url: str, connections: int, env: dict[str, str] | None = None
+                ) -> dict[str, float]:
+    """Issue 9's slow-body attack: `connections` connections each send a 4.9 KB gzip
+    body that inflates to 5 MB and withhold its last byte, while /health is polled
+    every 50 ms. Returns the collector's RSS growth, the answers, /health's worst."""
+    import gzip
+    import json
+    import socket
+
+    body = gzip.compress(json.dumps({"message": "x" * 5_000_000}).encode(), 9)
+    server = BenchServer(db_url, env)
+    assert server.http is not None
+    host, port = server.http
+    head = (f"POST /ingest/errors HTTP/1.1\r\nHost: {host}\r\n"
+            f"Authorization: Bearer {BENCH_KEY}\r\nContent-Type: application/json\r\n"
+            f"Content-Encoding: gzip\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    result = OverloadResult(0.0, 0.0, health_interval=0.05)
+    stop = threading.Event()
+    poller = threading.Thread(target=_poll_health, args=(server, stop, result), daemon=True)
+    time.sleep(1.0)
+    rss_before = _rss_mb(server.proc.pid)
+    poller.start()
+    socks, answered = [], 0
+    try:
+        for _ in range(connections):
+            sock = socket.create_connection((host, port), timeout=5)
+            sock.sendall(head + body[:-1])
+            socks.append(sock)
+        time.sleep(3.0)
+        grown = _rss_mb(server.proc.pid) - rss_before
+        stop.set()
+        for sock in socks:
+            sock.settimeout(0.2)
+            try:
+                answered += sock.recv(64).startswith(b"HTTP/1.1 503")
+            except OSError:
+                pass
+    finally:
+        stop.set()
+        poller.join(10)
+        for sock in socks:
+            sock.close()
+        server.stop()
+    server.cleanup()
+    return {"rss_growth_mib": grown, "refused_503": answered,
+            "health_p99_ms": result.health_p99_ms, "health_max_ms": result.health_max_ms,
+            "health_checks": result.health_checks}
+
+
+def _rss_mb(pid: int) -> float:
+    for line in open(f"/proc/{pid}/status").read().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def main(argv: list[str]) -> int:
     import tempfile
     import uuid
@@ -136,9 +192,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--honour-retry-after", action="store_true",
                         help="a connection answered 503 waits Retry-After (1 s) before its "
                              "next request, as OpenTelemetry exporters do")
+    parser.add_argument("--held-bodies", type=int, default=0, metavar="N",
+                        help="instead: N connections each holding a 4.9 KB gzip body that "
+                             "inflates to 5 MB, last byte withheld")
     args = parser.parse_args(argv)
     seconds = min(args.seconds, 30.0)
     env = dict(item.split("=", 1) for item in args.env)
+    if args.held_bodies:
+        with tempfile.TemporaryDirectory(prefix="sounding-overload-") as tmp:
+            held = held_bodies(f"sqlite:///{tmp}/held.db", args.held_bodies, env)
+        print(f"{args.held_bodies} held gzip bodies: RSS +{held['rss_growth_mib']:.0f} MiB, "
+              f"{held['refused_503']:.0f} answered 503, /health p99 "
+              f"{held['health_p99_ms']:.0f} ms, max {held['health_max_ms']:.0f} ms "
+              f"({held['health_checks']:.0f} checks)")
+        return 0
     with tempfile.TemporaryDirectory(prefix="sounding-overload-") as tmp:
         sat = args.saturation or saturation(
             f"sqlite:///{tmp}/sat-{uuid.uuid4().hex[:8]}.db", args.scenario, 5.0, env)

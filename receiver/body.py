@@ -27,7 +27,7 @@ from sounding import metrics
 from sounding.errors import InvalidInput, Overloaded, PayloadTooLarge, UnsupportedMediaType
 
 ENCODINGS = ("identity", "gzip", "x-gzip", "deflate", "zstd")
-PIECE = 256 * 1024  # inflated bytes produced between two turns of the event loop
+PIECE = 64 * 1024  # inflated bytes produced between two turns of the event loop
 
 
 class BodyBudget:
