@@ -106,7 +106,8 @@ DEFAULTS: dict[str, Any] = {
         # while more requests than this are decoded and waiting for their commit...
         "max_requests_in_flight": 1024,
         # ...or while the event loop turns around later than this (0: not watched).
-        "max_event_loop_lag_ms": 50,
+        # Lower sheds sooner but costs throughput against clients that retry at once.
+        "max_event_loop_lag_ms": 100,
         "pipelines": {
             "default": {
                 # A receiver whose `enabled` is false is skipped.

@@ -76,7 +76,7 @@ class Service:
         service = self.config["service"]
         admission = Admission(
             int(service.get("max_requests_in_flight", 1024)),
-            float(service.get("max_event_loop_lag_ms", 50)),
+            float(service.get("max_event_loop_lag_ms", 100)),
             int(self.config["exporters"].get("sql", {}).get("retry_after_seconds", 1)))
         self.pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters),
                                  admission)
