@@ -37,6 +37,9 @@ class WorkerSpec:
     duration: float
     rate: float = 0.0  # requests per second for this worker; 0 means saturate
     prebuild: int = 0  # bodies to build before the start (unique bodies only)
+    # A connection answered 503 rests for RETRY_AFTER before its next request, as
+    # OpenTelemetry exporters honour Retry-After (the request itself is not resent).
+    honour_retry_after: bool = False
 
 
 @dataclass
@@ -49,6 +52,9 @@ class WorkerResult:
     latencies: list[float] = field(default_factory=list)  # seconds, measured window only
     cpu_seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+
+
+RETRY_AFTER = 1.0  # what the collector sends in Retry-After
 
 
 class _Conn:
@@ -126,6 +132,7 @@ def run_worker(spec: WorkerSpec) -> WorkerResult:
     selector = selectors.DefaultSelector()
     conns = [_Conn(_connect(spec.host, spec.port)) for _ in range(spec.connections)]
     idle = list(conns)
+    resting: list[tuple[float, _Conn]] = []  # (until, connection), honour_retry_after
     begin = spec.start_at - spec.warmup
     end = spec.start_at + spec.duration
     while time.time() < begin:
@@ -172,7 +179,10 @@ def run_worker(spec: WorkerSpec) -> WorkerResult:
                 selector.unregister(conn.sock)
             conn.sock.close()
             conn.sock = _connect(spec.host, spec.port)
-        idle.append(conn)
+        if status == 503 and spec.honour_retry_after:
+            resting.append((now + RETRY_AFTER, conn))
+        else:
+            idle.append(conn)
 
     def broken(conn: _Conn, why: str) -> None:
         """The server closed the connection: a request in flight has no answer
@@ -224,6 +234,9 @@ def run_worker(spec: WorkerSpec) -> WorkerResult:
             now = time.time()
             if now >= end:
                 break
+            if resting and resting[0][0] <= now:
+                idle.extend(c for until, c in resting if until <= now)
+                resting[:] = [(until, c) for until, c in resting if until > now]
             # Hand out requests: all idle connections when saturating, on schedule otherwise.
             while idle and (not interval or next_due <= now):
                 conn = idle.pop()

@@ -55,26 +55,27 @@ class ScenarioResult:
 
 
 def _specs(scenario: Scenario, address: tuple[str, int], start_at: float, warmup: float,
-           duration: float, rate: float, connections: int, prebuild: int
-           ) -> list[load.WorkerSpec]:
+           duration: float, rate: float, connections: int, prebuild: int,
+           honour_retry_after: bool = False) -> list[load.WorkerSpec]:
     per = max(1, connections // LOAD_PROCESSES)
     return [load.WorkerSpec(scenario=scenario.name, worker=w + int(start_at) % 1000 * 16,
                             host=address[0], port=address[1], key=BENCH_KEY, connections=per,
                             start_at=start_at, warmup=warmup, duration=duration,
                             rate=rate / LOAD_PROCESSES,
-                            prebuild=prebuild // LOAD_PROCESSES if scenario.unique_bodies else 0)
+                            prebuild=prebuild // LOAD_PROCESSES if scenario.unique_bodies else 0,
+                            honour_retry_after=honour_retry_after)
             for w in range(LOAD_PROCESSES)]
 
 
 def _phase(scenario: Scenario, server: BenchServer | BenchCluster, warmup: float,
-           duration: float, rate: float = 0.0, connections: int = 0, prebuild: int = 0
-           ) -> dict[str, Any]:
+           duration: float, rate: float = 0.0, connections: int = 0, prebuild: int = 0,
+           honour_retry_after: bool = False) -> dict[str, Any]:
     address = server.grpc if scenario.transport == "grpc" else server.http
     assert address is not None
     # Workers build their bodies first; the window opens once all of them can be ready.
     start_at = time.time() + 2.0 + prebuild * 0.002
     specs = _specs(scenario, address, start_at, warmup, duration, rate,
-                   connections or scenario.connections, prebuild)
+                   connections or scenario.connections, prebuild, honour_retry_after)
     samples: list[cpu.Sample] = []
 
     def watch() -> None:

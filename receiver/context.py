@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 from receiver.auth import Authenticator
+from receiver.body import BodyBudget
 from sounding.pipeline import Pipeline
 from storage.store import Store
 
@@ -17,6 +18,8 @@ class ReceiverContext:
     store: Store
     max_body_bytes: int
     cors_origins: list[str] = field(default_factory=list)
+    # Bytes held by the bodies being read, across every connection (receiver/body.py).
+    body_budget: BodyBudget = field(default_factory=lambda: BodyBudget(64 * 1024 * 1024))
     started: float = field(default_factory=time.monotonic)
     # Set when the collector stops: requests still arriving get 503, not a cut connection.
     closing: bool = False

@@ -73,7 +73,8 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
             refusal = pipeline.admission_error()
             if refusal is not None:
                 raise refusal
-            response = await method(Call(project_id, body, metadata, pipeline))
+            with pipeline.admission.admitted():
+                response = await method(Call(project_id, body, metadata, pipeline))
         except SoundingError as exc:
             error = exc
         except Exception as exc:  # noqa: BLE001 - answered INTERNAL, and logged: our bug

@@ -18,6 +18,7 @@ from receiver.status import http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from sounding import metrics
 from sounding.errors import (
+    Overloaded,
     PayloadTooLarge,
     SoundingError,
     StoreUnavailable,
@@ -117,28 +118,37 @@ class IngestHandler(BaseHandler):
                 f"Content-Type {media_type!r} is not accepted here; send one of: "
                 f"{', '.join(self.content_types)}")
         self.media_type = media_type
-        length = self.request.headers.get("Content-Length")
-        if length is not None and length.isdigit() and int(length) > self.ctx.max_body_bytes:
+        raw_length = self.request.headers.get("Content-Length")
+        length = int(raw_length) if raw_length is not None and raw_length.isdigit() else 0
+        if length > self.ctx.max_body_bytes:
             raise PayloadTooLarge(
                 f"the request body exceeds the limit of {self.ctx.max_body_bytes} bytes")
         # Already refusing? Then the body is read and thrown away as it comes, not
         # kept: under overload, memory does not grow with the requests being refused.
         self._refusal = self.ctx.pipeline.admission_error()
+        budget = self.ctx.body_budget
+        if self._refusal is None and not budget.fits(length):
+            self._refusal = Overloaded(
+                "the collector is receiving too many request bodies at once",
+                budget.retry_after)
         if self._refusal is None:
             self._reader = BodyReader(self.ctx.max_body_bytes,
-                                      self.request.headers.get("Content-Encoding"))
+                                      self.request.headers.get("Content-Encoding"), budget)
 
-    def data_received(self, chunk: bytes) -> None:
+    async def data_received(self, chunk: bytes) -> None:
         if self._reader is None or self._body_error is not None or self._finished:
             return
         try:
-            self._reader.feed(chunk)
+            # Inflated in bounded pieces, letting other requests (/health) in between.
+            await self._reader.feed_async(chunk)
         except SoundingError as exc:
-            # Answer now and stop reading: Tornado closes the connection after a
-            # response sent before the whole body arrived.
+            # Too large, not decodable, or past the budget of bodies being read: answer
+            # now and stop reading (Tornado closes the connection after a response sent
+            # before the whole body arrived), and let go of what this body held.
             self._body_error = exc
-            self._reader = None
-            self.send_error(exc_info=(type(exc), exc, exc.__traceback__))
+            self._release_body()
+            if not self._finished:
+                self.send_error(exc_info=(type(exc), exc, exc.__traceback__))
 
     async def post(self) -> None:
         if self._body_error is not None or self._finished:
@@ -146,15 +156,17 @@ class IngestHandler(BaseHandler):
         if self._refusal is not None:
             raise self._refusal
         assert self._reader is not None
-        body = self._reader.finish()
+        body = await self._reader.finish_async()
         if self.ctx.closing:
             self.set_header("Connection", "close")
             raise StoreUnavailable("the collector is shutting down")
         self._check_admission()
-        # Counted only around the hand-over: shutdown waits for these acknowledgements.
+        # Counted only around the hand-over: shutdown waits for these acknowledgements,
+        # and admission control bounds them across receivers (sounding/admission.py).
         self.ctx.in_flight += 1
         try:
-            await self.ingest(body)
+            with self.ctx.pipeline.admission.admitted():
+                await self.ingest(body)
         finally:
             self.ctx.in_flight -= 1
         if self._status_code == 200:
@@ -171,7 +183,17 @@ class IngestHandler(BaseHandler):
         if refusal is not None:
             raise refusal
 
+    def _release_body(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.release()
+
+    def on_connection_close(self) -> None:
+        self._release_body()
+        super().on_connection_close()
+
     def on_finish(self) -> None:
+        self._release_body()
         if self._started:
             metrics.REQUEST_SECONDS.labels(self.endpoint).observe(
                 time.perf_counter() - self._started)

@@ -7,12 +7,13 @@ import logging
 import socket
 from typing import Any
 
-from tornado.httpserver import HTTPServer
 from tornado.log import access_log
 from tornado.netutil import bind_sockets
 from tornado.web import Application, RequestHandler
 
 from receiver.auth import Authenticator
+from receiver.body import BodyBudget
+from receiver.connections import BoundedHTTPServer
 from receiver.context import ReceiverContext
 from receiver.handlers import BaseHandler
 from receiver.health import HealthHandler, MetricsHandler
@@ -58,9 +59,12 @@ class HttpServerReceiver(Receiver):
             pipeline=pipeline, auth=auth, store=store,
             max_body_bytes=int(self.config.get("max_body_bytes", 5 * 1024 * 1024)),
             cors_origins=list(self.config.get("cors_origins") or []),
+            body_budget=BodyBudget(int(self.config.get("max_inflight_body_bytes",
+                                                       64 * 1024 * 1024)), name=name),
         )
+        self.max_connections = int(self.config.get("max_connections", 512))
         self.extra_routes = extra_routes or []
-        self._server: HTTPServer | None = None
+        self._server: BoundedHTTPServer | None = None
         self._ports: list[int] = []
 
     def routes(self) -> list[Any]:
@@ -79,9 +83,10 @@ class HttpServerReceiver(Receiver):
         # xheaders: behind a trusted proxy, X-Forwarded-Proto/-For give the original
         # scheme and client (so a dashboard cookie over HTTPS is Secure). Off by
         # default: anyone reaching the port directly could forge them.
-        self._server = HTTPServer(app, max_body_size=self.ctx.max_body_bytes + 65536,
-                                  chunk_size=65536, idle_connection_timeout=300,
-                                  xheaders=bool(self.config.get("xheaders", False)))
+        self._server = BoundedHTTPServer(
+            app, name=self.name, max_connections=self.max_connections,
+            max_body_size=self.ctx.max_body_bytes + 65536, chunk_size=65536,
+            idle_connection_timeout=300, xheaders=bool(self.config.get("xheaders", False)))
         host = str(self.config.get("host", "0.0.0.0"))
         port = int(self.config.get("port", self.default_port))
         # reuse_port: several collector processes share one port (SO_REUSEPORT) and

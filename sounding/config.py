@@ -22,6 +22,11 @@ DEFAULTS: dict[str, Any] = {
             "host": "0.0.0.0",
             "port": 3000,
             "max_body_bytes": 5 * 1024 * 1024,
+            # Bytes held by every body being read (raw or inflated) at once, and open
+            # connections; past either, 503 + Retry-After (receiver/body.py,
+            # receiver/connections.py).
+            "max_inflight_body_bytes": 64 * 1024 * 1024,
+            "max_connections": 512,
             "cors_origins": [],
             # Several `sounding serve` processes may share the port (SO_REUSEPORT).
             "reuse_port": False,
@@ -44,6 +49,8 @@ DEFAULTS: dict[str, Any] = {
             "host": "0.0.0.0",
             "port": 4318,
             "max_body_bytes": 5 * 1024 * 1024,
+            "max_inflight_body_bytes": 64 * 1024 * 1024,
+            "max_connections": 512,
             "cors_origins": [],
         },
     },
@@ -102,6 +109,12 @@ DEFAULTS: dict[str, Any] = {
         "decode_min_bytes": 16 * 1024,
         # Bodies waiting for or inside a worker; past this, ingest answers 503.
         "decode_max_bytes": 8 * 1024 * 1024,
+        # Admission control (sounding/admission.py): ingest answers 503 + Retry-After
+        # while more requests than this are decoded and waiting for their commit...
+        "max_requests_in_flight": 1024,
+        # ...or while the event loop turns around later than this (0: not watched).
+        # Lower sheds sooner but costs throughput against clients that retry at once.
+        "max_event_loop_lag_ms": 100,
         "pipelines": {
             "default": {
                 # A receiver whose `enabled` is false is skipped.
@@ -219,6 +232,8 @@ def validate(config: dict[str, Any]) -> None:
         _require_int(config, ("receivers", name, "port"), 0)
         _require_int(config, ("receivers", name, "max_body_bytes"), 1)
         _require_int(config, ("receivers", name, "max_message_bytes"), 1)
+        _require_int(config, ("receivers", name, "max_inflight_body_bytes"), 1)
+        _require_int(config, ("receivers", name, "max_connections"), 1)
         for flag in ("enabled", "xheaders"):
             if not isinstance(receiver.get(flag, flag == "enabled"), bool):
                 raise ConfigError(f"receivers.{name}.{flag} must be true or false")
@@ -238,6 +253,8 @@ def validate(config: dict[str, Any]) -> None:
         _require_int(config, ("service", "decode_workers"), 0)
     _require_int(config, ("service", "decode_min_bytes"), 0)
     _require_int(config, ("service", "decode_max_bytes"), 1)
+    _require_int(config, ("service", "max_requests_in_flight"), 1)
+    _require_int(config, ("service", "max_event_loop_lag_ms"), 0)
     pipelines = config["service"].get("pipelines")
     if not isinstance(pipelines, dict) or len(pipelines) != 1:
         raise ConfigError("service.pipelines must define exactly one pipeline")

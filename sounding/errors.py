@@ -51,5 +51,11 @@ class StoreUnavailable(RetryableError):
     """The database cannot be reached."""
 
 
+class InternalFailure(SoundingError):
+    """A request failed on the server side (a processor raised, the decode worker
+    handling it died); already logged where it happened, answered HTTP 500 / gRPC
+    INTERNAL and not retried elsewhere."""
+
+
 class ConfigError(Exception):
     """Configuration that cannot work; raised at start, never while serving."""

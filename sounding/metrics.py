@@ -29,5 +29,13 @@ COMMIT_SECONDS = Histogram("sounding_commit_seconds", "Duration of one group com
                            buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
 OFFLOADED = Counter("sounding_decode_offloaded_requests",
                     "Trace requests decoded and processed by a decode worker")
+BODY_BYTES = Gauge("sounding_inflight_body_bytes",
+                   "Bytes held by request bodies being read or inflated", ["receiver"])
+OPEN_CONNECTIONS = Gauge("sounding_open_connections", "Open HTTP connections", ["receiver"])
+EVENT_LOOP_LAG = Gauge("sounding_event_loop_lag_seconds",
+                       "How late the event loop turns around, smoothed (admission control)")
+DECODE_WORKER_RESTARTS = Counter(
+    "sounding_decode_worker_restarts",
+    "Decode workers that stopped (killed, crashed) and were started again")
 REQUEST_SECONDS = Histogram("sounding_request_seconds", "Ingest request latency", ["endpoint"],
                             buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))

@@ -21,8 +21,18 @@ needs (about 25 MB each), and they exit as soon as the collector is gone, even
 after a `kill -9` of it.
 
 Bounded: bodies waiting for or inside a worker count against `max_bytes`; past it
-requests are refused with Overloaded (503 + Retry-After). A worker that dies
-fails the requests it held with a 503 and is started again.
+requests are refused with Overloaded (503 + Retry-After).
+
+Total: nothing a client sends may stop a worker, since while one restarts every
+other client's large trace request waits or is refused. Whatever one request
+raises, while decoding, in a processor or while encoding (a RecursionError, a
+MemoryError included), is that request's answer (400 for bad input, else 500,
+logged once per kind) and the worker goes on; its address space is capped so
+that a runaway allocation is a MemoryError there rather than the kernel's OOM
+killer. A worker that dies all the same (a signal, a crash in C) fails the
+request it was handling with a 500, not retried in another worker, since it may
+be what killed it, and the requests queued behind it with a 503; it is counted in
+`sounding_decode_worker_restarts_total` and started again at once.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -40,7 +51,7 @@ from typing import Any
 from receiver.decode_otlp import decode_traces_body
 from sounding import channel
 from sounding.component import Component, Processor
-from sounding.errors import InvalidInput, Overloaded, StoreUnavailable
+from sounding.errors import InternalFailure, InvalidInput, Overloaded, StoreUnavailable
 from sounding.records import Batch
 from storage.wire import EncodedBatch, encode
 
@@ -51,7 +62,13 @@ STOP_TIMEOUT = 30.0
 # A worker that holds a request this long is stuck (a processor in an endless loop,
 # say): it is killed, its requests are answered 503, and a new one is started.
 ANSWER_TIMEOUT = 20.0
+# A worker is started again at once, unless the last one died less than this ago
+# (then after this delay: a crash loop must not take the event loop's core).
 RESPAWN_DELAY = 1.0
+# A worker's address space: far above what decoding a 5 MiB body takes (about
+# 200 MB), low enough that a runaway allocation in a processor is a MemoryError for
+# that request instead of the kernel killing a process.
+WORKER_ADDRESS_SPACE = 2 << 30
 
 
 @dataclass(slots=True)
@@ -62,7 +79,7 @@ class DecodedTraces:
     dropped: int = 0
     reasons: list[str] = field(default_factory=list)
     invalid: tuple[str, list[dict[str, Any]]] | None = None  # an InvalidInput, rebuilt here
-    failure: str | None = None  # a processor failed: answered 500, logged here
+    failure: tuple[str, str] | None = None  # (kind, message): answered 500, logged here
 
 
 def default_workers() -> int:
@@ -81,6 +98,9 @@ class _Worker:
         self.endpoint: channel.Endpoint | None = None
         self.pending: dict[int, asyncio.Future[tuple[Any, bytes | None]]] = {}
         self.ready: asyncio.Future[None] | None = None
+        # Set when the request being handled was already answered (it timed out) and
+        # the worker is killed for it: then no request left here is the culprit.
+        self.culprit_answered = False
 
     async def spawn(self) -> None:
         parent, child = channel.pair()
@@ -90,6 +110,7 @@ class _Worker:
                 pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL)
         finally:
             child.close()
+        self.culprit_answered = False
         self.ready = asyncio.get_running_loop().create_future()
         self.endpoint = channel.Endpoint(parent, self._on_item, self._gone)
         self.endpoint.send(("config", self.pool.processors))
@@ -130,8 +151,16 @@ class _Worker:
             self.ready.set_exception(ConnectionError("the worker exited"))
             self.ready.exception()  # retrieved here if nobody awaits it any more
         pending, self.pending = self.pending, {}
-        for future in pending.values():
-            if not future.done():
+        # The worker answers in the order it was given requests: the oldest one left
+        # is the one it was handling, maybe the one that killed it. It is not retried
+        # elsewhere (nor should its client retry it); those queued behind it are.
+        for position, future in enumerate(pending.values()):
+            if future.done():
+                continue
+            if position == 0 and not self.culprit_answered:
+                future.set_exception(InternalFailure(
+                    "the decode worker handling this request stopped"))
+            else:
                 future.set_exception(StoreUnavailable("a decode worker stopped; retry",
                                                       self.pool.retry_after))
         self.pool.worker_gone(self)
@@ -140,6 +169,7 @@ class _Worker:
         """Stop a stuck worker now; its channel's end then answers what it held."""
         if self.proc is not None and self.proc.poll() is None:
             log.error("decode worker %d %s; killing it", self.index, why)
+            self.culprit_answered = True
             self.proc.kill()
 
     async def stop(self) -> None:
@@ -168,6 +198,7 @@ class DecodePool(Component):
         self.in_flight_bytes = 0
         self._workers: list[_Worker] = []
         self._respawns: set[asyncio.Task[None]] = set()
+        self._last_death = -RESPAWN_DELAY
         self._seq = 0
         self._started = False
         self._closing = False
@@ -217,17 +248,22 @@ class DecodePool(Component):
         try:
             result, payload = await asyncio.wait_for(asyncio.shield(future), ANSWER_TIMEOUT)
         except TimeoutError:
+            # This request is what the worker is stuck on: 500, not to be retried.
             worker.pending.pop(seq, None)
             worker.kill(f"held a request for {ANSWER_TIMEOUT:.0f} s")
-            raise StoreUnavailable("a decode worker was stuck; retry", self.retry_after) \
-                from None
+            raise InternalFailure("decoding this request did not finish") from None
         finally:
             self.in_flight_bytes -= size
         decoded: DecodedTraces = result
         if decoded.invalid is not None:
             raise InvalidInput(*decoded.invalid)
         if decoded.failure is not None:
-            raise RuntimeError(f"a processor failed in a decode worker: {decoded.failure}")
+            kind, message = decoded.failure
+            # Logged once per kind per interval (sounding/logthrottle.py): the kind is
+            # part of the template, the message (which names the request) is not.
+            log.error("a trace request failed in a decode worker: " + kind + ": %s",
+                      message)
+            raise InternalFailure(message)
         if decoded.encoded is not None:
             assert payload is not None
             decoded.encoded.payload = payload
@@ -236,15 +272,24 @@ class DecodePool(Component):
     def worker_gone(self, worker: _Worker) -> None:
         if self._closing:
             return
-        log.error("decode worker %d stopped; starting it again", worker.index)
-        task = asyncio.get_running_loop().create_task(self._respawn(worker))
+        from sounding import metrics  # here: workers do not import prometheus_client
+
+        metrics.DECODE_WORKER_RESTARTS.inc()
+        code = worker.proc.poll() if worker.proc is not None else None
+        log.error("decode worker %d stopped (exit code %s); starting it again", worker.index,
+                  code)
+        loop = asyncio.get_running_loop()
+        delay = RESPAWN_DELAY if loop.time() - self._last_death < RESPAWN_DELAY else 0.0
+        self._last_death = loop.time()
+        task = loop.create_task(self._respawn(worker, delay))
         self._respawns.add(task)
         task.add_done_callback(self._respawns.discard)
 
-    async def _respawn(self, worker: _Worker) -> None:
+    async def _respawn(self, worker: _Worker, delay: float) -> None:
         await worker.stop()
         while not self._closing:
-            await asyncio.sleep(RESPAWN_DELAY)
+            await asyncio.sleep(delay)
+            delay = RESPAWN_DELAY
             try:
                 await worker.spawn()
                 return
@@ -256,20 +301,38 @@ class DecodePool(Component):
 
 def decode_traces(processors: list[Processor], project_id: int, body: bytes, protobuf: bool
                   ) -> DecodedTraces:
-    """Decode, process and encode one OTLP trace request (runs in a worker)."""
+    """Decode, process and encode one OTLP trace request (runs in a worker). Total:
+    whatever the request makes any step raise is returned as its answer."""
     try:
         decoded = decode_traces_body(body, protobuf)
     except InvalidInput as exc:
         return DecodedTraces(None, invalid=(exc.message, exc.details))
+    except RecursionError:
+        # A decoder that recursed this deep was given input nested this deep.
+        message = "the body is nested too deeply"
+        return DecodedTraces(None, invalid=(message, [{"field": "body", "error": message}]))
+    except Exception as exc:  # noqa: BLE001 - a decoder's bug; this request's 500
+        return DecodedTraces(None, failure=_failure("decoding", exc))
     if not decoded.spans:
         return DecodedTraces(None, decoded.dropped, decoded.reasons)
     batch = Batch(project_id=project_id, spans=decoded.spans, approx_bytes=len(body))
+    step = "decoding"
     try:
         for processor in processors:
+            step = f"processor {processor.name}"
             batch = processor.process(batch)
+        step = "encoding"
+        encoded = encode(batch)
     except Exception as exc:  # noqa: BLE001 - answered 500 by the event loop, which logs it
-        return DecodedTraces(None, failure=f"{type(exc).__name__}: {exc}")
-    return DecodedTraces(encode(batch), decoded.dropped, decoded.reasons)
+        return DecodedTraces(None, failure=_failure(step, exc))
+    return DecodedTraces(encoded, decoded.dropped, decoded.reasons)
+
+
+def _failure(step: str, exc: BaseException) -> tuple[str, str]:
+    """(kind, message) of a failure: the kind names the step and exception type, so
+    that each is logged once per interval however often clients cause it."""
+    kind = f"{step}: {type(exc).__name__}"
+    return kind, f"{kind}: {str(exc)[:300]}"
 
 
 def _build(spec: list[tuple[str, dict[str, Any]]]) -> list[Processor]:
@@ -290,6 +353,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sock = socket.socket(fileno=int(argv[1]))
+    _cap_address_space()
     received = channel.receive(sock)
     if not received:
         return 0
@@ -309,6 +373,7 @@ def main(argv: list[str]) -> int:
             return 0
         for (_, seq, project_id, protobuf), body in items:
             result = decode_traces(processors, project_id, body or b"", protobuf)
+            del body
             payload = None
             if result.encoded is not None:
                 payload, result.encoded.payload = result.encoded.payload, b""
@@ -316,6 +381,20 @@ def main(argv: list[str]) -> int:
                 channel.send(sock, ("done", seq, result), payload)
             except OSError:
                 return 0  # the collector is gone
+            except Exception as exc:  # noqa: BLE001 - e.g. a processor left an unpicklable value
+                channel.send(sock, ("done", seq, DecodedTraces(
+                    None, failure=_failure("answering", exc))))
+
+
+def _cap_address_space() -> None:
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = WORKER_ADDRESS_SPACE if hard == resource.RLIM_INFINITY else \
+            min(hard, WORKER_ADDRESS_SPACE)
+        if soft == resource.RLIM_INFINITY or soft > limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):  # not permitted here: the OOM killer stays the bound
+        pass
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from sounding.admission import Admission
 from sounding.component import Exporter, Processor
 from sounding.errors import RetryableError
 from sounding.offload import DecodePool
@@ -15,11 +16,14 @@ from storage.wire import EncodedBatch
 
 class Pipeline:
     def __init__(self, processors: Sequence[Processor], exporters: Sequence[Exporter],
-                 decode_pool: DecodePool | None = None) -> None:
+                 decode_pool: DecodePool | None = None,
+                 admission: Admission | None = None) -> None:
         self.processors = list(processors)
         self.exporters = list(exporters)
         # Decode workers running copies of the same processors (sounding/offload.py).
         self.decode_pool = decode_pool
+        # Requests in flight and the event loop's lag (sounding/admission.py).
+        self.admission = admission or Admission(max_in_flight=1 << 30, max_lag_ms=0)
 
     async def consume(self, batch: Batch) -> None:
         """Run the batch through every stage; returns once every exporter committed it."""
@@ -40,7 +44,11 @@ class Pipeline:
             await asyncio.gather(*exports)
 
     def admission_error(self) -> RetryableError | None:
-        """The first exporter's reason to refuse a batch now, or None."""
+        """Why a new request would be refused now (the collector is busy, or the first
+        exporter's reason), or None."""
+        refusal = self.admission.refusal()
+        if refusal is not None:
+            return refusal
         for exporter in self.exporters:
             refusal = exporter.admission_error()
             if refusal is not None:
@@ -55,8 +63,10 @@ class Pipeline:
             await self.decode_pool.start()
         for processor in self.processors:
             await processor.start()
+        await self.admission.start()
 
     async def shutdown(self) -> None:
+        await self.admission.shutdown()
         for processor in reversed(self.processors):
             await processor.shutdown()
         if self.decode_pool is not None:

@@ -9,8 +9,9 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from receiver.auth import Authenticator
+from receiver.auth import MAX_KEY_LENGTH, Authenticator
 from sounding import config as config_mod
+from sounding.admission import Admission
 from sounding.component import Exporter, Processor, Receiver
 from sounding.errors import ConfigError
 from sounding.offload import DecodePool, default_workers
@@ -40,6 +41,9 @@ def seed_keys(store: Store, spec: str) -> list[str]:
             if not sep or not project.strip() or not key.strip():
                 raise ConfigError("auth.api_keys (SOUNDING_API_KEYS) takes comma-separated "
                                   "project:key pairs")
+            if len(key.strip()) > MAX_KEY_LENGTH:
+                raise ConfigError(f"auth.api_keys: a key longer than {MAX_KEY_LENGTH} "
+                                  "characters would never be accepted")
             try:
                 keys.add_key(conn, project.strip(), key.strip())
             except ValueError as exc:
@@ -54,6 +58,7 @@ class Service:
         self.store: Store | None = None
         self.pipeline: Pipeline | None = None
         self.receivers: list[Receiver] = []
+        self.auth: Authenticator | None = None
         self.first_run_key: str | None = None
         self.dashboard: Any = None  # dashboard.app.Dashboard when enabled
         self.first_run_admin_token: str | None = None
@@ -68,8 +73,15 @@ class Service:
         exporters: list[Exporter] = [
             build_exporter(name, self.config["exporters"].get(name), store=self.store)
             for name in names["exporters"]]
-        self.pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters))
-        auth = Authenticator(self.store, float(self.config["auth"].get("cache_seconds", 10)))
+        service = self.config["service"]
+        admission = Admission(
+            int(service.get("max_requests_in_flight", 1024)),
+            float(service.get("max_event_loop_lag_ms", 100)),
+            int(self.config["exporters"].get("sql", {}).get("retry_after_seconds", 1)))
+        self.pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters),
+                                 admission)
+        auth = self.auth = Authenticator(self.store,
+                                         float(self.config["auth"].get("cache_seconds", 10)))
         builtins = _builtin_receivers()
         for name in names["receivers"]:
             factory = builtins.get(name.split("/", 1)[0])
@@ -121,12 +133,16 @@ class Service:
             self.first_run_admin_token = await asyncio.to_thread(self.dashboard.prepare)
         # Downstream first: exporters, processors, then the receivers that feed them.
         await self.pipeline.start()
+        assert self.auth is not None
+        await self.auth.start()  # the keys, read once the seeded and first-run ones exist
         for receiver in self.receivers:
             await receiver.start()
 
     async def shutdown(self) -> None:
         for receiver in reversed(self.receivers):
             await receiver.shutdown()
+        if self.auth is not None:
+            await self.auth.shutdown()
         if self.pipeline is not None:
             await self.pipeline.shutdown()
         if self.store is not None:

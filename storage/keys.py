@@ -104,6 +104,15 @@ def project_for_hash(store: Store, key_hash: str) -> int | None:
     return int(row.project_id)
 
 
+def active_keys(store: Store, limit: int) -> dict[str, int]:
+    """{key hash: project id} of up to `limit` active keys."""
+    k = schema.api_keys
+    with store.reader.connect() as conn:
+        rows = conn.execute(select(k.c.key_hash, k.c.project_id)
+                            .where(k.c.revoked_us.is_(None)).limit(limit)).all()
+    return {row.key_hash: int(row.project_id) for row in rows}
+
+
 def active_key_count(store: Store) -> int:
     k = schema.api_keys
     with store.reader.connect() as conn:

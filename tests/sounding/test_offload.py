@@ -3,6 +3,7 @@ processed in worker processes, small ones on the event loop; both store the same
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -21,7 +22,13 @@ from tests.exporters.senders import (
     wait_for_acks,
 )
 from tests.exporters.test_sql_durability import _descendants
-from tests.receiver.otlp_helpers import assert_stored_as_sent, collector_request, random_trace_id
+from tests.receiver.otlp_helpers import (
+    assert_stored_as_sent,
+    collector_request,
+    random_trace_id,
+    request_of,
+    span_pb,
+)
 from tests.receiver.test_otlp_http import post
 from tests.support.server import Server
 
@@ -126,3 +133,111 @@ def test_past_the_bytes_in_flight_bound_requests_are_refused_with_503(
     stored = server.spans_per_trace()
     assert sorted(stored) == sorted(t for t, r in answers.items() if r.status_code == 202)
     assert set(stored.values()) == {400}
+
+
+def _restarts(server: Server) -> float:
+    text = requests.get(server.base + "/metrics", timeout=10).text
+    match = re.search(r"^sounding_decode_worker_restarts_total (\S+)$", text, re.M)
+    assert match, "no worker restart counter in /metrics"
+    return float(match.group(1))
+
+
+def _explode_config(tmp_path: Path) -> str:
+    """The default processors after the test plugin's `explode`, which fails on spans
+    named boom, boom-recursion, boom-memory (and takes 3 s on boom-slow)."""
+    path = tmp_path / "sounding.yaml"
+    path.write_text(json.dumps({  # JSON is YAML
+        "processors": {"explode": {}, "classify": {}, "grouping": {}},
+        "service": {"pipelines": {"default": {
+            "receivers": ["http"], "processors": ["explode", "classify", "grouping"],
+            "exporters": ["sql"]}}}}))
+    return str(path)
+
+
+def _named(name: str) -> bytes:
+    return request_of(span_pb(random_trace_id(), "00f067aa0ba902b7", name)).SerializeToString()
+
+
+def test_poison_bodies_are_their_own_answer_and_never_stop_a_worker(
+        start: Callable[..., Server], tmp_path: Path) -> None:
+    """The measured scenario in miniature: a client sending valid large traces keeps
+    getting 202 while others send bodies that broke a worker (deep JSON: a
+    RecursionError while decoding) or make a processor raise, recurse without end
+    or allocate a terabyte. Each is that request's 400 or 500; no worker restarts."""
+    server = start(config=_explode_config(tmp_path), env={"SOUNDING_DECODE_WORKERS": "1"})
+    (worker,) = _workers(server)
+    statuses: list[int] = []
+    acked: list[str] = []
+    stop = threading.Event()
+
+    def good_sender() -> None:
+        while not stop.is_set() and len(statuses) < 400:
+            trace_id = random_trace_id()
+            response = post(server, trace_request(bytes.fromhex(trace_id), spans=100))
+            statuses.append(response.status_code)
+            if response.status_code == 202:
+                acked.append(trace_id)
+
+    sender = threading.Thread(target=good_sender)
+    sender.start()
+    try:
+        deep = b"[" * 10_000 + b"]" * 10_000
+        for _ in range(3):
+            response = post(server, deep, "application/json")
+            assert response.status_code == 400, response.text
+            assert "nested too deeply" in response.text or "depth" in response.text
+            for name in ("boom", "boom-recursion", "boom-memory"):
+                response = post(server, _named(name))
+                assert response.status_code == 500, (name, response.text)
+                assert "not stored" in response.json()["error"]
+    finally:
+        stop.set()
+        sender.join(60)
+    assert statuses and set(statuses) == {202}, sorted(set(statuses))
+    assert _restarts(server) == 0
+    assert _workers(server) == [worker]
+    assert set(server.spans_per_trace()) == set(acked)
+    # Logged once per kind, not per request.
+    log = server.log()
+    assert log.count("processor explode: RuntimeError") == 1, log
+    assert log.count("processor explode: RecursionError") == 1, log
+    assert log.count("processor explode: MemoryError") == 1, log
+    server.output.clear()  # those lines are the point of this test
+
+
+def test_the_request_a_worker_died_on_is_500_and_those_queued_behind_it_503(
+        start: Callable[..., Server], tmp_path: Path) -> None:
+    """A worker killed while handling a request (boom-slow holds it there): that
+    request, perhaps what killed it, is answered 500 and not retried in another
+    worker; the requests queued behind it are 503 + Retry-After, to be retried."""
+    server = start(config=_explode_config(tmp_path), env={"SOUNDING_DECODE_WORKERS": "1"})
+    (worker,) = _workers(server)
+    answers: dict[str, requests.Response] = {}
+
+    def send(label: str, body: bytes) -> None:
+        answers[label] = post(server, body)
+
+    first = threading.Thread(target=send, args=("handled", _named("boom-slow")))
+    first.start()
+    time.sleep(1.0)  # the worker is inside boom-slow's 3 s
+    queued = [threading.Thread(target=send, args=(f"queued-{i}", _named("fine")))
+              for i in range(3)]
+    for thread in queued:
+        thread.start()
+    time.sleep(0.5)
+    os.kill(worker, signal.SIGKILL)
+    for thread in (first, *queued):
+        thread.join(30)
+    assert answers["handled"].status_code == 500, answers["handled"].text
+    for i in range(3):
+        response = answers[f"queued-{i}"]
+        assert response.status_code == 503, response.text
+        assert response.headers["Retry-After"] == "1"
+    assert server.spans_per_trace() == {}
+    assert _restarts(server) == 1
+    deadline = time.monotonic() + 30
+    while _workers(server) in ([], [worker]):
+        assert time.monotonic() < deadline, server.log()
+        time.sleep(0.1)
+    assert post(server, _named("fine")).status_code == 202
+    server.output.clear()  # the worker's death is logged, as it should be

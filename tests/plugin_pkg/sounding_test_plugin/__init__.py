@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from sounding.component import Processor
 from sounding.records import Batch
 
@@ -30,13 +32,28 @@ class RedactProcessor(Processor):
 
 
 class ExplodeProcessor(Processor):
-    """Fails every batch holding an error whose fingerprint starts with `boom`: a
-    server-side failure, to test how ingest answers one."""
+    """Fails every batch holding an error whose fingerprint starts with `boom`, or a
+    span named `boom` (raises), `boom-recursion` (recurses without end), `boom-memory`
+    (allocates a terabyte) or `boom-slow` (takes 3 s): server-side failures, to test
+    how ingest answers them."""
 
     def process(self, batch: Batch) -> Batch:
         if any(e.fingerprint.startswith("boom") for e in batch.errors):
             raise RuntimeError("the explode processor failed on purpose")
+        for span in batch.spans:
+            if span.name == "boom":
+                raise RuntimeError("the explode processor failed on purpose")
+            if span.name == "boom-recursion":
+                _recurse()
+            if span.name == "boom-memory":
+                span.name = bytes(1 << 40).decode()
+            if span.name == "boom-slow":
+                time.sleep(3)
         return batch
+
+
+def _recurse() -> int:
+    return _recurse() + 1
 
 
 class NotAProcessor:
