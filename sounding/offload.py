@@ -79,7 +79,7 @@ class DecodedTraces:
     dropped: int = 0
     reasons: list[str] = field(default_factory=list)
     invalid: tuple[str, list[dict[str, Any]]] | None = None  # an InvalidInput, rebuilt here
-    failure: tuple[str, str] | None = None  # (kind, message): answered 500, logged here
+    failure: tuple[str, str] | None = None  # (kind, detail): answered 500, logged here
 
 
 def default_workers() -> int:
@@ -258,12 +258,12 @@ class DecodePool(Component):
         if decoded.invalid is not None:
             raise InvalidInput(*decoded.invalid)
         if decoded.failure is not None:
-            kind, message = decoded.failure
+            kind, detail = decoded.failure
             # Logged once per kind per interval (sounding/logthrottle.py): the kind is
-            # part of the template, the message (which names the request) is not.
-            log.error("a trace request failed in a decode worker: " + kind + ": %s",
-                      message)
-            raise InternalFailure(message)
+            # part of the template, the detail (which names the request) is not.
+            log.error("a trace request failed in a decode worker: "
+                      + kind.replace("%", "%%") + ": %s", detail)
+            raise InternalFailure(f"{kind}: {detail}")
         if decoded.encoded is not None:
             assert payload is not None
             decoded.encoded.payload = payload
@@ -329,10 +329,9 @@ def decode_traces(processors: list[Processor], project_id: int, body: bytes, pro
 
 
 def _failure(step: str, exc: BaseException) -> tuple[str, str]:
-    """(kind, message) of a failure: the kind names the step and exception type, so
+    """(kind, detail) of a failure: the kind names the step and exception type, so
     that each is logged once per interval however often clients cause it."""
-    kind = f"{step}: {type(exc).__name__}"
-    return kind, f"{kind}: {str(exc)[:300]}"
+    return f"{step}: {type(exc).__name__}", str(exc)[:300]
 
 
 def _build(spec: list[tuple[str, dict[str, Any]]]) -> list[Processor]:
