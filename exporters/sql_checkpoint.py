@@ -14,12 +14,15 @@ At 49,000 spans/s the -wal file grew by 110 MB/s for as long as the load lasted
 (issue 9, finding 13). So the log is bounded by its size: once the file is past
 `max_bytes`, a passive checkpoint copies what it can while the writer goes on,
 then the writer is held between two commits while a TRUNCATE checkpoint copies the
-few frames added meanwhile and empties the file.
+few frames added meanwhile and empties the file. TRUNCATE rather than RESTART: an
+emptied file's size is what the log holds, so the size alone says when to act (after
+a RESTART the file keeps its length until some later commit cuts it back).
 
 A TRUNCATE must also wait for readers still reading old frames (the dashboard's
-queries; new readers do not count, they read the database file). It waits at most
-`WAIT_MS` per lock, then gives up; the writer goes on, the log keeps growing, and
-the bound is tried again `RETRY` seconds later. A reader that keeps one snapshot
+queries; new readers do not count, they read the database file), and for the write
+lock when another collector shares the file. It waits at most `WAIT_MS` per lock,
+then gives up; the writer goes on, the log keeps growing, and the bound is tried
+again `RETRY` seconds later. A reader that keeps one snapshot
 open for a minute therefore lets the log grow for that minute (SQLite cannot reuse
 frames a reader may still need), and the log is emptied as soon as it is done.
 """
@@ -116,7 +119,8 @@ class Checkpointer(threading.Thread):
             if not self._over_since:
                 self._over_since = time.monotonic()
                 log.warning("the write-ahead log is %.0f MiB, past its bound of %.0f MiB: "
-                            "a reader still reads old frames; trying again every %.0f s",
+                            "a reader is still on older frames (or another writer holds the "
+                            "lock); trying again every %.0f s",
                             size / MIB, self.max_bytes / MIB, self.RETRY)
             return False
         if self._over_since:
