@@ -7,14 +7,15 @@ its -wal file is sampled every 100 ms. For each run: spans/s, collector CPU µs 
 span (the collector and its writer and decode worker processes, from /proc), the
 -wal high-water mark, and the database's size once the collector has stopped.
 
-First the same load for `--compare` seconds with the bound off
-(`storage.sqlite_wal_max_bytes: 0`, the behaviour before the bound) and on, back
-to back, so that the cost of the bound is seen on the same machine at the same
-time; then `--seconds` with the bound on. The table replaces its own block in
+First the same load with the bound off (`storage.sqlite_wal_max_bytes: 0`, the
+behaviour before the bound) and on, alternately (`--pairs` times `--compare`
+seconds each), so that the cost of the bound is seen on the same machine at the
+same time and a drift of the machine's other load hits both alike; then
+`--seconds` with the bound on. The table replaces its own block in
 bench/RESULTS.md; the rest of the file is kept.
 
-    python -m bench wal                          # 60 s off, 60 s on, 300 s on
-    python -m bench wal --compare 0 --seconds 30 # one short run
+    python -m bench wal                          # 2 x (30 s off, 30 s on), then 300 s on
+    python -m bench wal --pairs 0 --seconds 30   # one short run
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import report, run
+from bench import cpu, report, run
 from bench.scenarios import SCENARIOS, SPANS_SQL
 from bench.server import BenchServer
 
@@ -50,6 +51,7 @@ class WalRun:
     seconds: float
     spans_per_s: float = 0.0
     cpu_us_per_span: float = float("nan")
+    writer_us_per_span: float = float("nan")  # the writer process alone, whole run
     other_cores: float = 0.0
     wal_high_water: int = 0
     wal_at_end: int = 0  # at the end of the window, before the collector stops
@@ -79,16 +81,32 @@ class _Watcher(threading.Thread):
             self.high_water = max(self.high_water, self.size())
 
 
+def _writer_pid(server: BenchServer) -> int:
+    for pid in server.pids():
+        try:
+            if b"exporters.sql_writer" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+        except OSError:
+            pass
+    raise RuntimeError("the collector runs no writer process")
+
+
 def run_one(bound: int, seconds: float, tmp: Path) -> WalRun:
     database = tmp / f"wal-{uuid.uuid4().hex[:8]}.db"
     result = WalRun(bound, seconds)
     server = BenchServer(f"sqlite:///{database}", {SETTING: str(bound)})
     watcher = _Watcher(Path(f"{database}-wal"))
     watcher.start()
+    writer = _writer_pid(server)
     try:
+        writer_before = cpu.process_seconds(writer)
         merged = run._phase(SCENARIO, server, WARMUP, seconds, connections=CONNECTIONS,
                             prebuild=PREBUILD)
         result.wal_at_end = watcher.size()
+        # Every acknowledged span is committed by now: the writer's CPU for all of them.
+        if merged["acked_records"]:
+            result.writer_us_per_span = ((cpu.process_seconds(writer) - writer_before)
+                                         / merged["acked_records"] * 1e6)
         result.spans_per_s = merged["window_acked_records"] / seconds
         result.acked = merged["acked_records"]
         result.statuses = merged["statuses"]
@@ -118,7 +136,11 @@ def _label(r: WalRun) -> str:
     return "off (before)" if not r.bound else f"{r.bound / 2**20:.0f} MiB"
 
 
-def render(runs: list[WalRun], default_bound: int) -> str:
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def render(runs: list[WalRun], default_bound: int, pairs: int) -> str:
     lines = [
         "## The write-ahead log under sustained load (issue 9, finding 13)",
         "",
@@ -129,17 +151,32 @@ def render(runs: list[WalRun], default_bound: int) -> str:
         f"512-span OTLP/HTTP protobuf bodies; the -wal file's size sampled every 100 ms; "
         f"bound = `storage.sqlite_wal_max_bytes` (default {default_bound / 2**20:.0f} MiB)",
         "",
-        "| Bound | Window | Spans/s | Collector CPU µs/span | Other load (cores) "
-        "| -wal high-water | -wal at the end | Database after | Stored = acknowledged |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| Bound | Window | Spans/s | Collector CPU µs/span | of which the writer "
+        "| Other load (cores) | -wal high-water | -wal at the end | Database after "
+        "| Stored = acknowledged |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         stored = ("yes" if r.stored == r.acked and r.acked else "**no**") + (
             f" ({r.stored:,} of {r.acked:,})")
         lines.append(
             f"| {_label(r)} | {r.seconds:.0f} s | {r.spans_per_s:,.0f} | {r.cpu_us_per_span:.1f}"
-            f" | {r.other_cores:.2f} | {r.wal_high_water / MB:,.0f} MB "
-            f"| {r.wal_at_end / MB:,.0f} MB | {r.db_bytes / MB:,.0f} MB | {stored} |")
+            f" | {r.writer_us_per_span:.1f} | {r.other_cores:.2f} "
+            f"| {r.wal_high_water / MB:,.0f} MB | {r.wal_at_end / MB:,.0f} MB "
+            f"| {r.db_bytes / MB:,.0f} MB | {stored} |")
+    compared = runs[:2 * pairs]
+    if pairs > 1:
+        lines += ["", "Mean of the alternating runs:", "",
+                  "| Bound | Runs | Spans/s | Collector CPU µs/span | of which the writer "
+                  "| -wal high-water (largest) |", "|---|---|---|---|---|---|"]
+        for bound in sorted({r.bound for r in compared}):
+            same = [r for r in compared if r.bound == bound]
+            lines.append(
+                f"| {_label(same[0])} | {len(same)} × {same[0].seconds:.0f} s "
+                f"| {_mean([r.spans_per_s for r in same]):,.0f} "
+                f"| {_mean([r.cpu_us_per_span for r in same]):.1f} "
+                f"| {_mean([r.writer_us_per_span for r in same]):.1f} "
+                f"| {max(r.wal_high_water for r in same) / MB:,.0f} MB |")
     notes = [f"{_label(r)}, {r.seconds:.0f} s: answers {r.statuses}; {'; '.join(r.notes)}"
              for r in runs if r.notes or set(r.statuses) != {202}]
     if notes:
@@ -164,8 +201,10 @@ def main(argv: list[str]) -> int:
     default_bound = int(DEFAULTS["storage"]["sqlite_wal_max_bytes"])
     parser = argparse.ArgumentParser(prog="python -m bench wal", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--compare", type=float, default=60.0, metavar="SECONDS",
-                        help="length of each run of the before/after comparison; 0 skips it")
+    parser.add_argument("--compare", type=float, default=30.0, metavar="SECONDS",
+                        help="length of each run of the before/after comparison")
+    parser.add_argument("--pairs", type=int, default=2,
+                        help="off/on pairs in the before/after comparison; 0 skips it")
     parser.add_argument("--seconds", type=float, default=300.0,
                         help="length of the sustained run with the bound on; 0 skips it")
     parser.add_argument("--bound", type=int, default=default_bound, metavar="BYTES",
@@ -173,20 +212,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--results", default=str(RESULTS), help="where the table goes")
     parser.add_argument("--no-write", action="store_true", help="print the table instead")
     args = parser.parse_args(argv)
-    plan = ([(0, args.compare), (args.bound, args.compare)] if args.compare else []) + (
+    plan = [(0, args.compare), (args.bound, args.compare)] * args.pairs + (
         [(args.bound, args.seconds)] if args.seconds else [])
     runs: list[WalRun] = []
     with tempfile.TemporaryDirectory(prefix="sounding-bench-wal-") as tmp:
         for bound, seconds in plan:
             print(f"bound {bound:,} bytes for {seconds:.0f} s ...", flush=True)
             r = run_one(bound, seconds, Path(tmp))
-            print(f"  {r.spans_per_s:,.0f} spans/s, {r.cpu_us_per_span:.1f} µs CPU/span, "
+            print(f"  {r.spans_per_s:,.0f} spans/s, {r.cpu_us_per_span:.1f} µs CPU/span "
+                  f"(writer {r.writer_us_per_span:.1f}), "
                   f"-wal high-water {r.wal_high_water / MB:,.0f} MB (end of window "
                   f"{r.wal_at_end / MB:,.0f} MB), database {r.db_bytes / MB:,.0f} MB, "
                   f"other load {r.other_cores:.2f} cores, stored {r.stored:,}/{r.acked:,}, "
                   f"answers {r.statuses}", flush=True)
             runs.append(r)
-    text = render(runs, default_bound)
+    text = render(runs, default_bound, args.pairs)
     if args.no_write:
         print(text)
     else:
