@@ -61,7 +61,7 @@ class Service:
     def _build(self) -> None:
         storage = self.config["storage"]
         self.store = Store(storage["url"], storage.get("sqlite_synchronous", "NORMAL"),
-                          storage.get("sqlite_wal_max_bytes", 64 * 1024 * 1024))
+                          storage.get("sqlite_wal_max_bytes", 256 * 1024 * 1024))
         names = config_mod.pipeline_config(self.config)
         processors: list[Processor] = [
             build_processor(name, self.config["processors"].get(name))

@@ -36,7 +36,7 @@ class Store:
     lock upgrade, and the reader never takes the write lock."""
 
     def __init__(self, url: str, sqlite_synchronous: str = "NORMAL",
-                 sqlite_wal_max_bytes: int = 64 * 1024 * 1024) -> None:
+                 sqlite_wal_max_bytes: int = 256 * 1024 * 1024) -> None:
         self.url = normalise_url(url)
         # SQLite only: the size past which the writer process empties the write-ahead
         # log (exporters/sql_checkpoint.py); 0 leaves it unbounded.
