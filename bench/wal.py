@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import tempfile
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,7 @@ WARMUP = 2.0
 PREBUILD = 400
 SETTING = "SOUNDING__STORAGE__SQLITE_WAL_MAX_BYTES"
 MB = 1e6
+SETTLE = 3.0  # seconds of quiet between runs
 
 
 @dataclass
@@ -129,6 +132,11 @@ def run_one(bound: int, seconds: float, tmp: Path) -> WalRun:
         server.cleanup()
     for path in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
         path.unlink(missing_ok=True)
+    # A run without the bound leaves hundreds of MB of dirty pages that the kernel
+    # would write back during the next run, slowing its fsyncs and showing up as
+    # other load: start every run with nothing left to write.
+    os.sync()
+    time.sleep(SETTLE)
     return result
 
 
