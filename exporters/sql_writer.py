@@ -68,8 +68,8 @@ class Database:
             conn.execute(f"PRAGMA cache_size=-{self.cache_kib}")
             # Checkpoints run in the Checkpointer thread, off the commit path
             # (exporters/sql_checkpoint.py). When the log starts over by itself (a
-            # checkpoint caught up with an idle writer), the file is cut back to its
-            # bound too.
+            # checkpoint caught up with an idle writer), the file is cut back to the
+            # bound too (to 64 MiB when there is none).
             conn.execute("PRAGMA wal_autocheckpoint=0")
             conn.execute(f"PRAGMA journal_size_limit={self.wal_max_bytes or 64 * 1024 * 1024}")
             return conn

@@ -167,3 +167,6 @@ def test_a_reader_holding_a_snapshot_delays_the_bound_not_ingest(
     assert set(writers.statuses) == {202}, writers.statuses
     assert writers.slowest < 10, writers.slowest
     writers.assert_all_stored()
+    # Said once when the bound stopped holding and once when it held again.
+    log = server.wait_for_log("back under its bound")
+    assert log.count("past its bound") == 1 and log.count("back under its bound") == 1, log
