@@ -12,6 +12,7 @@ generated part of bench/RESULTS.md; the analysis written below it is kept.
     python -m bench --quick         # short windows, under two minutes
     python -m bench --only traces_proto,errors_batch --no-overload
     python -m bench dashboard ...   # the dashboard query benchmark (issue 5), when present
+    python -m bench wal ...         # the SQLite write-ahead log under sustained load
 """
 
 from __future__ import annotations
@@ -161,6 +162,10 @@ def main(argv: list[str]) -> int:
         from bench import dashboard_queries
 
         return int(dashboard_queries.run(argv[1:]) or 0)
+    if argv[:1] == ["wal"]:
+        from bench import wal
+
+        return wal.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="short windows (under 2 minutes)")

@@ -76,7 +76,7 @@ def measure(requests: int = 200) -> Floor:
         store = Store(f"sqlite:///{path}")
         store.upgrade()
         store.dispose()
-        db = Database("sqlite", str(path), "NORMAL", 32 * 1024)
+        db = Database("sqlite", str(path), "NORMAL", 32 * 1024, store.sqlite_wal_max_bytes)
         conn: sqlite3.Connection = db._connect()
         started = time.perf_counter()
         for rows in commits:

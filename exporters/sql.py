@@ -135,6 +135,7 @@ class SqlExporter(Exporter):
         return {"dialect": self.store.dialect, "target": target,
                 "sqlite_synchronous": synchronous,
                 "sqlite_cache_kib": self.sqlite_cache_kib,
+                "sqlite_wal_max_bytes": self.store.sqlite_wal_max_bytes,
                 "max_commit_records": self.max_commit,
                 "log_level": logging.getLevelName(logging.getLogger().getEffectiveLevel()),
                 "log_repeat_seconds": logthrottle.interval()}

@@ -25,10 +25,11 @@ import signal
 import socket
 import sqlite3
 import sys
-import threading
 import time
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from exporters.sql_checkpoint import Checkpointer
 from sounding import channel, logthrottle
 from storage.writer import BatchWriter, WireBatch
 
@@ -48,11 +49,12 @@ class Database:
     again after a failure."""
 
     def __init__(self, dialect: str, target: str, sqlite_synchronous: str,
-                 sqlite_cache_kib: int) -> None:
+                 sqlite_cache_kib: int, sqlite_wal_max_bytes: int) -> None:
         self.dialect = dialect
         self.target = target  # the SQLite file, or a libpq connection URL
         self.synchronous = sqlite_synchronous
         self.cache_kib = sqlite_cache_kib
+        self.wal_max_bytes = sqlite_wal_max_bytes
         self.unavailable = _unavailable_errors(dialect)
         self.conn: Any = None
 
@@ -64,10 +66,12 @@ class Database:
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute(f"PRAGMA cache_size=-{self.cache_kib}")
-            # Checkpoints run in the Checkpointer thread, off the commit path; the log
-            # file is cut back to 64 MiB whenever it starts over.
+            # Checkpoints run in the Checkpointer thread, off the commit path
+            # (exporters/sql_checkpoint.py). When the log starts over by itself (a
+            # checkpoint caught up with an idle writer), the file is cut back to the
+            # bound too (to 64 MiB when there is none).
             conn.execute("PRAGMA wal_autocheckpoint=0")
-            conn.execute(f"PRAGMA journal_size_limit={64 * 1024 * 1024}")
+            conn.execute(f"PRAGMA journal_size_limit={self.wal_max_bytes or 64 * 1024 * 1024}")
             return conn
         import psycopg
 
@@ -120,59 +124,16 @@ class Database:
                 pass
 
 
-class Checkpointer(threading.Thread):
-    """Copies the SQLite write-ahead log back into the database in the background.
-
-    Left to SQLite, a checkpoint runs inside whichever commit crosses 1,000 pages,
-    and the requests of that commit wait for it. Here it runs once a second in its
-    own thread on its own connection: a checkpoint is one long call into SQLite that
-    releases the interpreter lock, so the writer keeps writing meanwhile, and a page
-    changed by many commits within the second is copied once. PASSIVE never blocks
-    the writer; if the log still holds more than `RESTART_FRAMES` afterwards (readers
-    holding old snapshots, say), a blocking checkpoint bounds it.
-    """
-
-    INTERVAL = 1.0
-    RESTART_FRAMES = 64 * 1024  # 256 MiB of 4 KiB pages
-
-    def __init__(self, path: str) -> None:
-        super().__init__(name="sounding-checkpoint", daemon=True)
-        self.path = path
-        self.stopping = threading.Event()
-
-    def run(self) -> None:
-        conn: sqlite3.Connection | None = None
-        while not self.stopping.wait(self.INTERVAL):
-            try:
-                if conn is None:
-                    conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                           check_same_thread=False)
-                _busy, frames, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                if frames - done > self.RESTART_FRAMES:
-                    conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
-            except sqlite3.Error as exc:
-                log.warning("checkpoint failed: %s", exc)
-                if conn is not None:
-                    conn.close()
-                conn = None
-        if conn is not None:
-            conn.close()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.join(60)
-
-
 class WriterLoop:
     def __init__(self, sock: socket.socket, config: dict[str, Any]) -> None:
         self.sock = sock
         self.max_commit = int(config["max_commit_records"])
         self.db = Database(config["dialect"], config["target"], config["sqlite_synchronous"],
-                           int(config["sqlite_cache_kib"]))
+                           int(config["sqlite_cache_kib"]), int(config["sqlite_wal_max_bytes"]))
         self.writer = BatchWriter(self.db.dialect)
         self.checkpointer: Checkpointer | None = None
         if self.db.dialect == "sqlite" and self.db.target not in ("", ":memory:"):
-            self.checkpointer = Checkpointer(self.db.target)
+            self.checkpointer = Checkpointer(self.db.target, self.db.wal_max_bytes)
 
     def run(self) -> None:
         if self.checkpointer is not None:
@@ -227,7 +188,8 @@ class WriterLoop:
     def _commit(self, taken: list[tuple[int, int, WireBatch]]) -> None:
         started = time.perf_counter()
         try:
-            self.db.transaction(self.writer, [wire for _, _, wire in taken])
+            with self._turn():
+                self.db.transaction(self.writer, [wire for _, _, wire in taken])
         except Exception as exc:  # noqa: BLE001 - every failure is answered to its waiters
             if len(taken) > 1 and not isinstance(exc, self.db.unavailable):
                 # One request's data broke the transaction: commit the others alone so
@@ -245,6 +207,10 @@ class WriterLoop:
             self._answer(taken, outcome, 0.0)
             return
         self._answer(taken, None, time.perf_counter() - started)
+
+    def _turn(self) -> AbstractContextManager[None]:
+        """The writer's turn to commit: the checkpointer may hold it to empty the log."""
+        return self.checkpointer.commit() if self.checkpointer is not None else nullcontext()
 
     def _answer(self, taken: list[tuple[int, int, WireBatch]],
                 outcome: tuple[str, str] | None, seconds: float) -> None:

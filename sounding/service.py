@@ -65,7 +65,8 @@ class Service:
 
     def _build(self) -> None:
         storage = self.config["storage"]
-        self.store = Store(storage["url"], storage.get("sqlite_synchronous", "NORMAL"))
+        self.store = Store(storage["url"], storage.get("sqlite_synchronous", "NORMAL"),
+                          storage.get("sqlite_wal_max_bytes", 256 * 1024 * 1024))
         names = config_mod.pipeline_config(self.config)
         processors: list[Processor] = [
             build_processor(name, self.config["processors"].get(name))

@@ -35,8 +35,12 @@ class Store:
     BEGIN IMMEDIATE, so that two writers queue on the lock instead of failing on a
     lock upgrade, and the reader never takes the write lock."""
 
-    def __init__(self, url: str, sqlite_synchronous: str = "NORMAL") -> None:
+    def __init__(self, url: str, sqlite_synchronous: str = "NORMAL",
+                 sqlite_wal_max_bytes: int = 256 * 1024 * 1024) -> None:
         self.url = normalise_url(url)
+        # SQLite only: the size past which the writer process empties the write-ahead
+        # log (exporters/sql_checkpoint.py); 0 leaves it unbounded.
+        self.sqlite_wal_max_bytes = sqlite_wal_max_bytes
         try:
             parsed = make_url(self.url)
         except Exception as exc:

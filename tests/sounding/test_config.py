@@ -54,6 +54,8 @@ def test_file_then_environment(tmp_path: Path) -> None:
      "exporter 'nope'"),
     ("service:\n  pipelines: {}\n", "exactly one pipeline"),
     ("storage:\n  url: ''\n", "storage.url"),
+    ("storage:\n  sqlite_wal_max_bytes: 4096\n",
+     "sqlite_wal_max_bytes must be an integer >= 1048576"),
     ("[unclosed", "not valid YAML"),
     ("logging:\n  repeat_seconds: 0\n", "logging.repeat_seconds must be a number > 0"),
 ])
