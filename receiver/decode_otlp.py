@@ -10,7 +10,6 @@ reason counted; a body that is not OTLP at all is InvalidInput.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from receiver.jsonbody import parse_json
 from sounding.errors import InvalidInput
 from sounding.otlp_values import attributes_of, json_safe_double
 from sounding.records import Span
@@ -304,14 +304,6 @@ def spans_from_json(body: Any) -> DecodedSpans:
                 except _Drop as exc:
                     out.drop(f"{where_s}spans[{pi}]", str(exc))
     return out
-
-
-def parse_json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInput("the body is not valid JSON",
-                           [{"field": "body", "error": str(exc)}]) from exc
 
 
 def decode_traces_body(body: bytes, protobuf: bool) -> DecodedSpans:
