@@ -10,54 +10,203 @@ does not import the record types and the OTLP protobuf modules (8 MB).
 from __future__ import annotations
 
 import pickle
+from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
-from sounding.records import Batch
-from storage import spanbody
+from sounding.records import Batch, Deploy, ErrorEvent, GroupDelta, RequestMetric, Span
+from storage import spanbody, storable
 from storage.jsontext import dumps
+from storage.storable import Columns
 from storage.writer import BatchWriter, WireBatch
+
+SPAN_COLUMNS = Columns(text=(3, 8, 9, 10, 11), max_len=((11, 16),), int32=(4, 7),
+                       int64=(5, 6, 12))
+ERROR_COLUMNS = Columns(text=(0, 2, 3, 4), optional_text=(5, 6, 7, 8, 9, 10),
+                        max_len=((0, 255), (9, 32), (10, 16)), int64=(1,))
+DEPLOY_COLUMNS = Columns(text=(0,), optional_text=(1, 2, 3, 4),
+                         max_len=((0, 128), (2, 200)), int64=(5,))
+REQUEST_COLUMNS = Columns(text=(0, 1, 2, 3), max_len=((0, 200), (1, 200), (2, 16), (3, 500)),
+                          int64=(4, 5), finite=(6,))
+GROUP_COLUMNS = Columns(text=(0, 1, 2), max_len=((0, 255),), int64=(3, 4, 5))
+REOPEN_COLUMNS = Columns(text=(0,), max_len=((0, 255),), int64=(1,))
+SIGNALS = ("spans", "errors", "deploys", "requests")
 
 
 def encode_batch(batch: Batch) -> WireBatch:
     """The batch as tuples of plain values, JSON columns already serialised, in the
     order the writer binds them. Text pickles and unpickles far cheaper than the
     dictionaries it came from, so this is also the cheapest form to hand over."""
-    project_id = batch.project_id
-    # One resource is shared by many spans: serialised and hashed once per batch.
-    resource_ids: dict[int, int] = {}
-    resources = []
-    spans = []
+    return encode_checked(batch)[0]
+
+
+def encode_checked(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
+    """The wire batch, and how many records per signal were dropped because the
+    store could not hold them (storage/storable.py). Checked per batch; only a
+    batch that fails is encoded again record by record, so one bad record costs
+    its batch a second encoding, never its neighbours their place in the store."""
+    try:
+        return _checked(_encode(batch)), {}
+    except Exception:  # noqa: BLE001 - whatever a processor put in: find it, drop it alone
+        return _encode_each(batch)
+
+
+def _span_row(s: Span, resource: int) -> tuple[Any, ...]:
     fromhex = bytes.fromhex
-    for s in batch.spans:
-        resource = resource_ids.get(id(s.resource_attributes))
+    return (fromhex(s.trace_id), fromhex(s.span_id), fromhex(s.parent_span_id),
+            s.name, s.kind, s.start_ns, s.end_ns, s.status_code, s.status_message,
+            s.service_name, s.scope_name, s.category or "custom", resource,
+            spanbody.encode(s))
+
+
+def _error_row(e: ErrorEvent) -> tuple[Any, ...]:
+    sc = e.source_context
+    return (e.fingerprint, e.ts_us, e.exception_class, e.message, dumps(e.backtrace),
+            None if e.params is None else dumps(e.params),
+            None if sc is None else dumps({
+                "file": sc.file, "lineno": sc.lineno, "context_line": sc.context_line,
+                "pre_context": sc.pre_context, "post_context": sc.post_context}),
+            e.request_id, e.user_id, e.trace_id, e.span_id)
+
+
+def _deploy_row(d: Deploy) -> tuple[Any, ...]:
+    return (d.git_sha, d.version, d.env, d.deployer, d.description, d.ts_us)
+
+
+def _request_row(r: RequestMetric) -> tuple[Any, ...]:
+    return (r.service, r.env, r.method, r.route, r.ts_us, r.status, r.duration_ms)
+
+
+def _group_row(g: GroupDelta) -> tuple[Any, ...]:
+    return (g.fingerprint, g.exception_class, g.message, g.count, g.first_seen_us,
+            g.last_seen_us, g.hourly)
+
+
+class _Resources:
+    """One resource is shared by many spans: serialised and hashed once per batch."""
+
+    def __init__(self, project_id: int) -> None:
+        self.project_id = project_id
+        self.ids: dict[int, int] = {}
+        self.rows: list[tuple[int, str]] = []
+
+    def id_of(self, attributes: dict[str, Any]) -> int:
+        resource = self.ids.get(id(attributes))
         if resource is None:
-            text = dumps(s.resource_attributes)
-            resource = resource_ids[id(s.resource_attributes)] = spanbody.resource_id(
-                project_id, text)
-            resources.append((resource, text))
-        spans.append((fromhex(s.trace_id), fromhex(s.span_id), fromhex(s.parent_span_id),
-                      s.name, s.kind, s.start_ns, s.end_ns, s.status_code, s.status_message,
-                      s.service_name, s.scope_name, s.category or "custom", resource,
-                      spanbody.encode(s)))
-    errors = []
-    for e in batch.errors:
-        sc = e.source_context
-        errors.append((e.fingerprint, e.ts_us, e.exception_class, e.message, dumps(e.backtrace),
-                       None if e.params is None else dumps(e.params),
-                       None if sc is None else dumps({
-                           "file": sc.file, "lineno": sc.lineno, "context_line": sc.context_line,
-                           "pre_context": sc.pre_context, "post_context": sc.post_context}),
-                       e.request_id, e.user_id, e.trace_id, e.span_id))
-    deploys = [(d.git_sha, d.version, d.env, d.deployer, d.description, d.ts_us)
-               for d in batch.deploys]
-    requests = [(r.service, r.env, r.method, r.route, r.ts_us, r.status, r.duration_ms)
-                for r in batch.requests]
-    groups = [(g.fingerprint, g.exception_class, g.message, g.count, g.first_seen_us,
-               g.last_seen_us, g.hourly) for g in batch.groups.values()]
-    return (project_id, spans, errors, deploys, requests, groups,
-            list(batch.reopen_after.items()), resources)
+            text = dumps(attributes)
+            resource = self.ids[id(attributes)] = spanbody.resource_id(self.project_id, text)
+            self.rows.append((resource, text))
+        return resource
+
+
+def _encode(batch: Batch) -> WireBatch:
+    resources = _Resources(batch.project_id)
+    id_of = resources.id_of
+    spans = [_span_row(s, id_of(s.resource_attributes)) for s in batch.spans]
+    return (batch.project_id, spans, [_error_row(e) for e in batch.errors],
+            [_deploy_row(d) for d in batch.deploys], [_request_row(r) for r in batch.requests],
+            [_group_row(g) for g in batch.groups.values()], list(batch.reopen_after.items()),
+            resources.rows)
+
+
+def _checked(wire: WireBatch) -> WireBatch:
+    """`wire` if every column is storable, with NUL in text mended; else Unstorable."""
+    project_id, spans, errors, deploys, requests, groups, reopen, resources = wire
+    tables = [spans, errors, deploys, requests, groups, reopen]
+    for i, (rows, columns) in enumerate(zip(tables, _TABLE_COLUMNS, strict=True)):
+        if storable.check(rows, columns):
+            tables[i] = [columns.repair(row) for row in rows]
+    # The hourly counts of each group: hours and counts are BIGINT.
+    array("q", chain.from_iterable(chain(h.keys(), h.values()) for *_, h in groups))
+    spans, errors, deploys, requests, groups, reopen = tables
+    return project_id, spans, errors, deploys, requests, groups, reopen, resources
+
+
+_TABLE_COLUMNS = (SPAN_COLUMNS, ERROR_COLUMNS, DEPLOY_COLUMNS, REQUEST_COLUMNS, GROUP_COLUMNS,
+                  REOPEN_COLUMNS)
+
+
+def _keep(row_of: Any, records: list[Any], columns: Columns, signal: str,
+          dropped: dict[str, int]) -> tuple[list[Any], list[tuple[Any, ...]]]:
+    """(the records kept, their rows), each record encoded and checked alone."""
+    kept, rows = [], []
+    for record in records:
+        try:
+            row = row_of(record)
+            if storable.check([row], columns):
+                row = columns.repair(row)
+        except Exception:  # noqa: BLE001 - this record alone is unencodable
+            dropped[signal] = dropped.get(signal, 0) + 1
+            continue
+        kept.append(record)
+        rows.append(row)
+    return kept, rows
+
+
+def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
+    dropped: dict[str, int] = {}
+    resources = _Resources(batch.project_id)
+    _, spans = _keep(lambda s: _span_row(s, resources.id_of(s.resource_attributes)),
+                     batch.spans, SPAN_COLUMNS, "spans", dropped)
+    kept_errors, errors = _keep(_error_row, batch.errors, ERROR_COLUMNS, "errors", dropped)
+    _, deploys = _keep(_deploy_row, batch.deploys, DEPLOY_COLUMNS, "deploys", dropped)
+    _, requests = _keep(_request_row, batch.requests, REQUEST_COLUMNS, "requests", dropped)
+    groups, reopen = _regroup(batch, kept_errors)
+    wire = (batch.project_id, spans, errors, deploys, requests, groups, reopen, resources.rows)
+    return wire, {signal: n for signal, n in dropped.items() if n}
+
+
+def _regroup(batch: Batch, kept: list[ErrorEvent]
+             ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The group deltas and reopen candidates without the errors that were dropped:
+    a group that lost errors is counted again from the errors kept (as the grouping
+    processor counts), so no count or time of a dropped error stays behind."""
+    recount: dict[Any, list[ErrorEvent]] = {}
+    if len(kept) < len(batch.errors):
+        recount = {e.fingerprint: [] for e in batch.errors}
+        for error in kept:
+            recount[error.fingerprint].append(error)
+    groups, reopen = [], []
+    for fingerprint, delta in batch.groups.items():
+        mine = recount.get(fingerprint)
+        if mine is not None:
+            if not mine:
+                continue  # every error of the group was dropped
+            delta = _delta_of(fingerprint, mine)
+        try:
+            array("q", chain(delta.hourly.keys(), delta.hourly.values()))
+            groups.extend(_checked_rows([_group_row(delta)], GROUP_COLUMNS))
+        except Exception:  # noqa: BLE001 - a group a processor made unstorable
+            continue
+    for fingerprint, ts_us in batch.reopen_after.items():
+        mine = recount.get(fingerprint)
+        if mine is not None:
+            if not mine:
+                continue
+            ts_us = max(e.ts_us for e in mine)
+        try:
+            reopen.extend(_checked_rows([(fingerprint, ts_us)], REOPEN_COLUMNS))
+        except Exception:  # noqa: BLE001
+            continue
+    return groups, reopen
+
+
+def _delta_of(fingerprint: Any, errors: list[ErrorEvent]) -> GroupDelta:
+    latest = max(errors, key=lambda e: e.ts_us)
+    hourly: dict[int, int] = {}
+    for error in errors:
+        hour = error.ts_us // 3_600_000_000 * 3600  # processors/grouping.py's hour_of
+        hourly[hour] = hourly.get(hour, 0) + 1
+    return GroupDelta(fingerprint, latest.exception_class, latest.message, len(errors),
+                      min(e.ts_us for e in errors), latest.ts_us, hourly)
+
+
+def _checked_rows(rows: list[tuple[Any, ...]], columns: Columns) -> list[tuple[Any, ...]]:
+    if storable.check(rows, columns):
+        return [columns.repair(row) for row in rows]
+    return rows
 
 
 @dataclass(slots=True)
@@ -71,14 +220,18 @@ class EncodedBatch:
     counts: dict[str, int]  # records per signal, for the accepted/refused counters
     size: int  # bytes of the request body, for the queue's bound
     empty: bool  # nothing to write: no record and nothing derived
+    # Records per signal dropped because the store could not hold them; counted by
+    # the exporter on the event loop (decode workers keep no metrics).
+    unencodable: dict[str, int] = field(default_factory=dict)
 
 
 def encode(batch: Batch) -> EncodedBatch:
-    wire = encode_batch(batch)
+    wire, unencodable = encode_checked(batch)
+    counts = wire_records(wire)
     return EncodedBatch(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL),
-                        batch.record_count(), wire_records(wire), max(batch.approx_bytes, 0),
-                        batch.record_count() == 0 and not batch.groups
-                        and not batch.reopen_after)
+                        batch.record_count(), counts, max(batch.approx_bytes, 0),
+                        not any(counts.values()) and not wire[5] and not wire[6],
+                        unencodable)
 
 
 def wire_records(wire: WireBatch) -> dict[str, int]:

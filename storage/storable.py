@@ -1,0 +1,79 @@
+"""What the store can hold, checked on rows of the wire form (storage/wire.py).
+
+The doors already refuse what cannot be stored; these checks are for what a
+processor (a plugin can do anything) hands on anyway: a string with a lone
+surrogate or a NUL (PostgreSQL text holds neither), a value longer than its
+VARCHAR, an integer beyond its column's 32 or 64 bits, a number that is not
+finite, a value of the wrong type. Each check runs over a whole column of a batch
+at C speed (one join, one array), so a batch that is fine pays almost nothing;
+a batch that is not is encoded again record by record to find the culprits.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
+from typing import Any
+
+NUL = "\x00"
+REPLACEMENT = "\ufffd"
+
+
+class Unstorable(ValueError):
+    """A row holds a value that no store can hold."""
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """The positions of a wire row's columns, by the kind of check they need."""
+
+    text: tuple[int, ...] = ()  # NOT NULL text
+    optional_text: tuple[int, ...] = ()  # nullable text
+    max_len: tuple[tuple[int, int], ...] = ()  # (position, VARCHAR length)
+    int32: tuple[int, ...] = ()
+    int64: tuple[int, ...] = ()
+    finite: tuple[int, ...] = ()
+
+    def repair(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The row with NUL in its text replaced by U+FFFD (PostgreSQL's text cannot
+        hold NUL; SQLite gets the same, so both stores hold the same data)."""
+        positions = set(self.text) | set(self.optional_text)
+        return tuple(value.replace(NUL, REPLACEMENT)
+                     if i in positions and isinstance(value, str) else value
+                     for i, value in enumerate(row))
+
+
+def _column(rows: Sequence[tuple[Any, ...]], positions: tuple[int, ...]) -> Iterable[Any]:
+    if len(positions) == 1:
+        return map(itemgetter(positions[0]), rows)
+    return chain.from_iterable(map(itemgetter(*positions), rows))
+
+
+def check(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
+    """Raise Unstorable if any row holds a value the store cannot hold (see the
+    module); else whether some text holds a NUL, which `Columns.repair` mends."""
+    if not rows:
+        return False
+    try:
+        text = "\x01".join(_column(rows, columns.text)) if columns.text else ""
+        if columns.optional_text:
+            text += "\x01".join(v for v in _column(rows, columns.optional_text)
+                                if v is not None)
+        text.encode()  # a lone surrogate raises
+        for position, length in columns.max_len:
+            if max((len(v) for v in map(itemgetter(position), rows) if v is not None),
+                   default=0) > length:
+                raise Unstorable(f"a value of column {position} is longer than {length}")
+        if columns.int32:
+            array("i", _column(rows, columns.int32))  # OverflowError, TypeError
+        if columns.int64:
+            array("q", _column(rows, columns.int64))
+        if columns.finite and not math.isfinite(sum(_column(rows, columns.finite))):
+            raise Unstorable("a number is not finite")
+    except (TypeError, ValueError, OverflowError) as exc:  # UnicodeEncodeError included
+        raise Unstorable(f"{type(exc).__name__}: {exc}") from exc
+    return NUL in text
