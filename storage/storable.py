@@ -4,18 +4,21 @@ The doors already refuse what cannot be stored; these checks are for what a
 processor (a plugin can do anything) hands on anyway: a string with a lone
 surrogate or a NUL (PostgreSQL text holds neither), a value longer than its
 VARCHAR, an integer beyond its column's 32 or 64 bits, a number that is not
-finite, a value of the wrong type. Each check runs over a whole column of a batch
-at C speed (one join, one array), so a batch that is fine pays almost nothing;
-a batch that is not is encoded again record by record to find the culprits.
+finite, a value of the wrong type. Each check runs over a whole table of a batch
+in C (one join for the text, one struct pack a row for the integers), so a batch
+that is fine pays little; a batch that is not is encoded again record by record
+to find the culprits.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from array import array
+import struct
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, starmap
 from operator import itemgetter
 from typing import Any
 
@@ -34,9 +37,13 @@ class Columns:
     text: tuple[int, ...] = ()  # NOT NULL text
     optional_text: tuple[int, ...] = ()  # nullable text
     max_len: tuple[tuple[int, int], ...] = ()  # (position, VARCHAR length)
-    int32: tuple[int, ...] = ()
-    int64: tuple[int, ...] = ()
-    finite: tuple[int, ...] = ()
+    ints: tuple[int, ...] = ()  # integer columns, packed as `int_format`
+    int_format: str = ""  # struct codes: "i" for INTEGER (32 bits), "q" for BIGINT
+    finite: tuple[int, ...] = ()  # floats
+
+    @property
+    def packer(self) -> struct.Struct:
+        return _packer(self.int_format)
 
     def repair(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
         """The row with NUL in its text replaced by U+FFFD (PostgreSQL's text cannot
@@ -47,6 +54,11 @@ class Columns:
                      for i, value in enumerate(row))
 
 
+@functools.cache
+def _packer(int_format: str) -> struct.Struct:
+    return struct.Struct("<" + int_format)
+
+
 def _column(rows: Sequence[tuple[Any, ...]], positions: tuple[int, ...]) -> Iterable[Any]:
     if len(positions) == 1:
         return map(itemgetter(positions[0]), rows)
@@ -55,25 +67,26 @@ def _column(rows: Sequence[tuple[Any, ...]], positions: tuple[int, ...]) -> Iter
 
 def check(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
     """Raise Unstorable if any row holds a value the store cannot hold (see the
-    module); else whether some text holds a NUL, which `Columns.repair` mends."""
+    module); else whether some text holds a NUL, which `Columns.repair` mends.
+    Every loop here runs in C: about a microsecond for a span's row."""
     if not rows:
         return False
     try:
         text = "\x01".join(_column(rows, columns.text)) if columns.text else ""
         if columns.optional_text:
-            text += "\x01".join(v for v in _column(rows, columns.optional_text)
-                                if v is not None)
+            text += "\x01".join(filter(None, _column(rows, columns.optional_text)))
         text.encode()  # a lone surrogate raises
         for position, length in columns.max_len:
-            if max((len(v) for v in map(itemgetter(position), rows) if v is not None),
-                   default=0) > length:
+            if max(map(len, filter(None, map(itemgetter(position), rows))), default=0) > length:
                 raise Unstorable(f"a value of column {position} is longer than {length}")
-        if columns.int32:
-            array("i", _column(rows, columns.int32))  # OverflowError, TypeError
-        if columns.int64:
-            array("q", _column(rows, columns.int64))
+        if columns.ints:
+            # Packing checks each integer's type and range at C speed.
+            pack = columns.packer.pack
+            values = map(itemgetter(*columns.ints), rows)
+            deque(map(pack, values) if len(columns.ints) == 1 else starmap(pack, values),
+                  maxlen=0)
         if columns.finite and not math.isfinite(sum(_column(rows, columns.finite))):
             raise Unstorable("a number is not finite")
-    except (TypeError, ValueError, OverflowError) as exc:  # UnicodeEncodeError included
-        raise Unstorable(f"{type(exc).__name__}: {exc}") from exc
+    except (TypeError, ValueError, OverflowError, struct.error) as exc:
+        raise Unstorable(f"{type(exc).__name__}: {exc}") from exc  # UnicodeEncodeError too
     return NUL in text

@@ -11,28 +11,31 @@ from __future__ import annotations
 
 import pickle
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from sounding.records import Batch, Deploy, ErrorEvent, GroupDelta, RequestMetric, Span
+from sounding.records import Batch, ErrorEvent, GroupDelta
 from storage import spanbody, storable
 from storage.jsontext import dumps
 from storage.storable import Columns
 from storage.writer import BatchWriter, WireBatch
 
-SPAN_COLUMNS = Columns(text=(3, 8, 9, 10, 11), max_len=((11, 16),), int32=(4, 7),
-                       int64=(5, 6, 12))
+# Where each table's columns sit in its wire row (the storage/writer.py order).
+SPAN_COLUMNS = Columns(text=(3, 8, 9, 10, 11), max_len=((11, 16),), ints=(4, 5, 6, 7, 12),
+                       int_format="iqqiq")
 ERROR_COLUMNS = Columns(text=(0, 2, 3, 4), optional_text=(5, 6, 7, 8, 9, 10),
-                        max_len=((0, 255), (9, 32), (10, 16)), int64=(1,))
+                        max_len=((0, 255), (9, 32), (10, 16)), ints=(1,), int_format="q")
 DEPLOY_COLUMNS = Columns(text=(0,), optional_text=(1, 2, 3, 4),
-                         max_len=((0, 128), (2, 200)), int64=(5,))
+                         max_len=((0, 128), (2, 200)), ints=(5,), int_format="q")
 REQUEST_COLUMNS = Columns(text=(0, 1, 2, 3), max_len=((0, 200), (1, 200), (2, 16), (3, 500)),
-                          int64=(4, 5), finite=(6,))
-GROUP_COLUMNS = Columns(text=(0, 1, 2), max_len=((0, 255),), int64=(3, 4, 5))
-REOPEN_COLUMNS = Columns(text=(0,), max_len=((0, 255),), int64=(1,))
-SIGNALS = ("spans", "errors", "deploys", "requests")
+                          ints=(4, 5), int_format="qq", finite=(6,))
+GROUP_COLUMNS = Columns(text=(0, 1, 2), max_len=((0, 255),), ints=(3, 4, 5),
+                        int_format="qqq")
+REOPEN_COLUMNS = Columns(text=(0,), max_len=((0, 255),), ints=(1,), int_format="q")
+_TABLE_COLUMNS = (SPAN_COLUMNS, ERROR_COLUMNS, DEPLOY_COLUMNS, REQUEST_COLUMNS, GROUP_COLUMNS,
+                  REOPEN_COLUMNS)
 
 
 def encode_batch(batch: Batch) -> WireBatch:
@@ -53,62 +56,44 @@ def encode_checked(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
         return _encode_each(batch)
 
 
-def _span_row(s: Span, resource: int) -> tuple[Any, ...]:
-    fromhex = bytes.fromhex
-    return (fromhex(s.trace_id), fromhex(s.span_id), fromhex(s.parent_span_id),
-            s.name, s.kind, s.start_ns, s.end_ns, s.status_code, s.status_message,
-            s.service_name, s.scope_name, s.category or "custom", resource,
-            spanbody.encode(s))
-
-
-def _error_row(e: ErrorEvent) -> tuple[Any, ...]:
-    sc = e.source_context
-    return (e.fingerprint, e.ts_us, e.exception_class, e.message, dumps(e.backtrace),
-            None if e.params is None else dumps(e.params),
-            None if sc is None else dumps({
-                "file": sc.file, "lineno": sc.lineno, "context_line": sc.context_line,
-                "pre_context": sc.pre_context, "post_context": sc.post_context}),
-            e.request_id, e.user_id, e.trace_id, e.span_id)
-
-
-def _deploy_row(d: Deploy) -> tuple[Any, ...]:
-    return (d.git_sha, d.version, d.env, d.deployer, d.description, d.ts_us)
-
-
-def _request_row(r: RequestMetric) -> tuple[Any, ...]:
-    return (r.service, r.env, r.method, r.route, r.ts_us, r.status, r.duration_ms)
-
-
-def _group_row(g: GroupDelta) -> tuple[Any, ...]:
-    return (g.fingerprint, g.exception_class, g.message, g.count, g.first_seen_us,
-            g.last_seen_us, g.hourly)
-
-
-class _Resources:
-    """One resource is shared by many spans: serialised and hashed once per batch."""
-
-    def __init__(self, project_id: int) -> None:
-        self.project_id = project_id
-        self.ids: dict[int, int] = {}
-        self.rows: list[tuple[int, str]] = []
-
-    def id_of(self, attributes: dict[str, Any]) -> int:
-        resource = self.ids.get(id(attributes))
-        if resource is None:
-            text = dumps(attributes)
-            resource = self.ids[id(attributes)] = spanbody.resource_id(self.project_id, text)
-            self.rows.append((resource, text))
-        return resource
-
-
 def _encode(batch: Batch) -> WireBatch:
-    resources = _Resources(batch.project_id)
-    id_of = resources.id_of
-    spans = [_span_row(s, id_of(s.resource_attributes)) for s in batch.spans]
-    return (batch.project_id, spans, [_error_row(e) for e in batch.errors],
-            [_deploy_row(d) for d in batch.deploys], [_request_row(r) for r in batch.requests],
-            [_group_row(g) for g in batch.groups.values()], list(batch.reopen_after.items()),
-            resources.rows)
+    project_id = batch.project_id
+    # One resource is shared by many spans: serialised and hashed once per batch.
+    resource_ids: dict[int, int] = {}
+    resources = []
+    spans = []
+    fromhex = bytes.fromhex
+    for s in batch.spans:
+        resource = resource_ids.get(id(s.resource_attributes))
+        if resource is None:
+            text = dumps(s.resource_attributes)
+            resource = resource_ids[id(s.resource_attributes)] = spanbody.resource_id(
+                project_id, text)
+            resources.append((resource, text))
+        spans.append((fromhex(s.trace_id), fromhex(s.span_id), fromhex(s.parent_span_id),
+                      s.name, s.kind, s.start_ns, s.end_ns, s.status_code, s.status_message,
+                      s.service_name, s.scope_name, s.category or "custom", resource,
+                      spanbody.encode(s)))
+    errors = []
+    for e in batch.errors:
+        sc = e.source_context
+        errors.append((e.fingerprint, e.ts_us, e.exception_class, e.message, dumps(e.backtrace),
+                       None if e.params is None else dumps(e.params),
+                       None if sc is None else dumps({
+                           "file": sc.file, "lineno": sc.lineno, "context_line": sc.context_line,
+                           "pre_context": sc.pre_context, "post_context": sc.post_context}),
+                       e.request_id, e.user_id, e.trace_id, e.span_id))
+    deploys = [(d.git_sha, d.version, d.env, d.deployer, d.description, d.ts_us)
+               for d in batch.deploys]
+    requests = [(r.service, r.env, r.method, r.route, r.ts_us, r.status, r.duration_ms)
+                for r in batch.requests]
+    return (project_id, spans, errors, deploys, requests, _group_rows(batch.groups.values()),
+            list(batch.reopen_after.items()), resources)
+
+
+def _group_rows(groups: Iterable[GroupDelta]) -> list[tuple[Any, ...]]:
+    return [(g.fingerprint, g.exception_class, g.message, g.count, g.first_seen_us,
+             g.last_seen_us, g.hourly) for g in groups]
 
 
 def _checked(wire: WireBatch) -> WireBatch:
@@ -124,38 +109,32 @@ def _checked(wire: WireBatch) -> WireBatch:
     return project_id, spans, errors, deploys, requests, groups, reopen, resources
 
 
-_TABLE_COLUMNS = (SPAN_COLUMNS, ERROR_COLUMNS, DEPLOY_COLUMNS, REQUEST_COLUMNS, GROUP_COLUMNS,
-                  REOPEN_COLUMNS)
-
-
-def _keep(row_of: Any, records: list[Any], columns: Columns, signal: str,
-          dropped: dict[str, int]) -> tuple[list[Any], list[tuple[Any, ...]]]:
-    """(the records kept, their rows), each record encoded and checked alone."""
-    kept, rows = [], []
-    for record in records:
-        try:
-            row = row_of(record)
-            if storable.check([row], columns):
-                row = columns.repair(row)
-        except Exception:  # noqa: BLE001 - this record alone is unencodable
-            dropped[signal] = dropped.get(signal, 0) + 1
-            continue
-        kept.append(record)
-        rows.append(row)
-    return kept, rows
-
-
 def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
+    """Each record encoded and checked as a batch of its own; what fails is dropped."""
+    project_id = batch.project_id
     dropped: dict[str, int] = {}
-    resources = _Resources(batch.project_id)
-    _, spans = _keep(lambda s: _span_row(s, resources.id_of(s.resource_attributes)),
-                     batch.spans, SPAN_COLUMNS, "spans", dropped)
-    kept_errors, errors = _keep(_error_row, batch.errors, ERROR_COLUMNS, "errors", dropped)
-    _, deploys = _keep(_deploy_row, batch.deploys, DEPLOY_COLUMNS, "deploys", dropped)
-    _, requests = _keep(_request_row, batch.requests, REQUEST_COLUMNS, "requests", dropped)
+    tables: list[list[tuple[Any, ...]]] = [[], [], [], []]
+    resources: dict[int, str] = {}
+    kept_errors: list[ErrorEvent] = []
+    for signal, records in (("spans", batch.spans), ("errors", batch.errors),
+                            ("deploys", batch.deploys), ("requests", batch.requests)):
+        for record in records:
+            alone = Batch(project_id)
+            getattr(alone, signal).append(record)
+            try:
+                wire = _checked(_encode(alone))
+            except Exception:  # noqa: BLE001 - this record alone cannot be stored
+                dropped[signal] = dropped.get(signal, 0) + 1
+                continue
+            for table, rows in zip(tables, wire[1:5], strict=True):
+                table.extend(rows)
+            resources.update(wire[7])
+            if isinstance(record, ErrorEvent):
+                kept_errors.append(record)
     groups, reopen = _regroup(batch, kept_errors)
-    wire = (batch.project_id, spans, errors, deploys, requests, groups, reopen, resources.rows)
-    return wire, {signal: n for signal, n in dropped.items() if n}
+    spans, errors, deploys, requests = tables
+    return ((project_id, spans, errors, deploys, requests, groups, reopen,
+             list(resources.items())), dropped)
 
 
 def _regroup(batch: Batch, kept: list[ErrorEvent]
@@ -177,7 +156,7 @@ def _regroup(batch: Batch, kept: list[ErrorEvent]
             delta = _delta_of(fingerprint, mine)
         try:
             array("q", chain(delta.hourly.keys(), delta.hourly.values()))
-            groups.extend(_checked_rows([_group_row(delta)], GROUP_COLUMNS))
+            groups.extend(_checked_rows(_group_rows([delta]), GROUP_COLUMNS))
         except Exception:  # noqa: BLE001 - a group a processor made unstorable
             continue
     for fingerprint, ts_us in batch.reopen_after.items():
