@@ -92,8 +92,11 @@ def number(obj: dict[str, Any], name: str, problems: Problems, *, required: bool
         if required:
             problems.add(name, "is required")
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         problems.add(name, f"must be a number, got {type_name(value)}")
+        return None
+    if not math.isfinite(value):  # 1e400 in JSON; NaN over gRPC
+        problems.add(name, f"must be a finite number, got {value}")
         return None
     if value < minimum:
         problems.add(name, f"must be at least {minimum}, got {value}")
