@@ -65,6 +65,17 @@ def _column(rows: Sequence[tuple[Any, ...]], positions: tuple[int, ...]) -> Iter
     return chain.from_iterable(map(itemgetter(*positions), rows))
 
 
+def has_nul(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
+    """Whether any text of `rows` holds a NUL: all that values derived from
+    checked input (no plugin ran) can still hold that the store cannot."""
+    if not rows:
+        return False
+    text = "\x01".join(_column(rows, columns.text)) if columns.text else ""
+    if columns.optional_text:
+        text += "\x01".join(filter(None, _column(rows, columns.optional_text)))
+    return NUL in text
+
+
 def check(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
     """Raise Unstorable if any row holds a value the store cannot hold (see the
     module); else whether some text holds a NUL, which `Columns.repair` mends.

@@ -49,9 +49,12 @@ def encode_checked(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
     """The wire batch, and how many records per signal were dropped because the
     store could not hold them (storage/storable.py). Checked per batch; only a
     batch that fails is encoded again record by record, so one bad record costs
-    its batch a second encoding, never its neighbours their place in the store."""
+    its batch a second encoding, never its neighbours their place in the store.
+
+    Values that only Sounding's own stages touched were checked at the door: of
+    those, only NUL is looked for (mended). After a plugin, every value is checked."""
     try:
-        return _checked(_encode(batch)), {}
+        return _checked(_encode(batch), full=batch.unchecked), {}
     except Exception:  # noqa: BLE001 - whatever a processor put in: find it, drop it alone
         return _encode_each(batch)
 
@@ -96,15 +99,17 @@ def _group_rows(groups: Iterable[GroupDelta]) -> list[tuple[Any, ...]]:
              g.last_seen_us, g.hourly) for g in groups]
 
 
-def _checked(wire: WireBatch) -> WireBatch:
-    """`wire` if every column is storable, with NUL in text mended; else Unstorable."""
+def _checked(wire: WireBatch, full: bool = True) -> WireBatch:
+    """`wire` with NUL in text mended; with `full`, Unstorable unless every value of
+    every column is storable."""
     project_id, spans, errors, deploys, requests, groups, reopen, resources = wire
     tables = [spans, errors, deploys, requests, groups, reopen]
+    look = storable.check if full else storable.has_nul
     for i, (rows, columns) in enumerate(zip(tables, _TABLE_COLUMNS, strict=True)):
-        if storable.check(rows, columns):
+        if look(rows, columns):
             tables[i] = [columns.repair(row) for row in rows]
-    # The hourly counts of each group: hours and counts are BIGINT.
-    array("q", chain.from_iterable(chain(h.keys(), h.values()) for *_, h in groups))
+    if full:  # the hourly counts of each group: hours and counts are BIGINT
+        array("q", chain.from_iterable(chain(h.keys(), h.values()) for *_, h in groups))
     spans, errors, deploys, requests, groups, reopen = tables
     return project_id, spans, errors, deploys, requests, groups, reopen, resources
 
