@@ -132,6 +132,7 @@ def parse_json(body: bytes) -> Any:
     shallow = encoding.startswith("utf-8") and surely_shallow(body)
     if not shallow and depth_of(value) > MAX_DEPTH:
         raise _refuse(f"nested deeper than {MAX_DEPTH} levels")
-    if _SURROGATE_ESCAPE.search(text):
+    # No backslash (a memchr away), no escape: most bodies skip the search.
+    if b"\\" in body and _SURROGATE_ESCAPE.search(text):
         value = _repair(value)
     return value
