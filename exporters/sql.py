@@ -232,6 +232,8 @@ class SqlExporter(Exporter):
 
     async def export_encoded(self, encoded: EncodedBatch) -> None:
         self._check_open()
+        for signal_name, n in encoded.unencodable.items():
+            metrics.DROPPED.labels(signal_name, "unencodable").inc(n)
         if encoded.empty:
             return
         records, size, counts = encoded.records, encoded.size, encoded.counts

@@ -58,6 +58,8 @@ def category_of(semantic: dict[str, Any]) -> str:
 
 
 class ClassifyProcessor(Processor):
+    trusted = True  # derives values from what the receivers checked
+
     def process(self, batch: Batch) -> Batch:
         for span in batch.spans:
             # Only the attributes it needs: the rest stay unread (see Span).

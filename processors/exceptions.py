@@ -96,6 +96,8 @@ def error_from_event(span: Span, event: dict[str, Any]) -> ErrorEvent | None:
 
 
 class ExceptionsProcessor(Processor):
+    trusted = True  # derives values from what the receivers checked
+
     def process(self, batch: Batch) -> Batch:
         for span in batch.spans:
             if not span.has_events():  # without reading the attributes of a span

@@ -11,6 +11,7 @@ from receiver import fields
 from receiver.fields import Problems
 from sounding.errors import InvalidInput
 from sounding.records import Deploy, ErrorEvent, RequestMetric, SourceContext
+from sounding.timeutil import MAX_NS
 
 MAX_BATCH_ERRORS = 1_000
 MAX_BATCH_REQUESTS = 10_000
@@ -19,6 +20,9 @@ MAX_GIT_SHA = 128
 MAX_LABEL = 200  # env, service
 MAX_METHOD = 16
 MAX_ROUTE = 500
+# The longest time the accepted range holds (2^63 - 1 ns): the rollups' sums and
+# histogram buckets stay finite and in range however many requests add up.
+MAX_DURATION_MS = MAX_NS / 1e6
 
 TraceLink = tuple[str, str] | None
 T = TypeVar("T")
@@ -62,7 +66,7 @@ def decode_error(obj: Any, now_us: int, link: TraceLink, prefix: str = "") -> Er
                                 max_len=MAX_FINGERPRINT)
     request_id = fields.string(obj, "request_id", problems)
     user_id = fields.string(obj, "user_id", problems)
-    params = fields.obj_field(obj, "params", problems)
+    params = fields.free_object(obj, "params", problems)
     ts_us = fields.timestamp_us(obj, "timestamp", problems, now_us)
     source_context = _source_context(obj, problems)
     trace_id = fields.hex_id(obj, "trace_id", problems, 32)
@@ -113,7 +117,8 @@ def decode_request_metric(obj: Any, now_us: int, link: TraceLink,
         route_name = "route" if obj.get("route") is not None else "path"
         route = fields.string(obj, route_name, problems, non_empty=True, max_len=MAX_ROUTE)
     status = fields.integer(obj, "status", problems, required=True, minimum=100, maximum=599)
-    duration_ms = fields.number(obj, "duration_ms", problems, required=True)
+    duration_ms = fields.number(obj, "duration_ms", problems, required=True,
+                                maximum=MAX_DURATION_MS)
     ts_us = fields.timestamp_us(obj, "timestamp", problems, now_us)
     service = fields.string(obj, "service", problems, max_len=MAX_LABEL)
     env = fields.string(obj, "env", problems, max_len=MAX_LABEL)

@@ -10,7 +10,6 @@ reason counted; a body that is not OTLP at all is InvalidInput.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,9 +18,11 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from receiver.jsonbody import parse_json
 from sounding.errors import InvalidInput
 from sounding.otlp_values import attributes_of, json_safe_double
 from sounding.records import Span
+from sounding.timeutil import MAX_NS
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 # ASCII only: str.isdigit() and int() also take other scripts' digits, and int()
@@ -30,6 +31,10 @@ _UINT = re.compile(r"[0-9]+")
 _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 MAX_DROP_REASONS = 20
+# Attribute values (arrays and key-value lists) nest at most this deep, so that the
+# stored body reads back and every page shows it (README, "Limits").
+MAX_VALUE_DEPTH = 16
+_INT32 = range(-(2**31), 2**31)  # span kind and status code: enums, int32 in OTLP
 
 
 @dataclass(slots=True)
@@ -46,6 +51,10 @@ class DecodedSpans:
 
 class _Drop(Exception):
     """This span cannot be kept; the rest of the request can."""
+
+
+# fixed64 in OTLP, and decimal strings up to 2^64 - 1 in OTLP/JSON.
+_TIME_RANGE = "times must be below 2^63 ns (2262-04-11T23:47:16.854775807Z)"
 
 
 # --- protobuf ----------------------------------------------------------------
@@ -74,6 +83,17 @@ def _span_from_proto(span: trace_pb2.Span, service: str, scope: str,
         raise _Drop("spanId must be 8 bytes, not all zero")
     if len(parent) not in (0, 8):
         raise _Drop("parentSpanId must be empty or 8 bytes")
+    start, end = span.start_time_unix_nano, span.end_time_unix_nano
+    if start > MAX_NS or end > MAX_NS:
+        raise _Drop(_TIME_RANGE)
+    # Reaching the events costs about a microsecond; Span keeps whether there were
+    # any, which the exceptions processor would otherwise find out at the same cost.
+    events = span.events
+    has_events = len(events) > 0
+    if has_events:
+        for event in events:
+            if event.time_unix_nano > MAX_NS:
+                raise _Drop(_TIME_RANGE)
     status = span.status
     # Positional, in the order of Span's arguments: the keyword form costs measurably
     # more at hundreds of thousands of spans a second. Attributes and events stay in
@@ -81,8 +101,8 @@ def _span_from_proto(span: trace_pb2.Span, service: str, scope: str,
     return Span(
         trace_id.hex(), span_id.hex(),
         parent.hex() if parent and parent != _ZERO_SPAN_ID else "",
-        span.name, span.kind, span.start_time_unix_nano, span.end_time_unix_nano,
-        status.code, status.message, service, scope, resource, None, None, "", None, span,
+        span.name, span.kind, start, end, status.code, status.message, service, scope,
+        resource, None, None, "", None, span, has_events,
     )
 
 
@@ -109,7 +129,7 @@ def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
     return obj.get(snake) if value is None else value
 
 
-def _uint(value: Any, name: str) -> int:
+def _time_ns(value: Any, name: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool):
@@ -122,8 +142,8 @@ def _uint(value: Any, name: str) -> int:
         number = int(value)
     else:
         raise _Drop(f"{name} must be an unsigned integer or a decimal string")
-    if not 0 <= number < 2**64:
-        raise _Drop(f"{name} is out of range")
+    if not 0 <= number <= MAX_NS:
+        raise _Drop(f"{name}: {_TIME_RANGE}")
     return number
 
 
@@ -145,6 +165,8 @@ def _enum(value: Any, enum: Any, name: str) -> int:
     if value is None:
         return 0
     if isinstance(value, int) and not isinstance(value, bool):
+        if value not in _INT32:
+            raise _Drop(f"{name} must be a 32-bit integer, got {value}")
         return value
     if isinstance(value, str):
         try:
@@ -154,7 +176,9 @@ def _enum(value: Any, enum: Any, name: str) -> int:
     raise _Drop(f"{name} must be an enum number or name, got {value!r}")
 
 
-def json_any_value(value: Any) -> Any:
+def json_any_value(value: Any, depth: int = 0) -> Any:
+    """The Python value of an OTLP/JSON AnyValue; `depth` is how many arrays and
+    key-value lists hold it."""
     if not isinstance(value, dict):
         raise _Drop("an attribute value must be an AnyValue object")
     for camel, snake in (("stringValue", "string_value"), ("boolValue", "bool_value"),
@@ -189,10 +213,13 @@ def json_any_value(value: Any) -> Any:
             if isinstance(raw, str) and _FLOAT.fullmatch(raw):
                 return json_safe_double(float(raw))  # protobuf JSON allows quoted numbers
             break
+        if camel in ("arrayValue", "kvlistValue") and depth >= MAX_VALUE_DEPTH:
+            raise _Drop(f"attribute values nest deeper than {MAX_VALUE_DEPTH} levels")
         if camel == "arrayValue" and isinstance(raw, dict):
-            return [json_any_value(v) for v in _list(raw.get("values"), "arrayValue.values")]
+            return [json_any_value(v, depth + 1)
+                    for v in _list(raw.get("values"), "arrayValue.values")]
         if camel == "kvlistValue" and isinstance(raw, dict):
-            return json_attributes(raw.get("values"))
+            return json_attributes(raw.get("values"), depth + 1)
         if camel == "bytesValue" and isinstance(raw, str):
             return raw  # already base64, the form bytes are stored in
         raise _Drop(f"attribute value {camel} has the wrong type")
@@ -209,12 +236,12 @@ def _list(value: Any, name: str) -> list[Any]:
     return value
 
 
-def json_attributes(pairs: Any) -> dict[str, Any]:
+def json_attributes(pairs: Any, depth: int = 0) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pair in _list(pairs, "attributes"):
         if not isinstance(pair, dict) or not isinstance(pair.get("key"), str):
             raise _Drop("an attribute must be an object with a string key")
-        out[pair["key"]] = json_any_value(pair.get("value", {}))
+        out[pair["key"]] = json_any_value(pair.get("value", {}), depth)
     return out
 
 
@@ -236,8 +263,8 @@ def _span_from_json(span: Any, service: str, scope: str, resource: dict[str, Any
             raise _Drop("an event must be an object")
         events.append({
             "name": str(event.get("name", "")),
-            "time_unix_nano": _uint(_get(event, "timeUnixNano", "time_unix_nano"),
-                                    "event timeUnixNano"),
+            "time_unix_nano": _time_ns(_get(event, "timeUnixNano", "time_unix_nano"),
+                                       "event timeUnixNano"),
             "attributes": json_attributes(event.get("attributes")),
         })
     return Span(
@@ -247,9 +274,9 @@ def _span_from_json(span: Any, service: str, scope: str, resource: dict[str, Any
                                False),
         name=name,
         kind=_enum(span.get("kind"), trace_pb2.Span.SpanKind, "kind"),
-        start_ns=_uint(_get(span, "startTimeUnixNano", "start_time_unix_nano"),
-                       "startTimeUnixNano"),
-        end_ns=_uint(_get(span, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano"),
+        start_ns=_time_ns(_get(span, "startTimeUnixNano", "start_time_unix_nano"),
+                          "startTimeUnixNano"),
+        end_ns=_time_ns(_get(span, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano"),
         status_code=_enum(status.get("code"), trace_pb2.Status.StatusCode, "status.code"),
         status_message=message,
         service_name=service,
@@ -304,14 +331,6 @@ def spans_from_json(body: Any) -> DecodedSpans:
                 except _Drop as exc:
                     out.drop(f"{where_s}spans[{pi}]", str(exc))
     return out
-
-
-def parse_json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInput("the body is not valid JSON",
-                           [{"field": "body", "error": str(exc)}]) from exc
 
 
 def decode_traces_body(body: bytes, protobuf: bool) -> DecodedSpans:

@@ -5,11 +5,24 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from math import isfinite
+from typing import Any, NamedTuple
 
-from sounding.timeutil import parse_iso8601_us
+from sounding.timeutil import MAX_US, RANGE_TEXT, TimeOutOfRange, parse_iso8601_us
+
+# Free-form JSON (an error's params) nests at most this many arrays and objects, so
+# that every page and API can show it (README, "Limits").
+MAX_VALUE_DEPTH = 16
 
 HEX = re.compile(r"[0-9a-f]*")
+
+
+class SecondsNanos(NamedTuple):
+    """A google.protobuf.Timestamp as the gRPC services receive it (receiver/
+    grpc_custom.py): checked by the same time rule as an ISO 8601 string."""
+
+    seconds: int
+    nanos: int
 
 
 class Problems:
@@ -73,17 +86,23 @@ def integer(obj: dict[str, Any], name: str, problems: Problems, *, required: boo
 
 
 def number(obj: dict[str, Any], name: str, problems: Problems, *, required: bool = False,
-           minimum: float = 0.0) -> float | None:
+           minimum: float = 0.0, maximum: float = math.inf) -> float | None:
     value = obj.get(name)
     if value is None:
         if required:
             problems.add(name, "is required")
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         problems.add(name, f"must be a number, got {type_name(value)}")
+        return None
+    if not math.isfinite(value):  # 1e400 in JSON; NaN over gRPC
+        problems.add(name, f"must be a finite number, got {value}")
         return None
     if value < minimum:
         problems.add(name, f"must be at least {minimum}, got {value}")
+        return None
+    if value > maximum:
+        problems.add(name, f"must be at most {maximum}, got {value}")
         return None
     return float(value)
 
@@ -98,18 +117,69 @@ def obj_field(obj: dict[str, Any], name: str, problems: Problems) -> dict[str, A
     return value
 
 
+def free_object(obj: dict[str, Any], name: str, problems: Problems) -> dict[str, Any] | None:
+    """A JSON object of any shape (an error's params), within MAX_VALUE_DEPTH and with
+    finite numbers only (a body's 1e400 reads as infinity, which JSON cannot carry)."""
+    value = obj_field(obj, name, problems)
+    if value is None:
+        return None
+    problem = value_problem(value)
+    if problem is not None:
+        problems.add(name, problem)
+        return None
+    return value
+
+
+def value_problem(value: Any, max_depth: int = MAX_VALUE_DEPTH) -> str | None:
+    """Why the parsed JSON `value` cannot be stored and shown, or None: nested deeper
+    than `max_depth` arrays and objects, or a number that is not finite. Level by
+    level, without recursion, so any depth is measured safely."""
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            return f"nested deeper than {max_depth} levels"
+        inner: list[Any] = []
+        for container in level:
+            for item in container.values() if type(container) is dict else container:
+                kind = type(item)
+                if kind is dict or kind is list:
+                    inner.append(item)
+                elif kind is float and not isfinite(item):
+                    return f"must hold finite numbers only, got {item}"
+        level = inner
+    return None
+
+
 def timestamp_us(obj: dict[str, Any], name: str, problems: Problems, default: int) -> int:
     value = obj.get(name)
     if value is None:
         return default
+    if isinstance(value, SecondsNanos):
+        return _seconds_nanos_us(value, name, problems, default)
     if not isinstance(value, str):
         problems.add(name, f"must be an ISO 8601 string, got {type_name(value)}")
         return default
     try:
         return parse_iso8601_us(value)
+    except TimeOutOfRange:
+        problems.add(name, f"must be between {RANGE_TEXT}, got {value[:64]!r}")
     except ValueError:
         problems.add(name, f"is not an ISO 8601 timestamp: {value[:64]!r}")
+    return default
+
+
+def _seconds_nanos_us(value: SecondsNanos, name: str, problems: Problems, default: int) -> int:
+    seconds, nanos = value
+    if not 0 <= nanos < 1_000_000_000:
+        problems.add(name, f"nanos must be between 0 and 999999999, got {nanos}")
         return default
+    ts_us = seconds * 1_000_000 + nanos // 1000
+    if not 0 <= ts_us <= MAX_US:
+        problems.add(name, f"must be between {RANGE_TEXT}, got seconds={seconds}")
+        return default
+    return ts_us
 
 
 def hex_id(obj: dict[str, Any], name: str, problems: Problems, length: int) -> str | None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import grpc
-from google.protobuf.json_format import MessageToDict
+from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 
 from proto.sounding.v1 import ingest_pb2
+from receiver import fields
 from receiver.auth import Authenticator
 from receiver.decode_custom import (
     Rejected,
@@ -29,26 +30,59 @@ from sounding.pipeline import Pipeline
 from sounding.timeutil import now_us
 
 ACCEPTED = ingest_pb2.Accepted().SerializeToString()
+TIMESTAMP = "google.protobuf.Timestamp"
+STRUCT = "google.protobuf.Struct"
 
 
 def as_json(message: Message) -> dict[str, Any]:
-    """The message as its HTTP endpoint's JSON body: proto field names, required
-    fields absent when unset (they are `optional`), repeated fields always present."""
-    obj = MessageToDict(message, preserving_proto_field_name=True,
-                        always_print_fields_with_no_presence=True)
-    return _integral_numbers(obj)
+    """The message as its HTTP endpoint's JSON body: proto field names, `optional`
+    fields absent when unset, repeated fields always present.
+
+    Written out rather than json_format.MessageToDict, which raises on what a
+    client may well send (a Timestamp outside years 1-9999 or with negative nanos,
+    a NaN in a Struct) and so turned bad input into INTERNAL. Here a Timestamp
+    stays (seconds, nanos) for the decoder's time rule, and a Struct's numbers
+    stay floats for its finite-number rule: both then name the field, as over HTTP.
+    """
+    out: dict[str, Any] = {}
+    for field in message.DESCRIPTOR.fields:
+        name = field.name
+        value = getattr(message, name)
+        kind = field.message_type
+        if field.is_repeated:
+            out[name] = [as_json(item) for item in value] if kind else list(value)
+        elif kind is None:
+            if not field.has_presence or message.HasField(name):
+                out[name] = value
+        elif message.HasField(name):
+            if kind.full_name == TIMESTAMP:
+                out[name] = fields.SecondsNanos(value.seconds, value.nanos)
+            elif kind.full_name == STRUCT:
+                out[name] = struct_value(value)
+            else:
+                out[name] = as_json(value)
+    return out
 
 
-def _integral_numbers(value: Any) -> Any:
-    # google.protobuf.Struct (the `params` field) has only doubles; a client that
-    # sent 3 means 3, as it would in a JSON body.
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _integral_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_integral_numbers(v) for v in value]
-    return value
+def struct_value(struct: struct_pb2.Struct) -> dict[str, Any]:
+    """A google.protobuf.Struct as the JSON object it stands for. Its nesting is
+    bounded by protobuf's own parse limit (100 messages, so 50 levels here)."""
+    return {key: _value(item) for key, item in struct.fields.items()}
+
+
+def _value(value: struct_pb2.Value) -> Any:
+    which = value.WhichOneof("kind")
+    if which == "number_value":
+        number = value.number_value
+        # A Struct has only doubles; a client that sent 3 means 3, as in a JSON body.
+        return int(number) if number.is_integer() and abs(number) < 2**53 else number
+    if which == "struct_value":
+        return struct_value(value.struct_value)
+    if which == "list_value":
+        return [_value(item) for item in value.list_value.values]
+    if which == "string_value" or which == "bool_value":
+        return getattr(value, which)
+    return None
 
 
 def _batch_result(accepted: int, rejected: Rejected, signal: str) -> bytes:

@@ -13,7 +13,7 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 
 from receiver.body import BodyReader
 from receiver.context import ReceiverContext
-from receiver.decode_otlp import parse_json
+from receiver.jsonbody import parse_json
 from receiver.status import http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from sounding import metrics

@@ -20,6 +20,9 @@ from typing import Any
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 _INT64 = range(-(2**63), 2**63)
+# protobuf refuses to parse messages nested deeper than 100 (a span counting as 1):
+# a value filled deeper could be stored but never read back, so it is refused.
+MAX_MESSAGE_DEPTH = 100
 
 
 def json_safe_double(value: float) -> Any:
@@ -74,7 +77,10 @@ def find_values(pairs: Iterable[KeyValue], wanted: frozenset[str] | set[str]) ->
     return out
 
 
-def fill_any_value(target: AnyValue, value: Any) -> None:
+def fill_any_value(target: AnyValue, value: Any, depth: int = 3) -> None:
+    """Set `target` to `value`; `depth` is how deep `target` sits in its message
+    (3 for a span's attribute: Span, KeyValue, AnyValue). ValueError past
+    MAX_MESSAGE_DEPTH."""
     if value is None:
         return  # an unset AnyValue
     if isinstance(value, bool):
@@ -88,23 +94,30 @@ def fill_any_value(target: AnyValue, value: Any) -> None:
         target.double_value = value
     elif isinstance(value, str):
         target.string_value = value
-    elif isinstance(value, Mapping):
-        target.kvlist_value.SetInParent()  # an empty map stays a map
-        fill_key_values(target.kvlist_value.values, value)
-    elif isinstance(value, list | tuple):
-        values = target.array_value.values
-        target.array_value.SetInParent()  # an empty list stays a list
-        for item in value:
-            fill_any_value(values.add(), item)
+    elif isinstance(value, Mapping | list | tuple):
+        # A map's values sit three messages below (KeyValueList, KeyValue, AnyValue),
+        # a list's two (ArrayValue, AnyValue).
+        if depth + (3 if isinstance(value, Mapping) else 2) > MAX_MESSAGE_DEPTH:
+            raise ValueError(f"attribute values nest deeper than protobuf reads back "
+                             f"({MAX_MESSAGE_DEPTH} messages)")
+        if isinstance(value, Mapping):
+            target.kvlist_value.SetInParent()  # an empty map stays a map
+            fill_key_values(target.kvlist_value.values, value, depth + 3)
+        else:
+            values = target.array_value.values
+            target.array_value.SetInParent()  # an empty list stays a list
+            for item in value:
+                fill_any_value(values.add(), item, depth + 2)
     elif isinstance(value, bytes):
         target.bytes_value = value
     else:
         target.string_value = str(value)
 
 
-def fill_key_values(target: Any, attributes: Mapping[str, Any]) -> None:
-    """Append `attributes` to a repeated KeyValue field."""
+def fill_key_values(target: Any, attributes: Mapping[str, Any], depth: int = 3) -> None:
+    """Append `attributes` to a repeated KeyValue field; `depth` is that of their
+    values (see fill_any_value)."""
     for key, value in attributes.items():
         kv = target.add()
         kv.key = str(key)
-        fill_any_value(kv.value, value)
+        fill_any_value(kv.value, value, depth)

@@ -28,7 +28,7 @@ class Span:
     __slots__ = ("trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns",
                  "end_ns", "status_code", "status_message", "service_name", "scope_name",
                  "resource_attributes", "category", "semantic", "otlp", "_attributes",
-                 "_events")
+                 "_events", "_has_events")
 
     def __init__(self, trace_id: str, span_id: str, parent_span_id: str, name: str,
                  kind: int, start_ns: int, end_ns: int, status_code: int,
@@ -37,7 +37,7 @@ class Span:
                  attributes: dict[str, Any] | None = None,
                  events: list[dict[str, Any]] | None = None,
                  category: str = "", semantic: dict[str, Any] | None = None,
-                 otlp: Any = None) -> None:
+                 otlp: Any = None, has_events: bool | None = None) -> None:
         self.trace_id = trace_id  # 32 lowercase hex characters
         self.span_id = span_id  # 16 lowercase hex characters
         self.parent_span_id = parent_span_id  # "" for a root span
@@ -58,6 +58,9 @@ class Span:
         self.otlp = otlp
         self._attributes = attributes if attributes is not None or otlp is not None else {}
         self._events = events if events is not None or otlp is not None else []
+        # Whether `otlp` has events, when the decoder already looked (it checks their
+        # times): reaching a message's repeated field costs about a microsecond.
+        self._has_events = has_events
 
     @property
     def attributes(self) -> dict[str, Any]:
@@ -88,7 +91,9 @@ class Span:
 
     def has_events(self) -> bool:
         if self._events is None:
-            return len(self.otlp.events) > 0
+            if self._has_events is None:
+                self._has_events = len(self.otlp.events) > 0
+            return self._has_events
         return bool(self._events)
 
     def find_attributes(self, wanted: frozenset[str]) -> dict[str, Any]:
@@ -176,6 +181,9 @@ class Batch:
     reopen_after: dict[str, int] = field(default_factory=dict)  # fingerprint -> latest ts_us
     # Size of the request body that carried the batch; bounds the queue by bytes.
     approx_bytes: int = 0
+    # Set once a processor that is not `trusted` (a plugin) has run on the batch:
+    # its values are then checked one by one before they are stored.
+    unchecked: bool = False
 
     def record_count(self) -> int:
         return len(self.spans) + len(self.errors) + len(self.deploys) + len(self.requests)

@@ -2,12 +2,14 @@
 
 `json.dumps` builds a new C encoder on every call; for the millions of small
 attribute maps a busy collector writes, building it once saves about a third of
-the cost. Same output rules as `json.dumps`, in the compact form.
+the cost. Same output rules as `json.dumps`, in the compact form, with `allow_nan=False`
+and `ensure_ascii=False`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -19,14 +21,21 @@ def _unsupported(value: Any) -> Any:
 def _make() -> Callable[[Any], str]:
     make_encoder = getattr(json.encoder, "c_make_encoder", None)
     if make_encoder is None:  # an interpreter without the C accelerator
-        return lambda value: json.dumps(value, separators=(",", ":"))
-    encode = make_encoder(None, _unsupported, json.encoder.encode_basestring_ascii, None,
-                          ":", ",", False, False, True)
+        return lambda value: json.dumps(value, separators=(",", ":"), allow_nan=False,
+                                        ensure_ascii=False)
+    # allow_nan off (the last argument): NaN and infinities are not JSON, and
+    # PostgreSQL refuses them in a json column. Text is written as UTF-8, not as
+    # \u escapes, so that a lone surrogate stays visible to storage/storable.py
+    # (escaped, PostgreSQL would refuse it too). storage/wire.py drops such a record.
+    encode = make_encoder(None, _unsupported, json.encoder.encode_basestring, None,
+                          ":", ",", False, False, False)
     join = "".join
 
     def dumps(value: Any) -> str:
         if isinstance(value, str):  # the C encoder only takes containers at the top
-            return json.dumps(value)
+            return json.dumps(value, ensure_ascii=False)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{value} is not JSON")
         return join(encode(value, 0))
     return dumps
 

@@ -37,7 +37,7 @@ def encode(span: Span) -> bytes:
         added = out.events.add()
         added.name = str(event.get("name") or "")
         added.time_unix_nano = int(event.get("time_unix_nano") or 0)
-        fill_key_values(added.attributes, event.get("attributes") or {})
+        fill_key_values(added.attributes, event.get("attributes") or {}, depth=4)
     return out.SerializeToString()
 
 

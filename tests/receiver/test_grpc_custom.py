@@ -5,12 +5,14 @@ same authentication."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
 import pytest
 from google.protobuf.json_format import ParseDict
+from google.protobuf.timestamp_pb2 import Timestamp
 from google.rpc import error_details_pb2, status_pb2
 
 from proto.sounding.v1 import ingest_pb2, ingest_pb2_grpc
@@ -183,3 +185,82 @@ def test_undecodable_messages_are_invalid_argument(shared_server: Server,
     error = rpc_error(lambda: report(b"\x0a\xff\xff", metadata=grpc_auth(shared_server)))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
     assert "sounding.v1.ErrorRecord" in error.details()  # type: ignore[attr-defined]
+
+
+# --- values the HTTP doors refuse are INVALID_ARGUMENT here, never INTERNAL ------------
+
+def _error_with(**fields: Any) -> ingest_pb2.ErrorRecord:
+    record = ParseDict(error_json(), ingest_pb2.ErrorRecord())
+    for name, value in fields.items():
+        if name == "params":
+            record.params.update(value)
+        else:
+            getattr(record, name).CopyFrom(value)
+    return record
+
+
+def _deep_struct(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(levels - 1):
+        value = {"k": value}
+    return value
+
+
+RANGE = "must be between 1970-01-01T00:00:00Z and 2262-04-11T23:47:16.854775Z"
+
+
+@pytest.mark.parametrize(("record", "field", "problem"), [
+    (_error_with(timestamp=Timestamp(seconds=253402300800)), "timestamp", RANGE),
+    (_error_with(timestamp=Timestamp(seconds=-62135596801)), "timestamp", RANGE),
+    (_error_with(timestamp=Timestamp(seconds=-1)), "timestamp", RANGE),
+    (_error_with(timestamp=Timestamp(seconds=2**62)), "timestamp", RANGE),
+    (_error_with(timestamp=Timestamp(seconds=1, nanos=-1)), "timestamp", "nanos"),
+    (_error_with(timestamp=Timestamp(seconds=1, nanos=1_000_000_000)), "timestamp", "nanos"),
+    (_error_with(params={"x": math.nan}), "params", "finite"),
+    (_error_with(params={"x": [math.inf]}), "params", "finite"),
+    (_error_with(params=_deep_struct(17)), "params", "deeper than 16"),
+    (_error_with(params=_deep_struct(30)), "params", "deeper than 16"),
+])
+def test_out_of_range_values_are_invalid_argument_naming_the_field(
+        shared_server: Server, channel_to: Any, record: ingest_pb2.ErrorRecord, field: str,
+        problem: str) -> None:
+    stub = ingest_pb2_grpc.ErrorServiceStub(channel_to(shared_server))
+    error = rpc_error(lambda: stub.Report(record, metadata=grpc_auth(shared_server)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert any(f == field and problem in text for f, text in violations(error)), \
+        violations(error)
+    # In a batch, the item is rejected alone under the same name as over HTTP.
+    valid = ParseDict(error_json(), ingest_pb2.ErrorRecord())
+    batch = ingest_pb2.ErrorBatch(errors=[record, valid])
+    result = stub.ReportBatch(batch, metadata=grpc_auth(shared_server))
+    assert (result.accepted, result.rejected) == (1, 1)
+    assert any(d.field == f"errors[0].{field}" and problem in d.error
+               for d in result.rejected_items[0].details)
+
+
+def test_timestamps_at_the_ends_of_the_range_are_kept(sqlite_server: Server,
+                                                      channel_to: Any) -> None:
+    stub = ingest_pb2_grpc.ErrorServiceStub(channel_to(sqlite_server))
+    for stamp in (Timestamp(seconds=0), Timestamp(seconds=9223372036, nanos=854775999)):
+        assert stub.Report(_error_with(timestamp=stamp), metadata=grpc_auth(sqlite_server)) \
+            == ingest_pb2.Accepted()
+    assert sorted(r.ts_us for r in sqlite_server.query("SELECT ts_us FROM error_events")) \
+        == [0, 9223372036854775]
+
+
+def test_deploys_and_request_metrics_outside_the_time_range_are_invalid_argument(
+        shared_server: Server, channel_to: Any) -> None:
+    late = Timestamp(seconds=253402300800)
+    deploys = ingest_pb2_grpc.DeployServiceStub(channel_to(shared_server))
+    error = rpc_error(lambda: deploys.Record(ingest_pb2.DeployRecord(git_sha="abc", timestamp=late),
+                                             metadata=grpc_auth(shared_server)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert ("timestamp", RANGE + ", got seconds=253402300800") in violations(error)
+    requests_stub = ingest_pb2_grpc.RequestServiceStub(channel_to(shared_server))
+    item = ingest_pb2.RequestMetric(method="GET", route="/", status=200, duration_ms=math.nan,
+                                    timestamp=late)
+    error = rpc_error(lambda: requests_stub.ReportBatch(ingest_pb2.RequestBatch(requests=[item]),
+                                                        metadata=grpc_auth(shared_server)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert {f for f, _ in violations(error)} == {"requests[0].timestamp",
+                                                  "requests[0].duration_ms"}

@@ -202,3 +202,15 @@ def test_overload_is_unavailable_with_retry_info_both_ways_and_503_over_http(
     # What was not refused was committed once the lock went; nothing refused was.
     accepted = 1 + (4 - len(refused_calls)) + (3 - len(refused_posts))
     assert len(stored_spans(server, trace_id)) == accepted
+
+
+def test_a_span_time_of_2_to_the_64_minus_1_is_dropped_alone(sqlite_server: Server,
+                                                             stub_for: Any) -> None:
+    trace_id = random_trace_id()
+    bad = span_pb(trace_id, "00000000000000c2")
+    bad.start_time_unix_nano = 2**64 - 1  # fixed64: legal OTLP, beyond a signed BIGINT
+    response = stub_for(sqlite_server).Export(
+        request_of(span_pb(trace_id, "00000000000000c1"), bad), metadata=grpc_auth(sqlite_server))
+    assert response.partial_success.rejected_spans == 1
+    assert "2^63" in response.partial_success.error_message
+    assert [s["span_id"] for s in stored_spans(sqlite_server, trace_id)] == ["00000000000000c1"]

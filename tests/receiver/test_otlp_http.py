@@ -304,3 +304,83 @@ def test_cors_is_off_by_default(shared_server: Server) -> None:
     response = preflight(shared_server, ORIGIN)
     assert "Access-Control-Allow-Origin" not in response.headers
     assert "Access-Control-Allow-Methods" not in response.headers
+
+
+# --- values at the door: times, 32-bit enums, attribute depth (README, "Limits") ----------
+
+def nested_value(levels: int) -> dict[str, Any]:
+    """An OTLP/JSON AnyValue holding `levels` arrays and key-value lists in turn."""
+    value: dict[str, Any] = {"stringValue": "leaf"}
+    for level in range(levels):
+        value = ({"arrayValue": {"values": [value]}} if level % 2 else
+                 {"kvlistValue": {"values": [{"key": f"k{level}", "value": value}]}})
+    return value
+
+
+TOO_LARGE = [
+    ({"startTimeUnixNano": "9223372036854775808"}, "2^63"),
+    ({"endTimeUnixNano": "18446744073709551615"}, "2^63"),
+    ({"startTimeUnixNano": 9223372036854775808}, "2^63"),
+    ({"events": [{"name": "e", "timeUnixNano": "9223372036854775808"}]}, "2^63"),
+    ({"kind": 1e22}, "kind"),
+    ({"kind": 10000000000000000000000}, "kind"),
+    ({"kind": 2**31}, "kind"),
+    ({"status": {"code": 1e22}}, "status.code"),
+    ({"status": {"code": 10000000000000000000000}}, "status.code"),
+    ({"attributes": [{"key": "deep", "value": nested_value(17)}]}, "deeper than 16"),
+    ({"events": [{"name": "e", "attributes": [{"key": "deep", "value": nested_value(17)}]}]},
+     "deeper than 16"),
+]
+
+
+@pytest.mark.parametrize(("span_changes", "problem"), TOO_LARGE)
+def test_a_json_span_with_a_value_out_of_range_is_dropped_alone(
+        otlp: Server, span_changes: dict[str, Any], problem: str) -> None:
+    trace_id = random_trace_id()
+    good = {"traceId": trace_id, "spanId": "00000000000000f1", "name": "good",
+            "startTimeUnixNano": str(2**63 - 1), "endTimeUnixNano": str(2**63 - 1)}
+    bad = {"traceId": trace_id, "spanId": "00000000000000f2", "name": "bad", **span_changes}
+    before = dropped_spans(otlp)
+    response = post(otlp, json_body(good, bad), "application/json")
+    assert response.status_code == 202, response.text
+    assert [s["name"] for s in stored_spans(otlp, trace_id)] == ["good"]
+    assert dropped_spans(otlp) == before + 1
+    response = post(otlp, json_body(bad), "application/json")
+    assert response.status_code == 400
+    assert any(problem in d["error"] for d in response.json()["details"]), response.json()
+
+
+def test_attributes_nested_101_levels_exceed_the_body_depth_and_are_a_400(otlp: Server) -> None:
+    # 101 AnyValue levels are over 128 JSON levels: the body's own limit answers first.
+    trace_id = random_trace_id()
+    body = json_body({"traceId": trace_id, "spanId": "00000000000000f6",
+                      "attributes": [{"key": "deep", "value": nested_value(101)}]})
+    response = post(otlp, body, "application/json")
+    assert response.status_code == 400
+    assert response.json()["details"] == [{"field": "body",
+                                           "error": "nested deeper than 128 levels"}]
+    assert stored_spans(otlp, trace_id) == []
+
+
+def test_a_resource_nested_too_deep_is_a_400(otlp: Server) -> None:
+    body = json_body({"traceId": random_trace_id(), "spanId": "00000000000000f3"},
+                     resource=[{"key": "deep", "value": nested_value(17)}])
+    response = post(otlp, body, "application/json")
+    assert response.status_code == 400
+    assert "deeper than 16" in response.json()["details"][0]["error"]
+
+
+@pytest.mark.parametrize("field", ["start_time_unix_nano", "end_time_unix_nano", "event"])
+def test_a_protobuf_span_time_of_2_to_the_63_or_more_is_dropped_alone(otlp: Server,
+                                                                      field: str) -> None:
+    trace_id = random_trace_id()
+    bad = span_pb(trace_id, "00000000000000f5")
+    if field == "event":
+        bad.events.add(name="late", time_unix_nano=2**64 - 1)
+    else:
+        setattr(bad, field, 2**64 - 1)  # fixed64: legal OTLP
+    before = dropped_spans(otlp)
+    body = request_of(span_pb(trace_id, "00000000000000f4"), bad).SerializeToString()
+    assert post(otlp, body).status_code == 202
+    assert [s["span_id"] for s in stored_spans(otlp, trace_id)] == ["00000000000000f4"]
+    assert dropped_spans(otlp) == before + 1

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import requests
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from receiver.decode_otlp import MAX_VALUE_DEPTH
 from sounding.records import Span
 from storage import spanbody
+from tests.dashboard.data import ADMIN_TOKEN
+from tests.receiver.otlp_helpers import random_trace_id, request_of, span_pb
 
 
 def _message() -> trace_pb2.Span:
@@ -71,3 +76,71 @@ def test_resource_ids_are_stable_and_belong_to_one_project() -> None:
     assert 0 < first < 2**63
     assert first != spanbody.resource_id(2, '{"service.name":"web"}')
     assert first != spanbody.resource_id(1, '{"service.name":"api"}')
+
+
+# --- whatever a door accepts reads back: the deepest values, through the read API ------
+
+def _nested_json(levels: int) -> dict[str, Any]:
+    """An OTLP/JSON AnyValue holding `levels` key-value lists and arrays in turn."""
+    value: dict[str, Any] = {"stringValue": "leaf"}
+    for level in range(levels):
+        value = ({"arrayValue": {"values": [value]}} if level % 2 else
+                 {"kvlistValue": {"values": [{"key": "k", "value": value}]}})
+    return value
+
+
+def _nested_python(levels: int) -> Any:
+    value: Any = "leaf"
+    for level in range(levels):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+def _nested_pb(levels: int) -> AnyValue:
+    root = AnyValue()
+    value = root
+    for _ in range(levels):
+        value = value.kvlist_value.values.add(key="k").value
+    value.string_value = "leaf"
+    return root
+
+
+def test_the_deepest_values_each_door_accepts_are_readable_through_the_api(
+        start: Any, sqlite_url: str) -> None:
+    server = start(sqlite_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+    trace_id = random_trace_id()
+    deepest = _nested_json(MAX_VALUE_DEPTH)
+    body = json.dumps({"resourceSpans": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "web"}},
+                                    {"key": "deep", "value": deepest}]},
+        "scopeSpans": [{"spans": [{
+            "traceId": trace_id, "spanId": "00000000000000a1", "name": "json",
+            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000000100000000",
+            "attributes": [{"key": "deep", "value": deepest}],
+            "events": [{"name": "exception", "timeUnixNano": "1700000000050000000",
+                        "attributes": [{"key": "exception.type", "value": {"stringValue": "E"}},
+                                       {"key": "deep", "value": deepest}]}]}]}]}]})
+    response = requests.post(server.base + "/ingest/v1/traces", data=body.encode(),
+                             headers=server.headers(), timeout=30)
+    assert response.status_code == 202, response.text
+    # Protobuf: as deep as a request parses at all (protobuf's 100 messages).
+    message = span_pb(trace_id, "00000000000000a2", "protobuf")
+    message.start_time_unix_nano, message.end_time_unix_nano = 1_700_000_000 * 10**9, \
+        1_700_000_001 * 10**9
+    message.attributes.add(key="deep", value=_nested_pb(31))
+    response = requests.post(server.base + "/ingest/v1/traces",
+                             data=request_of(message).SerializeToString(),
+                             headers=server.headers(**{"Content-Type": "application/x-protobuf"}),
+                             timeout=30)
+    assert response.status_code == 202, response.text
+
+    trace = requests.get(f"{server.base}/api/v1/projects/acme/traces/{trace_id}",
+                         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30)
+    assert trace.status_code == 200, trace.text
+    spans = {row["span"]["name"]: row["span"] for row in trace.json()["rows"]}
+    assert spans["json"]["attributes"]["deep"] == _nested_python(MAX_VALUE_DEPTH)
+    assert spans["json"]["events"][0]["attributes"]["deep"] == _nested_python(MAX_VALUE_DEPTH)
+    pb_value: Any = spans["protobuf"]["attributes"]["deep"]
+    for _ in range(31):
+        pb_value = pb_value["k"]
+    assert pb_value == "leaf"

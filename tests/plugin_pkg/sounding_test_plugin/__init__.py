@@ -56,5 +56,37 @@ def _recurse() -> int:
     return _recurse() + 1
 
 
+class PoisonProcessor(Processor):
+    """Puts into records what no store can hold, as a careless plugin could: an error
+    whose fingerprint is `poison-<kind>` and a span named `poison-<kind>` get the
+    value of that kind. To test that such a record is dropped alone."""
+
+    ERROR_VALUES: dict[str, tuple[str, object]] = {
+        "nan": ("params", {"x": float("nan")}),
+        "surrogate": ("message", "lone \ud800"),
+        "bigint": ("ts_us", 2**70),
+        "type": ("exception_class", 42),
+        "object": ("params", {"x": object()}),
+    }
+
+    def process(self, batch: Batch) -> Batch:
+        for error in batch.errors:
+            kind = error.fingerprint.removeprefix("poison-")
+            if kind in self.ERROR_VALUES:
+                name, value = self.ERROR_VALUES[kind]
+                setattr(error, name, value)
+        for span in batch.spans:
+            if span.name == "poison-kind":
+                span.kind = 2**40
+            elif span.name == "poison-deep":
+                value: object = "leaf"
+                for _ in range(60):
+                    value = {"k": value}
+                span.attributes["deep"] = value
+            elif span.name == "poison-surrogate":
+                span.attributes["k\udc00"] = "v"
+        return batch
+
+
 class NotAProcessor:
     """Registered in the processors group by mistake: loading it must be a clear error."""
