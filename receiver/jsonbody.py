@@ -25,7 +25,7 @@ MAX_DEPTH = 128
 # Every byte but brackets and quotes, deleted by bytes.translate (C speed).
 _NOT_STRUCTURE = bytes(i for i in range(256) if i not in b'[]{}"')
 # A \uD800-\uDFFF escape: only then can json.loads produce a lone surrogate.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 _STRING_PASSES = 1  # bracket pairs removed before strings must be empty

@@ -62,6 +62,8 @@ def test_non_finite_literals_are_not_json(literal: str) -> None:
     (b'{"s": "E\\ud800"}', {"s": "E\ufffd"}),
     (b'{"s": "\\udfff\\ud800x"}', {"s": "\ufffd\ufffdx"}),
     (b'{"k\\ud800": ["\\udc00"]}', {"k\ufffd": ["\ufffd"]}),
+    (b'{"s": "i_\\udfff"}', {"s": "i_\ufffd"}),  # a low surrogate alone
+    (b'{"s": "\\uDC00"}', {"s": "\ufffd"}),
     (b'{"s": "\\ud83d\\ude00"}', {"s": "\U0001F600"}),  # a pair is one character
     (b'{"s": "\\\\ud800"}', {"s": "\\ud800"}),  # an escaped backslash, not an escape
     (b'{"s": "E\xed\xa0\x80"}', {"s": "E\ufffd\ufffd\ufffd"}),  # CESU-8, as Go reads it
