@@ -34,8 +34,15 @@ from tests.support.server import Server
 
 
 def _workers(server: Server) -> list[int]:
-    return [pid for pid in _descendants(server.proc.pid)
-            if "sounding.offload" in Path(f"/proc/{pid}/cmdline").read_text()]
+    return [pid for pid in _descendants(server.proc.pid) if "sounding.offload" in _cmdline(pid)]
+
+
+def _cmdline(pid: int) -> str:
+    # A process listed a moment ago may be gone by now (a worker being replaced).
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
 
 
 def _offloaded(server: Server) -> float:
