@@ -4,7 +4,7 @@ a component written to the Exporter contract, as a plugin would be."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from receiver.signals.outcome import Origin, Outcome
@@ -24,7 +24,7 @@ class Keep(Exporter):
         self.batches.append(batch)
 
 
-def run(handle: Callable[[Pipeline, Origin, Any], Awaitable[Outcome]], document: Any,
+def run(handle: Callable[[Pipeline, Origin, Any], Coroutine[Any, Any, Outcome]], document: Any,
         origin: Origin | None = None) -> tuple[Outcome, list[Batch]]:
     """The handler's outcome, and the batches the pipeline handed on."""
     keep = Keep()
