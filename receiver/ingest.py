@@ -16,6 +16,7 @@ from receiver.signals.table import SIGNALS, Signal
 class SignalHandler(IngestHandler):
     signal: Signal
 
+    # Tornado calls initialize with the route's arguments: this route gives one more.
     def initialize(self, ctx: ReceiverContext, signal: Signal) -> None:  # type: ignore[override]
         self.signal = signal
         self.endpoint = signal.name
