@@ -11,7 +11,6 @@ from tornado.log import access_log
 from tornado.netutil import bind_sockets
 from tornado.web import Application, RequestHandler
 
-from receiver.auth import Authenticator
 from receiver.body import BodyBudget
 from receiver.connections import BoundedHTTPServer
 from receiver.context import ReceiverContext
@@ -19,9 +18,10 @@ from receiver.handlers import BaseHandler
 from receiver.health import HealthHandler, MetricsHandler
 from receiver.ingest import DeployHandler, ErrorBatchHandler, ErrorHandler, RequestsHandler
 from receiver.otlp_http import TracesHandler
-from sounding.component import Receiver
+from sounding.component import Authenticator, HealthCheck, Host, Receiver
+from sounding.configcheck import require_bool, require_int, require_list, require_str
+from sounding.factory import Factory
 from sounding.pipeline import Pipeline
-from storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +52,11 @@ class HttpServerReceiver(Receiver):
     default_port = 3000
 
     def __init__(self, name: str, config: dict[str, Any] | None = None, *,
-                 pipeline: Pipeline, auth: Authenticator, store: Store,
+                 pipeline: Pipeline, auth: Authenticator, health: HealthCheck,
                  extra_routes: list[Any] | None = None) -> None:
         super().__init__(name, config)
         self.ctx = ReceiverContext(
-            pipeline=pipeline, auth=auth, store=store,
+            pipeline=pipeline, auth=auth, health=health,
             max_body_bytes=int(self.config.get("max_body_bytes", 5 * 1024 * 1024)),
             cors_origins=list(self.config.get("cors_origins") or []),
             body_budget=BodyBudget(int(self.config.get("max_inflight_body_bytes",
@@ -134,14 +134,11 @@ def _bind(host: str, port: int, reuse_port: bool = False) -> list[socket.socket]
 
 
 class HttpReceiver(HttpServerReceiver):
-    """Port 3000: /ingest/*, /health, /metrics (and the dashboard, when mounted)."""
-
-    # A dashboard.app.Dashboard, mounted by the service when the dashboard is enabled.
-    dashboard: Any = None
+    """Port 3000: /ingest/*, /health, /metrics, and the routes extensions offer (the
+    dashboard, unless it has a port of its own), given as `extra_routes`."""
 
     def routes(self) -> list[Any]:
-        dashboard = self.dashboard.routes() if self.dashboard is not None else []
-        return ingest_routes(self.ctx) + dashboard
+        return ingest_routes(self.ctx)
 
 
 class OtlpHttpReceiver(HttpServerReceiver):
@@ -152,3 +149,63 @@ class OtlpHttpReceiver(HttpServerReceiver):
 
     def routes(self) -> list[Any]:
         return [(r"/v1/traces", TracesHandler, {"ctx": self.ctx})]
+
+
+# Configuration, owned here: the defaults and the checks of each receiver's section.
+
+HTTP_DEFAULTS: dict[str, Any] = {
+    # A receiver whose `enabled` is false is skipped.
+    "enabled": True,
+    "host": "0.0.0.0",
+    "port": 3000,
+    "max_body_bytes": 5 * 1024 * 1024,
+    # Bytes held by every body being read (raw or inflated) at once, and open
+    # connections; past either, 503 + Retry-After (receiver/body.py,
+    # receiver/connections.py).
+    "max_inflight_body_bytes": 64 * 1024 * 1024,
+    "max_connections": 512,
+    "cors_origins": [],
+    # Several `sounding serve` processes may share the port (SO_REUSEPORT).
+    "reuse_port": False,
+    # True only behind a TLS-terminating proxy that every request goes through:
+    # its X-Forwarded-Proto/-For are then trusted (dashboard cookies get Secure).
+    "xheaders": False,
+}
+# The standard OTLP/HTTP port, serving /v1/traces (also on :3000 under /ingest).
+OTLP_HTTP_DEFAULTS: dict[str, Any] = {
+    "enabled": False,
+    "host": "0.0.0.0",
+    "port": 4318,
+    "max_body_bytes": 5 * 1024 * 1024,
+    "max_inflight_body_bytes": 64 * 1024 * 1024,
+    "max_connections": 512,
+    "cors_origins": [],
+}
+
+
+def check_http(path: str, config: dict[str, Any]) -> None:
+    require_int(path, config, "port", 0)
+    for key in ("max_body_bytes", "max_inflight_body_bytes", "max_connections"):
+        require_int(path, config, key, 1)
+    for key in ("enabled", "reuse_port", "xheaders"):
+        require_bool(path, config, key)
+    require_str(path, config, "host")
+    require_list(path, config, "cors_origins")
+
+
+def _dependencies(host: Host) -> dict[str, Any]:
+    return {"pipeline": host.pipeline, "auth": host.authenticator(),
+            "health": host.health_check()}
+
+
+def _create_http(name: str, config: dict[str, Any], host: Host) -> HttpReceiver:
+    return HttpReceiver(name, config, extra_routes=host.http_routes(), **_dependencies(host))
+
+
+def _create_otlp_http(name: str, config: dict[str, Any], host: Host) -> OtlpHttpReceiver:
+    return OtlpHttpReceiver(name, config, **_dependencies(host))
+
+
+http_factory = Factory("http", "receiver", _create_http, HTTP_DEFAULTS, check_http)
+otlp_http_factory = Factory("otlp_http", "receiver", _create_otlp_http, OTLP_HTTP_DEFAULTS,
+                            check_http)

@@ -15,14 +15,14 @@ from typing import Any
 import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from receiver.auth import Authenticator
 from receiver.grpc_call import Call, service
 from receiver.grpc_custom import custom_services
 from receiver.otlp_http import consume_traces
-from sounding.component import Receiver
+from sounding.component import Authenticator, Host, Receiver
+from sounding.configcheck import require_bool, require_int, require_str
 from sounding.errors import ConfigError
+from sounding.factory import Factory
 from sounding.pipeline import Pipeline
-from storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class GrpcReceiver(Receiver):
     default_port = 4317
 
     def __init__(self, name: str, config: dict[str, Any] | None = None, *,
-                 pipeline: Pipeline, auth: Authenticator, store: Store) -> None:
+                 pipeline: Pipeline, auth: Authenticator) -> None:
         super().__init__(name, config)
         self.pipeline = pipeline
         self.auth = auth
@@ -92,3 +92,29 @@ class GrpcReceiver(Receiver):
         # New calls are refused (UNAVAILABLE, so exporters retry elsewhere or later);
         # calls in flight finish, up to the grace period.
         await server.stop(DRAIN_SECONDS)
+
+
+# Configuration, owned here. OTLP over gRPC for SDKs and Collectors left at their
+# defaults (TraceService and Sounding's own services, proto/sounding/v1). Set
+# `enabled: false` to free the port.
+DEFAULTS: dict[str, Any] = {
+    "enabled": True,
+    "host": "0.0.0.0",
+    "port": 4317,
+    "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
+}
+
+
+def _check(path: str, config: dict[str, Any]) -> None:
+    require_int(path, config, "port", 0)
+    require_int(path, config, "max_message_bytes", 1)
+    require_bool(path, config, "enabled")
+    require_str(path, config, "host")
+
+
+def _create(name: str, config: dict[str, Any], host: Host) -> GrpcReceiver:
+    return GrpcReceiver(name, config, pipeline=host.pipeline,
+                        auth=host.authenticator())
+
+
+factory = Factory("otlp_grpc", "receiver", _create, DEFAULTS, _check)
