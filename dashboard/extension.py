@@ -63,8 +63,11 @@ class DashboardExtension(Extension):
         host = str(self.config["host"])
         sockets = bind_sockets(self.port, address=None if host in ("", "0.0.0.0") else host,
                                family=socket.AF_INET if host == "0.0.0.0" else socket.AF_UNSPEC)
+        # Its forms are a few hundred bytes: a megabyte bounds what a client can make
+        # the server hold, as receivers.http's max_body_bytes does on the ingest port.
         self._server = HTTPServer(Application(self.dashboard.routes()),
-                                  xheaders=bool(self.config["xheaders"]))
+                                  xheaders=bool(self.config["xheaders"]),
+                                  max_body_size=1024 * 1024, idle_connection_timeout=300)
         self._server.add_sockets(sockets)
         self._bound = sorted({s.getsockname()[1] for s in sockets})
 
