@@ -46,23 +46,55 @@ def ingest_routes(ctx: ReceiverContext) -> list[Any]:
     ]
 
 
-class HttpServerReceiver(Receiver):
-    """Shared lifecycle of Tornado-based receivers; subclasses give the routes."""
+# Configuration, owned here: the defaults and the checks of each receiver's section.
 
-    default_port = 3000
+HTTP_DEFAULTS: dict[str, Any] = {
+    # A receiver whose `enabled` is false is skipped.
+    "enabled": True,
+    "host": "0.0.0.0",
+    "port": 3000,
+    "max_body_bytes": 5 * 1024 * 1024,
+    # Bytes held by every body being read (raw or inflated) at once, and open
+    # connections; past either, 503 + Retry-After (receiver/body.py,
+    # receiver/connections.py).
+    "max_inflight_body_bytes": 64 * 1024 * 1024,
+    "max_connections": 512,
+    "cors_origins": [],
+    # Several `sounding serve` processes may share the port (SO_REUSEPORT).
+    "reuse_port": False,
+    # True only behind a TLS-terminating proxy that every request goes through:
+    # its X-Forwarded-Proto/-For are then trusted (dashboard cookies get Secure).
+    "xheaders": False,
+}
+# The standard OTLP/HTTP port, serving /v1/traces (also on :3000 under /ingest).
+OTLP_HTTP_DEFAULTS: dict[str, Any] = {
+    "enabled": False,
+    "host": "0.0.0.0",
+    "port": 4318,
+    "max_body_bytes": 5 * 1024 * 1024,
+    "max_inflight_body_bytes": 64 * 1024 * 1024,
+    "max_connections": 512,
+    "cors_origins": [],
+}
+
+
+class HttpServerReceiver(Receiver):
+    """Shared lifecycle of Tornado-based receivers; subclasses give the routes and
+    their defaults (filled in by the factory; here too, for a receiver built alone)."""
+
+    defaults: dict[str, Any] = HTTP_DEFAULTS
 
     def __init__(self, name: str, config: dict[str, Any] | None = None, *,
                  pipeline: Pipeline, auth: Authenticator, health: HealthCheck,
                  extra_routes: list[Any] | None = None) -> None:
-        super().__init__(name, config)
+        super().__init__(name, {**self.defaults, **(config or {})})
         self.ctx = ReceiverContext(
             pipeline=pipeline, auth=auth, health=health,
-            max_body_bytes=int(self.config.get("max_body_bytes", 5 * 1024 * 1024)),
-            cors_origins=list(self.config.get("cors_origins") or []),
-            body_budget=BodyBudget(int(self.config.get("max_inflight_body_bytes",
-                                                       64 * 1024 * 1024)), name=name),
+            max_body_bytes=int(self.config["max_body_bytes"]),
+            cors_origins=list(self.config["cors_origins"] or []),
+            body_budget=BodyBudget(int(self.config["max_inflight_body_bytes"]), name=name),
         )
-        self.max_connections = int(self.config.get("max_connections", 512))
+        self.max_connections = int(self.config["max_connections"])
         self.extra_routes = extra_routes or []
         self._server: BoundedHTTPServer | None = None
         self._ports: list[int] = []
@@ -87,8 +119,8 @@ class HttpServerReceiver(Receiver):
             app, name=self.name, max_connections=self.max_connections,
             max_body_size=self.ctx.max_body_bytes + 65536, chunk_size=65536,
             idle_connection_timeout=300, xheaders=bool(self.config.get("xheaders", False)))
-        host = str(self.config.get("host", "0.0.0.0"))
-        port = int(self.config.get("port", self.default_port))
+        host = str(self.config["host"])
+        port = int(self.config["port"])
         # reuse_port: several collector processes share one port (SO_REUSEPORT) and
         # the kernel spreads connections over them (README, "Performance and durability").
         sockets = _bind(host, port, bool(self.config.get("reuse_port", False)))
@@ -145,42 +177,10 @@ class OtlpHttpReceiver(HttpServerReceiver):
     """Port 4318, the standard OTLP/HTTP port: /v1/traces, so that an SDK left at its
     default endpoint works. Same handler, auth and pipeline as /ingest/v1/traces."""
 
-    default_port = 4318
+    defaults = OTLP_HTTP_DEFAULTS
 
     def routes(self) -> list[Any]:
         return [(r"/v1/traces", TracesHandler, {"ctx": self.ctx})]
-
-
-# Configuration, owned here: the defaults and the checks of each receiver's section.
-
-HTTP_DEFAULTS: dict[str, Any] = {
-    # A receiver whose `enabled` is false is skipped.
-    "enabled": True,
-    "host": "0.0.0.0",
-    "port": 3000,
-    "max_body_bytes": 5 * 1024 * 1024,
-    # Bytes held by every body being read (raw or inflated) at once, and open
-    # connections; past either, 503 + Retry-After (receiver/body.py,
-    # receiver/connections.py).
-    "max_inflight_body_bytes": 64 * 1024 * 1024,
-    "max_connections": 512,
-    "cors_origins": [],
-    # Several `sounding serve` processes may share the port (SO_REUSEPORT).
-    "reuse_port": False,
-    # True only behind a TLS-terminating proxy that every request goes through:
-    # its X-Forwarded-Proto/-For are then trusted (dashboard cookies get Secure).
-    "xheaders": False,
-}
-# The standard OTLP/HTTP port, serving /v1/traces (also on :3000 under /ingest).
-OTLP_HTTP_DEFAULTS: dict[str, Any] = {
-    "enabled": False,
-    "host": "0.0.0.0",
-    "port": 4318,
-    "max_body_bytes": 5 * 1024 * 1024,
-    "max_inflight_body_bytes": 64 * 1024 * 1024,
-    "max_connections": 512,
-    "cors_origins": [],
-}
 
 
 def check_http(path: str, config: dict[str, Any]) -> None:

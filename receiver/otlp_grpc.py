@@ -42,18 +42,26 @@ async def export_traces(call: Call) -> bytes:
     return response.SerializeToString()
 
 
-class GrpcReceiver(Receiver):
-    default_port = 4317
+# Configuration, owned here. OTLP over gRPC for SDKs and Collectors left at their
+# defaults (TraceService and Sounding's own services, proto/sounding/v1). Set
+# `enabled: false` to free the port.
+DEFAULTS: dict[str, Any] = {
+    "enabled": True,
+    "host": "0.0.0.0",
+    "port": 4317,
+    "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
+}
 
+
+class GrpcReceiver(Receiver):
     def __init__(self, name: str, config: dict[str, Any] | None = None, *,
                  pipeline: Pipeline, auth: Authenticator) -> None:
-        super().__init__(name, config)
+        super().__init__(name, {**DEFAULTS, **(config or {})})
         self.pipeline = pipeline
         self.auth = auth
-        self.host = str(self.config.get("host", "0.0.0.0"))
-        self.port = int(self.config.get("port", self.default_port))
-        self.max_message_bytes = int(self.config.get("max_message_bytes",
-                                                     DEFAULT_MAX_MESSAGE_BYTES))
+        self.host = str(self.config["host"])
+        self.port = int(self.config["port"])
+        self.max_message_bytes = int(self.config["max_message_bytes"])
         self._server: grpc.aio.Server | None = None
         self._bound: int | None = None
 
@@ -92,17 +100,6 @@ class GrpcReceiver(Receiver):
         # New calls are refused (UNAVAILABLE, so exporters retry elsewhere or later);
         # calls in flight finish, up to the grace period.
         await server.stop(DRAIN_SECONDS)
-
-
-# Configuration, owned here. OTLP over gRPC for SDKs and Collectors left at their
-# defaults (TraceService and Sounding's own services, proto/sounding/v1). Set
-# `enabled: false` to free the port.
-DEFAULTS: dict[str, Any] = {
-    "enabled": True,
-    "host": "0.0.0.0",
-    "port": 4317,
-    "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
-}
 
 
 def _check(path: str, config: dict[str, Any]) -> None:
