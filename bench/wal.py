@@ -204,9 +204,9 @@ def _write(text: str, path: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from sounding.config import DEFAULTS
+    from sounding.extensions.storage import DEFAULTS
 
-    default_bound = int(DEFAULTS["storage"]["sqlite_wal_max_bytes"])
+    default_bound = int(DEFAULTS["sqlite_wal_max_bytes"])
     parser = argparse.ArgumentParser(prog="python -m bench wal", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--compare", type=float, default=30.0, metavar="SECONDS",

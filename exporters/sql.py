@@ -24,9 +24,12 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
+from exporters.sql_config import DEFAULTS, check
 from sounding import channel, logthrottle, metrics
-from sounding.component import Exporter
+from sounding.component import Exporter, Host
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
+from sounding.extensions.storage import StorageExtension
+from sounding.factory import Factory
 from sounding.records import Batch
 from storage.store import Store
 from storage.wire import EncodedBatch, encode
@@ -58,11 +61,12 @@ class SqlExporter(Exporter):
                  store: Store) -> None:
         super().__init__(name, config)
         self.store = store
-        self.max_records = int(self.config.get("queue_max_records", 12_288))
-        self.max_bytes = int(self.config.get("queue_max_bytes", 32 * 1024 * 1024))
-        self.max_commit = int(self.config.get("max_commit_records", 4_096))
-        self.retry_after = int(self.config.get("retry_after_seconds", 1))
-        self.sqlite_cache_kib = int(self.config.get("sqlite_cache_kib", 8 * 1024))
+        settings = {**DEFAULTS, **self.config}
+        self.max_records = int(settings["queue_max_records"])
+        self.max_bytes = int(settings["queue_max_bytes"])
+        self.max_commit = int(settings["max_commit_records"])
+        self.retry_after = int(settings["retry_after_seconds"])
+        self.sqlite_cache_kib = int(settings["sqlite_cache_kib"])
         self._pending: dict[int, _Pending] = {}
         self._pending_records = 0
         self._pending_bytes = 0
@@ -298,3 +302,11 @@ class SqlExporter(Exporter):
     def _gauges(self) -> None:
         metrics.QUEUE_RECORDS.set(self._pending_records)
         metrics.QUEUE_BYTES.set(self._pending_bytes)
+
+
+def _create(name: str, config: dict[str, Any], host: Host) -> SqlExporter:
+    # The store is the storage extension's: one Store, migrated once, for every user.
+    return SqlExporter(name, config, store=host.extension("storage", StorageExtension).store)
+
+
+factory = Factory("sql", "exporter", _create, DEFAULTS, check)

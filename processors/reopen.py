@@ -15,6 +15,7 @@ from sounding.records import Batch
 
 class ReopenProcessor(Processor):
     trusted = True  # derives values from what the receivers checked
+    default_config: dict[str, object] = {}  # no settings: any key is a mistake
 
     def process(self, batch: Batch) -> Batch:
         for fingerprint, delta in batch.groups.items():

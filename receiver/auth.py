@@ -1,36 +1,11 @@
-"""Ingest keys: `Authorization: Bearer <key>` picks the project.
-
-Every active key's hash is held in memory, with its project, and the set is read
-again from the database every half `cache_seconds`; so any lookup, a known key or
-a flood of unknown ones, is one dict lookup and never a query. A key created or
-revoked with the CLI, by this collector's database or by any other collector
-sharing it, takes effect within `cache_seconds`. While the database cannot be
-reached, the last set read keeps answering.
-
-Only SHA-256 hashes of keys are kept, never a key. Keys are few; should there be
-more than `MAX_KEYS`, those beyond are looked up one by one, with hits and misses
-cached for `cache_seconds` in a bounded cache, as before the set existed.
-"""
+"""`Authorization: Bearer <key>` picks the project: the header is protocol, parsed
+here; the key is looked up by the authenticator extension (sounding/extensions/
+auth.py), which receivers ask instead of the store."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import time
-
-from sqlalchemy.exc import SQLAlchemyError
-
-from sounding.errors import StoreUnavailable, Unauthenticated
-from storage import keys
-from storage.store import Store
-
-log = logging.getLogger(__name__)
-
-MAX_KEYS = 100_000  # hashes held in memory, about 20 MB at most
-MAX_CACHED = 10_000  # per-key lookups cached, used only beyond MAX_KEYS
-# Longer than any key Sounding makes or anyone types: refused without hashing it.
-MAX_KEY_LENGTH = 512
+from sounding.component import MAX_KEY_LENGTH, Authenticator
+from sounding.errors import Unauthenticated
 
 
 def bearer_key(header: str | None) -> str:
@@ -44,106 +19,5 @@ def bearer_key(header: str | None) -> str:
     return key
 
 
-class Authenticator:
-    def __init__(self, store: Store, cache_seconds: float = 10.0) -> None:
-        self.store = store
-        self.cache_seconds = cache_seconds
-        self._keys: dict[str, int] = {}  # key hash: project id, every active key
-        self._complete = False  # _keys holds every active key (there are few enough)
-        self._loaded: asyncio.Future[None] | None = None
-        self._refresher: asyncio.Task[None] | None = None
-        self._cache: dict[str, tuple[int | None, float]] = {}
-        # Lookups under way: concurrent requests with one uncached key share one query
-        # instead of sending the database a burst of identical ones.
-        self._pending: dict[str, asyncio.Future[int | None]] = {}
-
-    async def start(self) -> None:
-        """Read the keys, then keep them fresh. With `cache_seconds` 0 every request
-        asks the database, and a revoked key stops working at once."""
-        if self.cache_seconds <= 0 or self._refresher is not None:
-            return
-        await self._load_once()
-        self._refresher = asyncio.get_running_loop().create_task(self._refresh_forever())
-
-    async def shutdown(self) -> None:
-        refresher, self._refresher = self._refresher, None
-        if refresher is not None:
-            refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await refresher
-
-    async def project_for(self, header: str | None) -> int:
-        key_hash = keys.hash_key(bearer_key(header))
-        if self.cache_seconds > 0 and not self._complete:
-            await self._load_once()  # not started (a test), or more keys than MAX_KEYS
-        project_id = self._keys.get(key_hash)
-        if project_id is None and not self._complete:
-            project_id = await self._cached_lookup(key_hash)
-        if project_id is None:
-            raise Unauthenticated("unknown or revoked API key")
-        return project_id
-
-    # The key set.
-
-    async def _load_once(self) -> None:
-        if self._loaded is None:
-            self._loaded = asyncio.get_running_loop().create_future()
-            try:
-                await self._refresh()
-            finally:
-                self._loaded.set_result(None)
-        await asyncio.shield(self._loaded)
-
-    async def _refresh_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self.cache_seconds / 2)
-            await self._refresh()
-
-    async def _refresh(self) -> None:
-        try:
-            active = await asyncio.to_thread(keys.active_keys, self.store, MAX_KEYS + 1)
-        except Exception as exc:  # noqa: BLE001 - the database is away; keep the last set
-            log.error("cannot read the ingest keys; answering from the last set read: %s",
-                      type(exc).__name__)
-            return
-        self._complete = len(active) <= MAX_KEYS
-        if not self._complete:
-            log.error("more than %d active ingest keys: those beyond are looked up one by one",
-                      MAX_KEYS)
-        self._keys = active
-        self._cache.clear()
-
-    # One key at a time: without the set (cache_seconds 0) or beyond MAX_KEYS.
-
-    async def _cached_lookup(self, key_hash: str) -> int | None:
-        now = time.monotonic()
-        cached = self._cache.get(key_hash)
-        if cached is not None and cached[1] > now:
-            return cached[0]
-        return await self._lookup(key_hash, now)
-
-    async def _lookup(self, key_hash: str, now: float) -> int | None:
-        pending = self._pending.get(key_hash)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
-        self._pending[key_hash] = future
-        try:
-            project_id = await asyncio.to_thread(keys.project_for_hash, self.store, key_hash)
-        except SQLAlchemyError as exc:
-            error = StoreUnavailable("the store cannot be reached to check the key")
-            future.set_exception(error)
-            future.exception()  # retrieved here, so an unawaited one is not reported
-            raise error from exc
-        else:
-            future.set_result(project_id)
-            if self.cache_seconds > 0:
-                if len(self._cache) >= MAX_CACHED:
-                    self._cache.clear()
-                self._cache[key_hash] = (project_id, now + self.cache_seconds)
-            return project_id
-        finally:
-            del self._pending[key_hash]
-            if not future.done():  # this request was cancelled: do not strand the others
-                future.set_exception(StoreUnavailable("the key check was interrupted"))
-                future.exception()
+async def project_for(auth: Authenticator, header: str | None) -> int:
+    return await auth.project_for_key(bearer_key(header))

@@ -5,17 +5,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from receiver.auth import Authenticator
 from receiver.body import BodyBudget
+from sounding.component import Authenticator, HealthCheck
 from sounding.pipeline import Pipeline
-from storage.store import Store
 
 
 @dataclass
 class ReceiverContext:
     pipeline: Pipeline
     auth: Authenticator
-    store: Store
+    health: HealthCheck
     max_body_bytes: int
     cors_origins: list[str] = field(default_factory=list)
     # Bytes held by the bodies being read, across every connection (receiver/body.py).

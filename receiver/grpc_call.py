@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import grpc
 
-from receiver.auth import Authenticator
+from receiver.auth import project_for
 from receiver.status import grpc_error, http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from sounding import metrics
+from sounding.component import Authenticator
 from sounding.errors import SoundingError
 from sounding.pipeline import Pipeline
 
@@ -52,7 +53,7 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
         error: BaseException
         try:
             header = metadata.get("authorization")
-            project_id = await auth.project_for(header if isinstance(header, str) else None)
+            project_id = await project_for(auth, header if isinstance(header, str) else None)
             # Shed before decoding, as the HTTP receiver does.
             refusal = pipeline.admission_error()
             if refusal is not None:

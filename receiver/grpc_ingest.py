@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import grpc
 
-from receiver.auth import Authenticator
 from receiver.grpc_call import Call, Method, service
 from receiver.signals.outcome import Origin
 from receiver.signals.table import SIGNALS, Signal
+from sounding.component import Authenticator
 from sounding.pipeline import Pipeline
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from tornado.iostream import StreamClosedError
 from tornado.web import HTTPError, RequestHandler, stream_request_body
 
+from receiver.auth import project_for
 from receiver.body import BodyReader
 from receiver.context import ReceiverContext
 from receiver.status import http_error, reason_label
@@ -105,7 +106,8 @@ class IngestHandler(BaseHandler):
         if self.ctx.closing:
             self.set_header("Connection", "close")
             raise StoreUnavailable("the collector is shutting down")
-        self.project_id = await self.ctx.auth.project_for(self.request.headers.get("Authorization"))
+        self.project_id = await project_for(self.ctx.auth,
+                                            self.request.headers.get("Authorization"))
         raw_type = self.request.headers.get("Content-Type")
         if not raw_type:
             raise UnsupportedMediaType(

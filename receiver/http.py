@@ -11,16 +11,16 @@ from tornado.log import access_log
 from tornado.netutil import bind_sockets
 from tornado.web import Application, RequestHandler
 
-from receiver.auth import Authenticator
 from receiver.body import BodyBudget
 from receiver.connections import BoundedHTTPServer
 from receiver.context import ReceiverContext
 from receiver.handlers import BaseHandler
 from receiver.health import HealthHandler, MetricsHandler
 from receiver.ingest import otlp_routes, signal_routes
-from sounding.component import Receiver
+from sounding.component import Authenticator, HealthCheck, Host, Receiver
+from sounding.configcheck import require_bool, require_int, require_list, require_str
+from sounding.factory import Factory
 from sounding.pipeline import Pipeline
-from storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -41,23 +41,55 @@ def ingest_routes(ctx: ReceiverContext) -> list[Any]:
     ]
 
 
-class HttpServerReceiver(Receiver):
-    """Shared lifecycle of Tornado-based receivers; subclasses give the routes."""
+# Configuration, owned here: the defaults and the checks of each receiver's section.
 
-    default_port = 3000
+HTTP_DEFAULTS: dict[str, Any] = {
+    # A receiver whose `enabled` is false is skipped.
+    "enabled": True,
+    "host": "0.0.0.0",
+    "port": 3000,
+    "max_body_bytes": 5 * 1024 * 1024,
+    # Bytes held by every body being read (raw or inflated) at once, and open
+    # connections; past either, 503 + Retry-After (receiver/body.py,
+    # receiver/connections.py).
+    "max_inflight_body_bytes": 64 * 1024 * 1024,
+    "max_connections": 512,
+    "cors_origins": [],
+    # Several `sounding serve` processes may share the port (SO_REUSEPORT).
+    "reuse_port": False,
+    # True only behind a TLS-terminating proxy that every request goes through:
+    # its X-Forwarded-Proto/-For are then trusted (dashboard cookies get Secure).
+    "xheaders": False,
+}
+# The standard OTLP/HTTP port, serving /v1/traces (also on :3000 under /ingest).
+OTLP_HTTP_DEFAULTS: dict[str, Any] = {
+    "enabled": False,
+    "host": "0.0.0.0",
+    "port": 4318,
+    "max_body_bytes": 5 * 1024 * 1024,
+    "max_inflight_body_bytes": 64 * 1024 * 1024,
+    "max_connections": 512,
+    "cors_origins": [],
+}
+
+
+class HttpServerReceiver(Receiver):
+    """Shared lifecycle of Tornado-based receivers; subclasses give the routes and
+    their defaults (filled in by the factory; here too, for a receiver built alone)."""
+
+    defaults: dict[str, Any] = HTTP_DEFAULTS
 
     def __init__(self, name: str, config: dict[str, Any] | None = None, *,
-                 pipeline: Pipeline, auth: Authenticator, store: Store,
+                 pipeline: Pipeline, auth: Authenticator, health: HealthCheck,
                  extra_routes: list[Any] | None = None) -> None:
-        super().__init__(name, config)
+        super().__init__(name, {**self.defaults, **(config or {})})
         self.ctx = ReceiverContext(
-            pipeline=pipeline, auth=auth, store=store,
-            max_body_bytes=int(self.config.get("max_body_bytes", 5 * 1024 * 1024)),
-            cors_origins=list(self.config.get("cors_origins") or []),
-            body_budget=BodyBudget(int(self.config.get("max_inflight_body_bytes",
-                                                       64 * 1024 * 1024)), name=name),
+            pipeline=pipeline, auth=auth, health=health,
+            max_body_bytes=int(self.config["max_body_bytes"]),
+            cors_origins=list(self.config["cors_origins"] or []),
+            body_budget=BodyBudget(int(self.config["max_inflight_body_bytes"]), name=name),
         )
-        self.max_connections = int(self.config.get("max_connections", 512))
+        self.max_connections = int(self.config["max_connections"])
         self.extra_routes = extra_routes or []
         self._server: BoundedHTTPServer | None = None
         self._ports: list[int] = []
@@ -82,8 +114,8 @@ class HttpServerReceiver(Receiver):
             app, name=self.name, max_connections=self.max_connections,
             max_body_size=self.ctx.max_body_bytes + 65536, chunk_size=65536,
             idle_connection_timeout=300, xheaders=bool(self.config.get("xheaders", False)))
-        host = str(self.config.get("host", "0.0.0.0"))
-        port = int(self.config.get("port", self.default_port))
+        host = str(self.config["host"])
+        port = int(self.config["port"])
         # reuse_port: several collector processes share one port (SO_REUSEPORT) and
         # the kernel spreads connections over them (README, "Performance and durability").
         sockets = _bind(host, port, bool(self.config.get("reuse_port", False)))
@@ -129,21 +161,46 @@ def _bind(host: str, port: int, reuse_port: bool = False) -> list[socket.socket]
 
 
 class HttpReceiver(HttpServerReceiver):
-    """Port 3000: /ingest/*, /health, /metrics (and the dashboard, when mounted)."""
-
-    # A dashboard.app.Dashboard, mounted by the service when the dashboard is enabled.
-    dashboard: Any = None
+    """Port 3000: /ingest/*, /health, /metrics, and the routes extensions offer (the
+    dashboard, unless it has a port of its own), given as `extra_routes`."""
 
     def routes(self) -> list[Any]:
-        dashboard = self.dashboard.routes() if self.dashboard is not None else []
-        return ingest_routes(self.ctx) + dashboard
+        return ingest_routes(self.ctx)
 
 
 class OtlpHttpReceiver(HttpServerReceiver):
     """Port 4318, the standard OTLP/HTTP port: /v1/traces, so that an SDK left at its
     default endpoint works. Same handler, auth and pipeline as /ingest/v1/traces."""
 
-    default_port = 4318
+    defaults = OTLP_HTTP_DEFAULTS
 
     def routes(self) -> list[Any]:
         return otlp_routes(self.ctx)
+
+
+def check_http(path: str, config: dict[str, Any]) -> None:
+    require_int(path, config, "port", 0)
+    for key in ("max_body_bytes", "max_inflight_body_bytes", "max_connections"):
+        require_int(path, config, key, 1)
+    for key in ("enabled", "reuse_port", "xheaders"):
+        require_bool(path, config, key)
+    require_str(path, config, "host")
+    require_list(path, config, "cors_origins")
+
+
+def _dependencies(host: Host) -> dict[str, Any]:
+    return {"pipeline": host.pipeline, "auth": host.authenticator(),
+            "health": host.health_check()}
+
+
+def _create_http(name: str, config: dict[str, Any], host: Host) -> HttpReceiver:
+    return HttpReceiver(name, config, extra_routes=host.http_routes(), **_dependencies(host))
+
+
+def _create_otlp_http(name: str, config: dict[str, Any], host: Host) -> OtlpHttpReceiver:
+    return OtlpHttpReceiver(name, config, **_dependencies(host))
+
+
+http_factory = Factory("http", "receiver", _create_http, HTTP_DEFAULTS, check_http)
+otlp_http_factory = Factory("otlp_http", "receiver", _create_otlp_http, OTLP_HTTP_DEFAULTS,
+                            check_http)

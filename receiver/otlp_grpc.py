@@ -14,12 +14,12 @@ from typing import Any
 
 import grpc
 
-from receiver.auth import Authenticator
 from receiver.grpc_ingest import signal_services
-from sounding.component import Receiver
+from sounding.component import Authenticator, Host, Receiver
+from sounding.configcheck import require_bool, require_int, require_str
 from sounding.errors import ConfigError
+from sounding.factory import Factory
 from sounding.pipeline import Pipeline
-from storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -28,18 +28,26 @@ DEFAULT_MAX_MESSAGE_BYTES = 5 * 1024 * 1024
 DRAIN_SECONDS = 30.0
 
 
-class GrpcReceiver(Receiver):
-    default_port = 4317
+# Configuration, owned here. OTLP over gRPC for SDKs and Collectors left at their
+# defaults (TraceService and Sounding's own services, proto/sounding/v1). Set
+# `enabled: false` to free the port.
+DEFAULTS: dict[str, Any] = {
+    "enabled": True,
+    "host": "0.0.0.0",
+    "port": 4317,
+    "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
+}
 
+
+class GrpcReceiver(Receiver):
     def __init__(self, name: str, config: dict[str, Any] | None = None, *,
-                 pipeline: Pipeline, auth: Authenticator, store: Store) -> None:
-        super().__init__(name, config)
+                 pipeline: Pipeline, auth: Authenticator) -> None:
+        super().__init__(name, {**DEFAULTS, **(config or {})})
         self.pipeline = pipeline
         self.auth = auth
-        self.host = str(self.config.get("host", "0.0.0.0"))
-        self.port = int(self.config.get("port", self.default_port))
-        self.max_message_bytes = int(self.config.get("max_message_bytes",
-                                                     DEFAULT_MAX_MESSAGE_BYTES))
+        self.host = str(self.config["host"])
+        self.port = int(self.config["port"])
+        self.max_message_bytes = int(self.config["max_message_bytes"])
         self._server: grpc.aio.Server | None = None
         self._bound: int | None = None
 
@@ -74,3 +82,18 @@ class GrpcReceiver(Receiver):
         # New calls are refused (UNAVAILABLE, so exporters retry elsewhere or later);
         # calls in flight finish, up to the grace period.
         await server.stop(DRAIN_SECONDS)
+
+
+def _check(path: str, config: dict[str, Any]) -> None:
+    require_int(path, config, "port", 0)
+    require_int(path, config, "max_message_bytes", 1)
+    require_bool(path, config, "enabled")
+    require_str(path, config, "host")
+
+
+def _create(name: str, config: dict[str, Any], host: Host) -> GrpcReceiver:
+    return GrpcReceiver(name, config, pipeline=host.pipeline,
+                        auth=host.authenticator())
+
+
+factory = Factory("otlp_grpc", "receiver", _create, DEFAULTS, _check)

@@ -30,6 +30,11 @@ def _announce(service: Service) -> None:
     base = addresses[0] if addresses else "http://127.0.0.1:3000"
     for address in addresses:
         print(f"Sounding listening on {address}", flush=True)
+    # Announced apart from the receivers: the first "listening on" address is the
+    # ingestion API's, and tools (tests/support/server.py) read it so.
+    dashboard = service.dashboard_addresses()
+    for address in dashboard:
+        print(f"Sounding dashboard on {address}", flush=True)
     if service.first_run_key:
         print(
             "\nFirst run: created project 'default' with this ingest key (shown once, "
@@ -49,7 +54,7 @@ def _announce(service: Service) -> None:
             "a hash;\nset SOUNDING_ADMIN_TOKEN to choose your own, or run "
             "'sounding admin-token rotate'):\n\n"
             f"    {service.first_run_admin_token}\n\n"
-            f"Log in at {base}/login, or read the API with "
+            f"Log in at {(dashboard or [base])[0]}/login, or read the API with "
             "'Authorization: Bearer <admin token>'.\n",
             flush=True,
         )

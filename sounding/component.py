@@ -1,7 +1,10 @@
-"""Component contracts shared by receivers, processors and exporters.
+"""Component contracts shared by receivers, processors, exporters and extensions.
 
 Every component has `start` and `shutdown`; `shutdown` is safe without `start`
-and safe twice, so the service can stop whatever it managed to start.
+and safe twice, so the service can stop whatever it managed to start. Factories
+(sounding/factory.py) build components and hand them the `Host`, through which a
+receiver finds the pipeline and the extensions it asks (authentication, health)
+instead of reaching into the store.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from sounding.errors import RetryableError
 from sounding.records import Batch
@@ -30,6 +33,12 @@ class Component(ABC):  # noqa: B024 - abstract only through its subclasses
 
     async def shutdown(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release resources. Safe before `start` and safe twice."""
+
+    async def health(self) -> tuple[bool, str]:
+        """Whether this component works now, and why not; GET /health aggregates every
+        component's (sounding/extensions/health.py). Must be cheap: health checks come
+        often."""
+        return True, ""
 
 
 class Processor(Component):
@@ -98,3 +107,72 @@ class Receiver(Component):
     @abstractmethod
     def addresses(self) -> list[str]:
         """Where it listens, as URLs, once started."""
+
+
+class Extension(Component):
+    """A cross-cutting part that other components ask (the Collector's word): the
+    store, authentication, health, the dashboard. Extensions start before every
+    pipeline stage and stop after them."""
+
+    def http_routes(self) -> list[Any]:
+        """Tornado routes this extension serves on the ingest HTTP receiver's port
+        (the dashboard, when it has no port of its own)."""
+        return []
+
+
+# Longer than any ingest key Sounding makes or anyone types: refused without hashing
+# it, and refused when seeded (it could never be sent).
+MAX_KEY_LENGTH = 512
+
+
+@runtime_checkable
+class Authenticator(Protocol):
+    """What receivers ask to turn an ingest key into a project (sounding/extensions/
+    auth.py). Raises Unauthenticated for an unknown key, StoreUnavailable when it
+    cannot tell."""
+
+    async def project_for_key(self, key: str) -> int: ...
+
+
+@runtime_checkable
+class HealthCheck(Protocol):
+    """What GET /health asks: whether every component is healthy, and the details
+    the response carries besides `status` and `uptime_seconds`."""
+
+    async def check(self) -> tuple[bool, dict[str, Any]]: ...
+
+
+E = TypeVar("E")
+
+
+class Host(ABC):
+    """What a factory's `create(name, config, host)` is given: the pipeline (for
+    receivers) and the extensions, by type name."""
+
+    @property
+    @abstractmethod
+    def pipeline(self) -> Any:
+        """The sounding.pipeline.Pipeline receivers feed (typed loosely: this module
+        sits below the pipeline)."""
+
+    @abstractmethod
+    def extension(self, type_name: str, contract: type[E]) -> E:
+        """The extension of that type, checked against `contract`; ConfigError when
+        there is none (not configured, or disabled) or it does not fulfil it."""
+
+    @abstractmethod
+    def components(self) -> list[Component]:
+        """Every component built so far (health asks each)."""
+
+    def http_routes(self) -> list[Any]:
+        """Routes the extensions offer to the ingest HTTP receiver."""
+        return []
+
+    # The contracts receivers ask for, by the extension type that fulfils them
+    # (mypy cannot take a Protocol as a type[...] argument, hence the ignores).
+
+    def authenticator(self) -> Authenticator:
+        return self.extension("auth", Authenticator)  # type: ignore[type-abstract]
+
+    def health_check(self) -> HealthCheck:
+        return self.extension("health", HealthCheck)  # type: ignore[type-abstract]

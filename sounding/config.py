@@ -11,80 +11,20 @@ from typing import Any
 
 import yaml
 
+from sounding.configcheck import check_keys, nearest, require_int, require_mapping
 from sounding.errors import ConfigError
+from sounding.factory import SECTIONS, factory_for, type_of
 
 DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "grouping", "reopen"]
+# Built-in extensions, built in this order (each may ask those before it) and
+# configured by the top-level section of their name. `health` has no settings.
+BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "health")
+COMPONENT_KINDS = ("receiver", "processor", "exporter")
 
+# The service-level sections. Each component's section (receivers.*, processors.*,
+# exporters.*, extensions.*) and each built-in extension's (storage, auth,
+# dashboard) gets its defaults from its factory: see `defaults()`.
 DEFAULTS: dict[str, Any] = {
-    "receivers": {
-        # The HTTP receiver of the ingestion contract: /ingest/*, /health.
-        "http": {
-            "host": "0.0.0.0",
-            "port": 3000,
-            "max_body_bytes": 5 * 1024 * 1024,
-            # Bytes held by every body being read (raw or inflated) at once, and open
-            # connections; past either, 503 + Retry-After (receiver/body.py,
-            # receiver/connections.py).
-            "max_inflight_body_bytes": 64 * 1024 * 1024,
-            "max_connections": 512,
-            "cors_origins": [],
-            # Several `sounding serve` processes may share the port (SO_REUSEPORT).
-            "reuse_port": False,
-            # True only behind a TLS-terminating proxy that every request goes through:
-            # its X-Forwarded-Proto/-For are then trusted (dashboard cookies get Secure).
-            "xheaders": False,
-        },
-        # OTLP over gRPC for SDKs and Collectors left at their defaults (TraceService
-        # and Sounding's own services, proto/sounding/v1). Set `enabled: false` to
-        # free the port.
-        "otlp_grpc": {
-            "enabled": True,
-            "host": "0.0.0.0",
-            "port": 4317,
-            "max_message_bytes": 5 * 1024 * 1024,
-        },
-        # The standard OTLP/HTTP port, serving /v1/traces (also on :3000 under /ingest).
-        "otlp_http": {
-            "enabled": False,
-            "host": "0.0.0.0",
-            "port": 4318,
-            "max_body_bytes": 5 * 1024 * 1024,
-            "max_inflight_body_bytes": 64 * 1024 * 1024,
-            "max_connections": 512,
-            "cors_origins": [],
-        },
-    },
-    "processors": {name: {} for name in DEFAULT_PROCESSORS},
-    "exporters": {
-        "sql": {
-            # Bounds of what is handed to the writer and not yet committed; past them
-            # ingest answers 503. They bound memory: a queued span costs about 3 KiB.
-            "queue_max_records": 12_288,
-            "queue_max_bytes": 32 * 1024 * 1024,
-            # The most records one group commit writes in one transaction.
-            "max_commit_records": 4_096,
-            "retry_after_seconds": 1,
-            # SQLite only: the writer's page cache; a warm cache keeps index inserts cheap.
-            "sqlite_cache_kib": 8 * 1024,
-        },
-    },
-    "storage": {
-        "url": "sqlite:///sounding.db",
-        # SQLite only: NORMAL survives a crash of the process (kill -9); FULL also
-        # survives a power cut, at the cost of an fsync per commit.
-        "sqlite_synchronous": "NORMAL",
-        # SQLite only: past this size the write-ahead log is emptied, holding the
-        # writer for the end of that checkpoint (two fsyncs); 0 lets it grow. 256 MiB
-        # keeps the file within a few hundred MB and, at 110 MB/s of log, holds the
-        # writer at most once every two seconds or so.
-        "sqlite_wal_max_bytes": 256 * 1024 * 1024,
-    },
-    "auth": {
-        # Comma-separated project:key pairs, seeded at start (for sidecars and tests).
-        "api_keys": "",
-        # How long a key lookup is cached; also the longest a revoked key still works.
-        "cache_seconds": 10,
-    },
     "logging": {
         "level": "info",
         # One log line per request; off by default (see /metrics for counts).
@@ -93,17 +33,6 @@ DEFAULTS: dict[str, Any] = {
         # where it was raised) per this many seconds, then as a count
         # (sounding/logthrottle.py): a client cannot flood the log with tracebacks.
         "repeat_seconds": 60,
-    },
-    "dashboard": {
-        # The dashboard and its read API, served by the HTTP receiver.
-        "enabled": True,
-        # The admin token that logs in; when unset, one is generated on first run,
-        # printed once and kept only as a hash in the database.
-        "admin_token": None,
-        # The key that signs session cookies; when unset, one is generated and kept in
-        # the database, shared by every collector using it.
-        "cookie_secret": None,
-        "session_days": 7,
     },
     "service": {
         # Worker processes that decode and process large trace requests off the event
@@ -130,6 +59,23 @@ DEFAULTS: dict[str, Any] = {
         },
     },
 }
+PIPELINE_KEYS: dict[str, list[str]] = {"receivers": [], "processors": [], "exporters": []}
+
+
+def defaults() -> dict[str, Any]:
+    """The whole default configuration: the service-level sections above, the
+    built-in extensions' sections and the default pipeline's components, each from
+    its factory (so every default is written once, beside what it configures)."""
+    config = copy.deepcopy(DEFAULTS)
+    for type_name in BUILTIN_EXTENSIONS:
+        config[type_name] = factory_for("extension", type_name).defaults()
+    config["extensions"] = {}
+    (pipeline,) = config["service"]["pipelines"].values()
+    for kind in COMPONENT_KINDS:
+        config[SECTIONS[kind]] = {name: factory_for(kind, type_of(name)).defaults()
+                                  for name in pipeline[SECTIONS[kind]]}
+    return config
+
 
 # Named environment variables for the settings people change most.
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
@@ -187,7 +133,7 @@ def load(path: str | os.PathLike[str] | None = None,
          environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Defaults, then the YAML file (SOUNDING_CONFIG or `path`), then the environment."""
     env = os.environ if environ is None else environ
-    config = copy.deepcopy(DEFAULTS)
+    config = defaults()
     file_path = path or env.get("SOUNDING_CONFIG")
     if file_path:
         try:
@@ -217,57 +163,68 @@ def load(path: str | os.PathLike[str] | None = None,
     return config
 
 
-def _require_int(config: dict[str, Any], path: tuple[str, ...], minimum: int = 0) -> None:
-    node: Any = config
-    for key in path:
-        node = node.get(key) if isinstance(node, dict) else None
-    if node is None:
-        return
-    if isinstance(node, bool) or not isinstance(node, int) or node < minimum:
-        raise ConfigError(f"{'.'.join(path)} must be an integer >= {minimum}, got {node!r}")
+def _component_sections(config: dict[str, Any]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(kind, name, path, section) of every component the configuration names."""
+    found = []
+    for kind in (*COMPONENT_KINDS, "extension"):
+        section = SECTIONS[kind]
+        for name, settings in require_mapping(section, config.get(section)).items():
+            found.append((kind, str(name), f"{section}.{name}", settings))
+    for type_name in BUILTIN_EXTENSIONS:
+        found.append(("extension", type_name, type_name, config.get(type_name)))
+    return found
 
 
 def validate(config: dict[str, Any]) -> None:
-    for section in ("receivers", "processors", "exporters", "storage", "service"):
-        if not isinstance(config.get(section), dict):
-            raise ConfigError(f"{section} must be a mapping")
-    for name, receiver in config["receivers"].items():
-        if not isinstance(receiver, dict):
-            raise ConfigError(f"receivers.{name} must be a mapping")
-        _require_int(config, ("receivers", name, "port"), 0)
-        _require_int(config, ("receivers", name, "max_body_bytes"), 1)
-        _require_int(config, ("receivers", name, "max_message_bytes"), 1)
-        _require_int(config, ("receivers", name, "max_inflight_body_bytes"), 1)
-        _require_int(config, ("receivers", name, "max_connections"), 1)
-        for flag in ("enabled", "xheaders"):
-            if not isinstance(receiver.get(flag, flag == "enabled"), bool):
-                raise ConfigError(f"receivers.{name}.{flag} must be true or false")
-    for key in ("queue_max_records", "queue_max_bytes", "max_commit_records",
-                "sqlite_cache_kib"):
-        _require_int(config, ("exporters", "sql", key), 1)
-    if str(config["logging"].get("level", "")).upper() not in (
+    """Refuse an unknown key anywhere, naming it and the nearest known one, then
+    have each component's factory fill in its defaults and check its section."""
+    known = defaults()
+    for key in config:
+        if key not in known:
+            raise ConfigError(f"unknown key {key}{nearest(str(key), known)}")
+    for section in ("receivers", "processors", "exporters", "extensions", "storage",
+                    "service", "logging"):
+        require_mapping(section, config.get(section))
+        config[section] = config.get(section) or {}
+    for section in ("service", "logging"):
+        check_keys(section, {k: v for k, v in config[section].items() if k != "pipelines"},
+                   known[section])
+    for name in config["extensions"]:
+        if type_of(str(name)) in BUILTIN_EXTENSIONS:
+            raise ConfigError(f"extensions.{name}: the {type_of(str(name))} extension is "
+                              f"configured by the top-level {type_of(str(name))}: section")
+    for kind, name, path, settings in _component_sections(config):
+        factory = factory_for(kind, type_of(name))
+        completed = factory.complete(settings, path)
+        factory.validate(path, completed)
+        (config[SECTIONS[kind]] if path != name else config)[name] = completed
+    _validate_logging(config["logging"])
+    _validate_service(config)
+
+
+def _validate_logging(logging: dict[str, Any]) -> None:
+    if str(logging.get("level", "")).upper() not in (
             "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         raise ConfigError("logging.level must be one of debug, info, warning, error, critical")
-    repeat = config["logging"].get("repeat_seconds")
+    repeat = logging.get("repeat_seconds")
     if isinstance(repeat, bool) or not isinstance(repeat, int | float) or repeat <= 0:
         raise ConfigError(f"logging.repeat_seconds must be a number > 0, got {repeat!r}")
-    _validate_dashboard(config.get("dashboard"))
-    if not isinstance(config["storage"].get("url"), str) or not config["storage"]["url"]:
-        raise ConfigError("storage.url must be a database URL")
-    wal_max = config["storage"].get("sqlite_wal_max_bytes", 0)
-    # Below a mebibyte the writer would be held several times a second for nothing.
-    if wal_max != 0:
-        _require_int(config, ("storage", "sqlite_wal_max_bytes"), 1024 * 1024)
-    if config["service"].get("decode_workers", "auto") != "auto":
-        _require_int(config, ("service", "decode_workers"), 0)
-    _require_int(config, ("service", "decode_min_bytes"), 0)
-    _require_int(config, ("service", "decode_max_bytes"), 1)
-    _require_int(config, ("service", "max_requests_in_flight"), 1)
-    _require_int(config, ("service", "max_event_loop_lag_ms"), 0)
-    pipelines = config["service"].get("pipelines")
+
+
+def _validate_service(config: dict[str, Any]) -> None:
+    service = config["service"]
+    if service.get("decode_workers", "auto") != "auto":
+        require_int("service", service, "decode_workers", 0)
+    require_int("service", service, "decode_min_bytes", 0)
+    require_int("service", service, "decode_max_bytes", 1)
+    require_int("service", service, "max_requests_in_flight", 1)
+    require_int("service", service, "max_event_loop_lag_ms", 0)
+    pipelines = service.get("pipelines")
     if not isinstance(pipelines, dict) or len(pipelines) != 1:
         raise ConfigError("service.pipelines must define exactly one pipeline")
-    (pipeline,) = pipelines.values()
+    ((pipeline_name, pipeline),) = pipelines.items()
+    path = f"service.pipelines.{pipeline_name}"
+    check_keys(path, require_mapping(path, pipeline), PIPELINE_KEYS)
     for kind in ("receivers", "processors", "exporters"):
         names = pipeline.get(kind, [])
         if not isinstance(names, list):
@@ -275,22 +232,10 @@ def validate(config: dict[str, Any]) -> None:
         for name in names:
             if name not in config[kind]:
                 raise ConfigError(
-                    f"pipeline uses {kind[:-1]} {name!r}, which {kind} does not define")
+                    f"pipeline uses {kind[:-1]} {name!r}, which {kind} does not define"
+                    f"{nearest(str(name), config[kind])}")
     if not pipeline.get("exporters"):
         raise ConfigError("the pipeline needs at least one exporter")
-
-
-def _validate_dashboard(dashboard: Any) -> None:
-    if not isinstance(dashboard, dict):
-        raise ConfigError("dashboard must be a mapping")
-    for key in ("admin_token", "cookie_secret"):
-        value = dashboard.get(key)
-        # A guessable token would open every project's data: insist on some length.
-        if value is not None and (not isinstance(value, str) or len(value) < 16):
-            raise ConfigError(f"dashboard.{key} must be a string of at least 16 characters")
-    if not isinstance(dashboard.get("enabled", True), bool):
-        raise ConfigError("dashboard.enabled must be true or false")
-    _require_int({"dashboard": dashboard}, ("dashboard", "session_days"), 1)
 
 
 def pipeline_config(config: dict[str, Any]) -> dict[str, list[str]]:

@@ -14,8 +14,9 @@ import pytest
 import requests
 from sqlalchemy import event
 
-from receiver.auth import Authenticator
+from receiver.auth import project_for
 from sounding.errors import Unauthenticated
+from sounding.extensions.auth import KeyAuthenticator
 from storage import keys
 from storage.store import Store
 from tests.sounding.test_cli import sounding
@@ -46,14 +47,14 @@ def test_neither_known_keys_nor_a_flood_of_unknown_ones_query_the_database(
     statements = _key_queries(store)
 
     async def flood() -> list[int]:
-        auth = Authenticator(store, cache_seconds=60)
+        auth = KeyAuthenticator(store, cache_seconds=60)
         await auth.start()
-        found = await asyncio.gather(*(auth.project_for(f"Bearer {key}") for _ in range(40)))
+        found = await asyncio.gather(*(project_for(auth, f"Bearer {key}") for _ in range(40)))
         for _ in range(2_000):
             with pytest.raises(Unauthenticated, match="unknown or revoked"):
-                await auth.project_for(f"Bearer {_well_formed_unknown_key()}")
+                await project_for(auth, f"Bearer {_well_formed_unknown_key()}")
         with pytest.raises(Unauthenticated, match="malformed"):
-            await auth.project_for("Bearer " + "x" * 10_000)
+            await project_for(auth, "Bearer " + "x" * 10_000)
         await auth.shutdown()
         return list(found)
 

@@ -72,3 +72,19 @@ def test_bad_environment_is_a_configuration_error_exit_2(sqlite_url: str) -> Non
     result = sounding(sqlite_url, "serve", env={"SOUNDING_API_KEYS": "no-colon"})
     assert result.returncode == 2
     assert "configuration error" in result.stderr and "project:key" in result.stderr
+
+
+def test_a_misspelt_section_stops_serve_with_exit_2_naming_the_nearest(
+        sqlite_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "sounding.yaml"
+    path.write_text("recievers:\n  http:\n    port: 3100\n")
+    result = sounding(sqlite_url, "--config", str(path), "serve")
+    assert result.returncode == 2, result.stderr
+    assert "unknown key recievers (did you mean receivers?)" in result.stderr
+    assert "Sounding listening" not in result.stdout  # refused before binding anything
+
+
+def test_a_misspelt_key_from_the_environment_stops_serve_with_exit_2(sqlite_url: str) -> None:
+    result = sounding(sqlite_url, "serve", env={"SOUNDING__RECEIVERS__HTTP__PROT": "3100"})
+    assert result.returncode == 2, result.stderr
+    assert "unknown key receivers.http.prot (did you mean port?)" in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,59 @@ def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read configuration file"):
         config.load(tmp_path / "absent.yaml", environ={})
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("recievers:\n  http: {}\n", "unknown key recievers (did you mean receivers?)"),
+    ("receivers:\n  http:\n    prot: 1\n", "unknown key receivers.http.prot (did you mean port?)"),
+    ("receivers:\n  otlp_grpc:\n    max_mesage_bytes: 1\n",
+     "unknown key receivers.otlp_grpc.max_mesage_bytes (did you mean max_message_bytes?)"),
+    ("exporters:\n  sql:\n    queue_max_record: 1\n",
+     "unknown key exporters.sql.queue_max_record (did you mean queue_max_records?)"),
+    ("processors:\n  classify:\n    mode: x\n", "unknown key processors.classify.mode"),
+    ("service:\n  decode_worker: 2\n",
+     "unknown key service.decode_worker (did you mean decode_workers?)"),
+    ("service:\n  pipelines:\n    p: {receivers: [http], exporters: [sql], processor: []}\n",
+     "unknown key service.pipelines.p.processor (did you mean processors?)"),
+    ("storage:\n  ulr: sqlite:///x.db\n", "unknown key storage.ulr (did you mean url?)"),
+    ("auth:\n  api_key: a:b\n", "unknown key auth.api_key (did you mean api_keys?)"),
+    ("logging:\n  levle: debug\n", "unknown key logging.levle (did you mean level?)"),
+    ("dashboard:\n  enabeld: false\n", "unknown key dashboard.enabeld (did you mean enabled?)"),
+    ("receivers:\n  htp: {}\n", "unknown receiver type 'htp': no built-in and no entry point "
+     "in group sounding.receivers (did you mean http?)"),
+    ("extensions:\n  storage: {}\n", "configured by the top-level storage: section"),
+])
+def test_an_unknown_key_anywhere_is_refused_naming_the_nearest(
+        tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        config.load(path, environ={})
+
+
+def test_an_unknown_key_from_the_environment_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"unknown key exporters\.sql\.queue_max"):
+        config.load(environ={"SOUNDING__EXPORTERS__SQL__QUEUE_MAX": "5"})
+    with pytest.raises(ConfigError, match="unknown key nope"):
+        config.load(environ={"SOUNDING__NOPE": "1"})
+
+
+def test_each_component_section_gets_its_factory_defaults(tmp_path: Path) -> None:
+    """Defaults are written once, beside the component: a second HTTP receiver named
+    `otlp_http/b` gets otlp_http's, the built-in extensions theirs."""
+    from receiver.http import OTLP_HTTP_DEFAULTS
+
+    path = tmp_path / "c.yaml"
+    path.write_text("receivers:\n  otlp_http/b:\n    port: 4400\n")
+    loaded = config.load(path, environ={})
+    assert loaded["receivers"]["otlp_http/b"] == {**OTLP_HTTP_DEFAULTS, "port": 4400}
+    assert loaded["dashboard"]["enabled"] is True and loaded["dashboard"]["port"] is None
+    assert loaded["auth"]["cache_seconds"] == 10
+    assert loaded["exporters"]["sql"]["queue_max_records"] == 12_288
+
+
+def test_a_plugin_class_that_declares_no_config_takes_any_key() -> None:
+    """tests/plugin_pkg's processors predate factories and declare no default_config:
+    their keys are theirs to read."""
+    loaded = config.load(environ={"SOUNDING__PROCESSORS__EXPLODE__ANYTHING": "1"})
+    assert loaded["processors"]["explode"] == {"anything": 1}

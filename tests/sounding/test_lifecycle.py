@@ -11,6 +11,7 @@ import pytest
 
 from sounding import config as config_mod
 from sounding.component import Component
+from sounding.factory import GROUPS, DetachedHost, build
 from sounding.plugins import PROCESSOR_GROUP, build_exporter, build_processor
 from sounding.service import Service
 
@@ -42,6 +43,21 @@ def test_sql_exporter_lifecycle(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     store.upgrade()
     _cases(lambda: build_exporter("sql", {}, store=store))
+
+
+@pytest.mark.parametrize("type_name", sorted(
+    e.name for e in entry_points(group=GROUPS["extension"])))
+def test_extension_lifecycle(type_name: str, tmp_path: Path) -> None:
+    from sounding.extensions.storage import StorageExtension
+    from storage.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    store.upgrade()
+    host = DetachedHost({"storage": StorageExtension.over(store)})
+    path = type_name
+    _cases(lambda: build("extension", type_name, {"port": 0} if type_name == "dashboard"
+                         else {}, host, path))
+    store.dispose()
 
 
 def test_receivers_and_whole_service_lifecycle(tmp_path: Path) -> None:

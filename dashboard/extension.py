@@ -1,0 +1,106 @@
+"""The dashboard as an extension: on the ingest HTTP receiver's port by default
+(its routes offered through `http_routes`), on a port of its own with
+`dashboard.port`, or not built at all with `dashboard.enabled: false` (a lean
+sidecar). Configured by the top-level `dashboard:` section."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+from tornado.httpserver import HTTPServer
+from tornado.netutil import bind_sockets
+from tornado.web import Application
+
+from dashboard.app import Dashboard
+from sounding.component import Extension, Host
+from sounding.configcheck import require_bool, require_int, require_str
+from sounding.errors import ConfigError
+from sounding.extensions.storage import StorageExtension
+from sounding.factory import Factory
+from storage.store import Store
+
+DEFAULTS: dict[str, Any] = {
+    # False: the dashboard and its read API are not built (a sidecar that forwards).
+    "enabled": True,
+    # None: served by the HTTP receiver on its port, beside /ingest. A port: served
+    # alone on it (0 picks a free one), and not on the receiver's port.
+    "port": None,
+    "host": "0.0.0.0",
+    # With its own port: trust X-Forwarded-Proto/-For, as receivers.http.xheaders.
+    "xheaders": False,
+    # The admin token that logs in; when unset, one is generated on first run,
+    # printed once and kept only as a hash in the database.
+    "admin_token": None,
+    # The key that signs session cookies; when unset, one is generated and kept in
+    # the database, shared by every collector using it.
+    "cookie_secret": None,
+    "session_days": 7,
+}
+
+
+class DashboardExtension(Extension):
+    def __init__(self, name: str, config: dict[str, Any], *, store: Store) -> None:
+        super().__init__(name, config)
+        self.dashboard = Dashboard(store, self.config)
+        self.port: int | None = self.config.get("port")
+        # Generated at start on a database without one; printed once by the CLI.
+        self.first_run_admin_token: str | None = None
+        self._prepared = False
+        self._server: HTTPServer | None = None
+        self._bound: list[int] = []
+
+    def http_routes(self) -> list[Any]:
+        return self.dashboard.routes() if self.port is None else []
+
+    async def start(self) -> None:
+        if not self._prepared:
+            self.first_run_admin_token = await asyncio.to_thread(self.dashboard.prepare)
+            self._prepared = True
+        if self.port is None or self._server is not None:
+            return
+        host = str(self.config["host"])
+        sockets = bind_sockets(self.port, address=None if host in ("", "0.0.0.0") else host,
+                               family=socket.AF_INET if host == "0.0.0.0" else socket.AF_UNSPEC)
+        # Its forms are a few hundred bytes: a megabyte bounds what a client can make
+        # the server hold, as receivers.http's max_body_bytes does on the ingest port.
+        self._server = HTTPServer(Application(self.dashboard.routes()),
+                                  xheaders=bool(self.config["xheaders"]),
+                                  max_body_size=1024 * 1024, idle_connection_timeout=300)
+        self._server.add_sockets(sockets)
+        self._bound = sorted({s.getsockname()[1] for s in sockets})
+
+    def addresses(self) -> list[str]:
+        """Where the dashboard listens on its own port, once started; [] on the
+        receiver's port."""
+        host = str(self.config["host"])
+        host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        return [f"http://{host}:{port}" for port in self._bound]
+
+    async def shutdown(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
+            await server.close_all_connections()
+
+
+def _check(path: str, config: dict[str, Any]) -> None:
+    for key in ("admin_token", "cookie_secret"):
+        value = config.get(key)
+        # A guessable token would open every project's data: insist on some length.
+        if value is not None and (not isinstance(value, str) or len(value) < 16):
+            raise ConfigError(f"{path}.{key} must be a string of at least 16 characters")
+    require_bool(path, config, "enabled")
+    require_bool(path, config, "xheaders")
+    require_int(path, config, "session_days", 1)
+    require_int(path, config, "port", 0)
+    require_str(path, config, "host")
+
+
+def _create(name: str, config: dict[str, Any], host: Host) -> DashboardExtension:
+    return DashboardExtension(name, config,
+                              store=host.extension("storage", StorageExtension).store)
+
+
+factory = Factory("dashboard", "extension", _create, DEFAULTS, _check)

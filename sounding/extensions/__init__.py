@@ -1,0 +1,1 @@
+"""Sounding's built-in extensions: cross-cutting parts that components ask."""
