@@ -80,6 +80,11 @@ spans = Table(
     Index("ix_spans_project_start", "project_id", "start_ns"),
 )
 
+# What a person can set an error group to (storage/groups.py), and what its lists
+# filter on (storage/queries/errors.py, the dashboard): declared here, beside the
+# column that holds it, and imported everywhere else.
+GROUP_STATUSES = ("open", "resolved", "ignored")
+
 error_groups = Table(
     "error_groups",
     metadata,
@@ -91,7 +96,7 @@ error_groups = Table(
     Column("first_seen_us", BigInteger, nullable=False),
     Column("last_seen_us", BigInteger, nullable=False),
     Column("count", BigInteger, nullable=False),
-    Column("status", String(16), nullable=False),  # open, resolved, ignored
+    Column("status", String(16), nullable=False),  # one of GROUP_STATUSES
     Column("resolved_us", BigInteger, nullable=True),
     Column("reopen_count", Integer, nullable=False),
     Column("last_reopened_us", BigInteger, nullable=True),
