@@ -11,12 +11,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from sounding import histogram
+from storage import rows
+from storage.rows import WireBatch
 
 SERVER_ERROR = 500
-# Names as storage/schema.py defines them (storage/writer.py says why not imported).
-GROUPS, HOURLY, STATUS_CHANGES = "error_groups", "error_group_hourly", "error_status_changes"
-ROLLUPS, LATENCY = "request_rollups", "request_latency"
-ROLLUP_KEY = ("project_id", "service", "env", "method", "route", "minute")
+# Names from storage/rows.py, as storage/schema.py uses them (storage/writer.py says
+# why not from the schema).
+GROUPS, HOURLY = rows.ERROR_GROUPS, rows.ERROR_GROUP_HOURLY
+STATUS_CHANGES = rows.ERROR_STATUS_CHANGES
+ROLLUPS, LATENCY = rows.REQUEST_ROLLUPS, rows.REQUEST_LATENCY
+ROLLUP_KEY = rows.ROLLUP_KEY.column_names
+# The values of the wire rows, read by name.
+_GROUP = rows.GROUPS.getter("fingerprint", "exception_class", "message", "count",
+                            "first_seen_us", "last_seen_us", "hourly")
+_REOPEN = rows.REOPEN.getter("fingerprint", "ts_us")
+_REQUEST = rows.REQUESTS.getter("service", "env", "method", "route", "ts_us", "status",
+                                "duration_ms")
 GroupKey = tuple[int, str]
 RollupKey = tuple[int, str, str, str, str, int]
 # SQLite has no parameter limit problem below this; PostgreSQL allows 65,535.
@@ -36,12 +46,13 @@ def _least(dialect: str) -> str:
     return "LEAST" if dialect == "postgresql" else "min"
 
 
-def _merge_groups(batches: Sequence[Any]) -> dict[GroupKey, list[Any]]:
+def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, list[Any]]:
     """One delta per (project, fingerprint) over every batch of the commit."""
     merged: dict[GroupKey, list[Any]] = {}
     for batch in batches:
-        project_id = batch[0]
-        for fingerprint, exception_class, message, count, first, last, hourly in batch[5]:
+        project_id = batch.project_id
+        for fingerprint, exception_class, message, count, first, last, hourly in map(
+                _GROUP, batch.groups):
             key = (project_id, fingerprint)
             seen = merged.get(key)
             if seen is None:
@@ -57,12 +68,12 @@ def _merge_groups(batches: Sequence[Any]) -> dict[GroupKey, list[Any]]:
     return merged
 
 
-def _reopen(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
+def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
     """Resolved groups whose new occurrence is later than their resolution open again."""
     latest: dict[GroupKey, int] = {}
     for batch in batches:
-        for fingerprint, ts_us in batch[6]:
-            key = (batch[0], fingerprint)
+        for fingerprint, ts_us in map(_REOPEN, batch.reopen):
+            key = (batch.project_id, fingerprint)
             latest[key] = max(ts_us, latest.get(key, ts_us))
     if not latest:
         return
@@ -97,7 +108,7 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
                 f"'recurrence', {q})", (project_id, fingerprint, ts_us))
 
 
-def write_groups(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
+def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
     _reopen(cursor, dialect, batches)
     groups = _merge_groups(batches)
     if not groups:
@@ -128,13 +139,14 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
          for hour, n in sorted(d[5].items())])
 
 
-def write_requests(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
+def write_requests(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
     rollups: dict[RollupKey, list[Any]] = {}
     buckets: dict[tuple[RollupKey, int], int] = {}
     bucket_of = histogram.bucket_of
     for batch in batches:
-        project_id = batch[0]
-        for service, env, method, route, ts_us, status, duration_ms in batch[4]:
+        project_id = batch.project_id
+        for service, env, method, route, ts_us, status, duration_ms in map(
+                _REQUEST, batch.requests):
             key: RollupKey = (project_id, service, env, method, route,
                               ts_us // 60_000_000 * 60)
             agg = rollups.get(key)
