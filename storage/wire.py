@@ -156,7 +156,7 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
                 kept_errors.append(record)
     groups, reopen = _regroup(batch, kept_errors)
     return rows.wire_batch(project_id=project_id, **kept, groups=groups, reopen=reopen,
-                     resources=list(resources)), dropped
+                           resources=list(resources)), dropped
 
 
 def _regroup(batch: Batch, kept: list[ErrorEvent]) -> tuple[list[Row], list[Row]]:
