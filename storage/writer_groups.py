@@ -8,6 +8,7 @@ many events or requests of the commit fall into it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sounding import histogram
@@ -46,9 +47,21 @@ def _least(dialect: str) -> str:
     return "LEAST" if dialect == "postgresql" else "min"
 
 
-def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, list[Any]]:
+@dataclass(slots=True)
+class _GroupDelta:
+    """One group's delta over every batch of a commit; the latest error names it."""
+
+    exception_class: str
+    message: str
+    count: int
+    first_seen_us: int
+    last_seen_us: int
+    hourly: dict[int, int]
+
+
+def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, _GroupDelta]:
     """One delta per (project, fingerprint) over every batch of the commit."""
-    merged: dict[GroupKey, list[Any]] = {}
+    merged: dict[GroupKey, _GroupDelta] = {}
     for batch in batches:
         project_id = batch.project_id
         for fingerprint, exception_class, message, count, first, last, hourly in map(
@@ -56,15 +69,16 @@ def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, list[Any]]:
             key = (project_id, fingerprint)
             seen = merged.get(key)
             if seen is None:
-                merged[key] = [exception_class, message, count, first, last, dict(hourly)]
+                merged[key] = _GroupDelta(exception_class, message, count, first, last,
+                                          dict(hourly))
                 continue
-            if last >= seen[4]:
-                seen[0], seen[1] = exception_class, message
-            seen[2] += count
-            seen[3] = min(seen[3], first)
-            seen[4] = max(seen[4], last)
+            if last >= seen.last_seen_us:
+                seen.exception_class, seen.message = exception_class, message
+            seen.count += count
+            seen.first_seen_us = min(seen.first_seen_us, first)
+            seen.last_seen_us = max(seen.last_seen_us, last)
             for hour, n in hourly.items():
-                seen[5][hour] = seen[5].get(hour, 0) + n
+                seen.hourly[hour] = seen.hourly.get(hour, 0) + n
     return merged
 
 
@@ -127,8 +141,8 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> Non
         f'exception_class = CASE WHEN {latest} THEN excluded.exception_class '
         f'ELSE "{g}".exception_class END, '
         f'message = CASE WHEN {latest} THEN excluded.message ELSE "{g}".message END',
-        [(project_id, fingerprint, d[0], d[1], d[3], d[4], d[2])
-         for (project_id, fingerprint), d in ordered])
+        [(project_id, fingerprint, d.exception_class, d.message, d.first_seen_us,
+          d.last_seen_us, d.count) for (project_id, fingerprint), d in ordered])
     h = HOURLY
     cursor.executemany(
         f'INSERT INTO "{h}" (project_id, fingerprint, hour, count) VALUES ({q}, {q}, {q}, {q}) '
@@ -136,7 +150,7 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> Non
         f'count = "{h}".count + excluded.count',
         [(project_id, fingerprint, hour, n)
          for (project_id, fingerprint), d in ordered
-         for hour, n in sorted(d[5].items())])
+         for hour, n in sorted(d.hourly.items())])
 
 
 def write_requests(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
