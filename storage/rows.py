@@ -3,12 +3,13 @@
 A row travels as a plain tuple (cheap to build, pickle and bind), so the order of
 its values matters; this module is the one place that order is written. Everyone
 else goes by name:
-- storage/schema.py builds the tables' columns from these fields (names, kinds,
-  lengths, nullability, in this order);
+- storage/schema.py builds the columns of the tables the writer fills from these
+  fields (names, kinds, lengths, nullability, in this order), and takes the other
+  tables' names and the shared fingerprint column from here;
 - storage/wire.py builds rows with `RowForm.row(name=value, ...)`;
 - storage/storable.py derives the positions of its checks from the kinds;
-- storage/writer.py and storage/writer_groups.py name the insert columns from
-  `RowForm.columns` and read values with `RowForm.getter("name", ...)`.
+- storage/writer.py and storage/writer_groups.py name their insert columns from
+  the forms and read wire rows with `RowForm.getter("name", ...)`.
 
 No SQLAlchemy and no record types here: the writer process imports this module
 and stays small (importing SQLAlchemy alone would double its memory).
