@@ -69,8 +69,8 @@ def measure(requests: int = 200) -> Floor:
     python_s = time.perf_counter() - started
 
     writer = BatchWriter("sqlite")
-    commits = [[(wire[0], *span) for wire in wires[i:i + REQUESTS_PER_COMMIT]
-                for span in wire[1]] for i in range(0, len(wires), REQUESTS_PER_COMMIT)]
+    commits = [[(wire.project_id, *span) for wire in wires[i:i + REQUESTS_PER_COMMIT]
+                for span in wire.spans] for i in range(0, len(wires), REQUESTS_PER_COMMIT)]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "floor.db"
         store = Store(f"sqlite:///{path}")

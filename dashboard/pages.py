@@ -16,7 +16,6 @@ from storage.queries import errors as eq
 from storage.queries import projects as pq
 
 PAGE_SIZE = 50
-LIST_STATUSES = ("open", "resolved", "ignored")
 
 
 # What a Location header may carry of a path as it is: the rest is percent-encoded.
@@ -85,8 +84,8 @@ class ErrorsPage(DashboardHandler):
     async def get(self, project_name: str) -> None:
         project = await self.load_project(project_name)
         status = self.arg("status") or "open"
-        if status not in LIST_STATUSES:
-            raise HTTPError(400, f"status must be one of {', '.join(LIST_STATUSES)}")
+        if status not in eq.STATUSES:
+            raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
         sort = sort_arg(self.arg("sort"))
         page = self.int_arg("page", 1, 1, 100_000) or 1
         listing = await self.run(eq.list_groups, self.store, project.id, [status], sort,

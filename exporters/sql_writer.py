@@ -31,6 +31,7 @@ from typing import Any
 
 from exporters.sql_checkpoint import Checkpointer
 from sounding import channel, logthrottle
+from storage import sqlite
 from storage.writer import BatchWriter, WireBatch
 
 log = logging.getLogger("sounding.writer")
@@ -62,9 +63,8 @@ class Database:
         if self.dialect == "sqlite":
             conn = sqlite3.connect(self.target, timeout=30, isolation_level=None,
                                    check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={self.synchronous}")
-            conn.execute("PRAGMA busy_timeout=30000")
+            sqlite.apply_pragmas(conn, self.synchronous)
+            # Its own: a page cache for the one long-lived writing connection.
             conn.execute(f"PRAGMA cache_size=-{self.cache_kib}")
             # Checkpoints run in the Checkpointer thread, off the commit path
             # (exporters/sql_checkpoint.py). When the log starts over by itself (a

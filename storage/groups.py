@@ -10,9 +10,8 @@ from sqlalchemy import and_, select, update
 
 from sounding.timeutil import now_us
 from storage import schema
+from storage.schema import GROUP_STATUSES as STATUSES
 from storage.store import Store
-
-STATUSES = ("open", "resolved", "ignored")
 
 
 def set_status(store: Store, project_id: int, fingerprint: str, status: str,

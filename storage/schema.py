@@ -1,9 +1,16 @@
 """The schema. Times are integers: nanoseconds for spans, microseconds for events,
 epoch seconds for rollup buckets; the same on SQLite and PostgreSQL, cheap to
 compare and index. Alembic migrations in storage/migrations must match this file
-(tests/storage/test_migrations.py checks)."""
+(tests/storage/test_migrations.py checks).
+
+The columns of the tables the writer fills are declared in storage/rows.py, once,
+in their order, and built here: the writer and the wire form use the same
+declaration, with no second list to keep in step."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -20,6 +27,31 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.types import TypeEngine
+
+from storage import rows
+
+_TYPES: dict[str, Callable[[int | None], TypeEngine[Any]]] = {
+    rows.INT32: lambda _: Integer(),
+    rows.INT64: lambda _: BigInteger(),
+    rows.FLOAT: lambda _: Float(),
+    rows.TEXT: lambda length: Text() if length is None else String(length),
+    rows.JSON: lambda _: JSON(),
+    rows.BYTES: lambda length: LargeBinary(length),
+}
+
+
+def _column(field: rows.Field, **options: Any) -> Column[Any]:
+    return Column(field.name, _TYPES[field.kind](field.length),
+                  nullable=field.nullable, **options)
+
+
+def _columns(form: rows.RowForm, primary_key: tuple[str, ...] = (),
+             **options: dict[str, Any]) -> list[Column[Any]]:
+    """The form's columns in its order; `options` by column name."""
+    return [_column(f, primary_key=f.name in primary_key, **options.get(f.name, {}))
+            for f in form.columns]
+
 
 metadata = MetaData()
 
@@ -45,53 +77,39 @@ api_keys = Table(
     Column("revoked_us", BigInteger, nullable=True),
 )
 
-# A resource (service.name and the rest) is shared by every span of a process:
-# stored once per project, keyed by a hash (storage/spanbody.py).
+# Resources, once per project (storage/rows.py says more).
 resources = Table(
-    "resources",
+    rows.RESOURCES.table,
     metadata,
-    Column("id", BigInteger, primary_key=True, autoincrement=False),
-    Column("project_id", Integer, nullable=False),
-    Column("attributes", JSON, nullable=False),
+    *_columns(rows.RESOURCES, primary_key=("id",), id={"autoincrement": False}),
 )
 
-# One narrow row per span: ids as bytes, the searched fields as columns, and the
-# rest (attributes, events, links) in `body`, an OTLP Span message
-# (storage/spanbody.py). A rowid table: rows append, and only the two indexes are
-# written at random places.
+# One narrow row per span (storage/rows.py). A rowid table: rows append, and only
+# the two indexes are written at random places.
 spans = Table(
-    "spans",
+    rows.SPANS.table,
     metadata,
-    Column("project_id", Integer, primary_key=True),
-    Column("trace_id", LargeBinary(16), primary_key=True),
-    Column("span_id", LargeBinary(8), primary_key=True),
-    Column("parent_span_id", LargeBinary(8), nullable=False),  # empty for a root span
-    Column("name", Text, nullable=False),
-    Column("kind", Integer, nullable=False),
-    Column("start_ns", BigInteger, nullable=False),
-    Column("end_ns", BigInteger, nullable=False),
-    Column("status_code", Integer, nullable=False),
-    Column("status_message", Text, nullable=False),
-    Column("service_name", Text, nullable=False),
-    Column("scope_name", Text, nullable=False),
-    Column("category", String(16), nullable=False),
-    Column("resource_id", BigInteger, nullable=False),
-    Column("body", LargeBinary, nullable=False),
+    *_columns(rows.SPANS, primary_key=("project_id", "trace_id", "span_id")),
     Index("ix_spans_project_start", "project_id", "start_ns"),
 )
 
+# What a person can set an error group to (storage/groups.py), and what its lists
+# filter on (storage/queries/errors.py, the dashboard): declared here, beside the
+# column that holds it, and imported everywhere else.
+GROUP_STATUSES = ("open", "resolved", "ignored")
+
 error_groups = Table(
-    "error_groups",
+    rows.ERROR_GROUPS,
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("project_id", Integer, nullable=False),
-    Column("fingerprint", String(255), nullable=False),
+    _column(rows.FINGERPRINT),
     Column("exception_class", Text, nullable=False),
     Column("message", Text, nullable=False),
     Column("first_seen_us", BigInteger, nullable=False),
     Column("last_seen_us", BigInteger, nullable=False),
     Column("count", BigInteger, nullable=False),
-    Column("status", String(16), nullable=False),  # open, resolved, ignored
+    Column("status", String(16), nullable=False),  # one of GROUP_STATUSES
     Column("resolved_us", BigInteger, nullable=True),
     Column("reopen_count", Integer, nullable=False),
     Column("last_reopened_us", BigInteger, nullable=True),
@@ -100,20 +118,20 @@ error_groups = Table(
 )
 
 error_group_hourly = Table(
-    "error_group_hourly",
+    rows.ERROR_GROUP_HOURLY,
     metadata,
     Column("project_id", Integer, primary_key=True),
-    Column("fingerprint", String(255), primary_key=True),
+    _column(rows.FINGERPRINT, primary_key=True),
     Column("hour", BigInteger, primary_key=True),  # epoch seconds of the hour's start
     Column("count", BigInteger, nullable=False),
 )
 
 error_status_changes = Table(
-    "error_status_changes",
+    rows.ERROR_STATUS_CHANGES,
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("project_id", Integer, nullable=False),
-    Column("fingerprint", String(255), nullable=False),
+    _column(rows.FINGERPRINT),
     Column("from_status", String(16), nullable=False),
     Column("to_status", String(16), nullable=False),
     Column("reason", String(32), nullable=False),  # recurrence, user
@@ -122,59 +140,34 @@ error_status_changes = Table(
 )
 
 error_events = Table(
-    "error_events",
+    rows.ERROR_EVENTS.table,
     metadata,
     Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
            autoincrement=True),
-    Column("project_id", Integer, nullable=False),
-    Column("fingerprint", String(255), nullable=False),
-    Column("ts_us", BigInteger, nullable=False),
-    Column("received_us", BigInteger, nullable=False),
-    Column("exception_class", Text, nullable=False),
-    Column("message", Text, nullable=False),
-    Column("backtrace", JSON, nullable=False),
-    Column("params", JSON, nullable=True),
-    Column("source_context", JSON, nullable=True),
-    Column("request_id", Text, nullable=True),
-    Column("user_id", Text, nullable=True),
-    Column("trace_id", String(32), nullable=True),
-    Column("span_id", String(16), nullable=True),
+    *_columns(rows.ERROR_EVENTS),
     Index("ix_error_events_group_ts", "project_id", "fingerprint", "ts_us"),
     Index("ix_error_events_trace", "project_id", "trace_id"),
 )
 
 deploys = Table(
-    "deploys",
+    rows.DEPLOYS.table,
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("project_id", Integer, nullable=False),
-    Column("git_sha", String(128), nullable=False),
-    Column("version", Text, nullable=True),
-    Column("env", String(200), nullable=True),
-    Column("deployer", Text, nullable=True),
-    Column("description", Text, nullable=True),
-    Column("ts_us", BigInteger, nullable=False),
-    Column("received_us", BigInteger, nullable=False),
+    *_columns(rows.DEPLOYS),
     Index("ix_deploys_project_ts", "project_id", "ts_us"),
 )
 
-# Request metrics, rolled up per minute and per (service, env, method, route).
-_ROLLUP_KEY = ("project_id", "service", "env", "method", "route", "minute")
+# Request metrics, rolled up per minute and per (service, env, method, route): the
+# key (storage/rows.py) is both tables' primary key.
+ROLLUP_KEY = rows.ROLLUP_KEY.column_names
 
 
-def _rollup_key_columns() -> list[Column]:
-    return [
-        Column("project_id", Integer, primary_key=True),
-        Column("service", String(200), primary_key=True),
-        Column("env", String(200), primary_key=True),
-        Column("method", String(16), primary_key=True),
-        Column("route", String(500), primary_key=True),
-        Column("minute", BigInteger, primary_key=True),  # epoch seconds of the minute's start
-    ]
+def _rollup_key_columns() -> list[Column[Any]]:
+    return _columns(rows.ROLLUP_KEY, primary_key=ROLLUP_KEY)
 
 
 request_rollups = Table(
-    "request_rollups",
+    rows.REQUEST_ROLLUPS,
     metadata,
     *_rollup_key_columns(),
     Column("count", BigInteger, nullable=False),
@@ -186,14 +179,12 @@ request_rollups = Table(
 # The latency histogram of each rollup row: one row per non-empty bucket
 # (sounding/histogram.py), so that merging is an atomic `count = count + n`.
 request_latency = Table(
-    "request_latency",
+    rows.REQUEST_LATENCY,
     metadata,
     *_rollup_key_columns(),
     Column("bucket", Integer, primary_key=True),
     Column("count", BigInteger, nullable=False),
 )
-
-ROLLUP_KEY = _ROLLUP_KEY
 
 # Secrets every collector on one database shares (migration 0002): the SHA-256 of a
 # generated dashboard admin token (never the token), and the key that signs session

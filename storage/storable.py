@@ -22,6 +22,8 @@ from itertools import chain, starmap
 from operator import itemgetter
 from typing import Any
 
+from storage import rows
+
 NUL = "\x00"
 REPLACEMENT = "\ufffd"
 
@@ -32,7 +34,8 @@ class Unstorable(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Columns:
-    """The positions of a wire row's columns, by the kind of check they need."""
+    """The positions of a wire row's columns, by the kind of check they need; built
+    from a row form's declaration with `Columns.of`."""
 
     text: tuple[int, ...] = ()  # NOT NULL text
     optional_text: tuple[int, ...] = ()  # nullable text
@@ -40,6 +43,25 @@ class Columns:
     ints: tuple[int, ...] = ()  # integer columns, packed as `int_format`
     int_format: str = ""  # struct codes: "i" for INTEGER (32 bits), "q" for BIGINT
     finite: tuple[int, ...] = ()  # floats
+
+    @classmethod
+    def of(cls, form: rows.RowForm) -> Columns:
+        """The checks the wire rows of `form` need, at the positions of its fields.
+        JSON is checked as the text it travels as; bytes need no check."""
+        def where(*kinds: str, nullable: bool | None = None) -> tuple[int, ...]:
+            return tuple(i for i, f in enumerate(form.fields) if f.kind in kinds
+                         and (nullable is None or f.nullable == nullable))
+
+        fields = form.fields
+        ints = where(rows.INT32, rows.INT64)
+        return cls(text=where(rows.TEXT, rows.JSON, nullable=False),
+                   optional_text=where(rows.TEXT, rows.JSON, nullable=True),
+                   max_len=tuple((i, f.length) for i, f in enumerate(fields)
+                                 if f.kind == rows.TEXT and f.length is not None),
+                   ints=ints,
+                   int_format="".join("i" if fields[i].kind == rows.INT32 else "q"
+                                      for i in ints),
+                   finite=where(rows.FLOAT))
 
     @property
     def packer(self) -> struct.Struct:

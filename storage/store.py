@@ -13,6 +13,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from sounding.errors import ConfigError
+from storage import sqlite
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class Store:
         if self.dialect not in ("sqlite", "postgresql"):
             raise ConfigError(f"unsupported database {self.dialect!r}: use sqlite or postgresql")
         if self.dialect == "sqlite":
-            if str(sqlite_synchronous).upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            if str(sqlite_synchronous).upper() not in sqlite.SYNCHRONOUS:
                 raise ConfigError("storage.sqlite_synchronous must be NORMAL, FULL or EXTRA")
             database = parsed.database or ""
             if database and database != ":memory:":
@@ -78,11 +79,7 @@ class Store:
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
             # Take transaction control away from the sqlite3 module so BEGIN is ours.
             dbapi_connection.isolation_level = None
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
-            cursor.execute("PRAGMA busy_timeout=30000")
-            cursor.close()
+            sqlite.apply_pragmas(dbapi_connection, synchronous)
 
         @event.listens_for(engine, "begin")
         def _on_begin(connection: Any) -> None:

@@ -1,10 +1,11 @@
 """The wire form of a batch, built in the collector process for the writer process.
 
-Plain tuples of plain values, in the order the writer binds them, with JSON
-columns already serialised and span bodies already encoded: text and bytes pickle
-and unpickle far cheaper than the dictionaries they came from. Kept apart from
-storage/writer.py so that the writer process, which only unpickles these tuples,
-does not import the record types and the OTLP protobuf modules (8 MB).
+A `WireBatch` (storage/rows.py) of rows: plain tuples of plain values, built by
+name through each row form's `row`, with JSON columns already serialised and span
+bodies already encoded: text and bytes pickle and unpickle far cheaper than the
+dictionaries they came from. Kept apart from storage/writer.py so that the writer
+process, which only unpickles these tuples, does not import the record types and
+the OTLP protobuf modules (8 MB).
 """
 
 from __future__ import annotations
@@ -14,28 +15,28 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from sounding.records import Batch, ErrorEvent, GroupDelta
-from storage import spanbody, storable
+from storage import rows, spanbody, storable
 from storage.jsontext import dumps
+from storage.rows import Row, WireBatch
 from storage.storable import Columns
-from storage.writer import BatchWriter, WireBatch
+from storage.writer import BatchWriter
 
-# Where each table's columns sit in its wire row (the storage/writer.py order).
-SPAN_COLUMNS = Columns(text=(3, 8, 9, 10, 11), max_len=((11, 16),), ints=(4, 5, 6, 7, 12),
-                       int_format="iqqiq")
-ERROR_COLUMNS = Columns(text=(0, 2, 3, 4), optional_text=(5, 6, 7, 8, 9, 10),
-                        max_len=((0, 255), (9, 32), (10, 16)), ints=(1,), int_format="q")
-DEPLOY_COLUMNS = Columns(text=(0,), optional_text=(1, 2, 3, 4),
-                         max_len=((0, 128), (2, 200)), ints=(5,), int_format="q")
-REQUEST_COLUMNS = Columns(text=(0, 1, 2, 3), max_len=((0, 200), (1, 200), (2, 16), (3, 500)),
-                          ints=(4, 5), int_format="qq", finite=(6,))
-GROUP_COLUMNS = Columns(text=(0, 1, 2), max_len=((0, 255),), ints=(3, 4, 5),
-                        int_format="qqq")
-REOPEN_COLUMNS = Columns(text=(0,), max_len=((0, 255),), ints=(1,), int_format="q")
-_TABLE_COLUMNS = (SPAN_COLUMNS, ERROR_COLUMNS, DEPLOY_COLUMNS, REQUEST_COLUMNS, GROUP_COLUMNS,
-                  REOPEN_COLUMNS)
+# What each list of a wire batch is checked for, derived from its row form.
+SPAN_COLUMNS = Columns.of(rows.SPANS)
+ERROR_COLUMNS = Columns.of(rows.ERROR_EVENTS)
+DEPLOY_COLUMNS = Columns.of(rows.DEPLOYS)
+REQUEST_COLUMNS = Columns.of(rows.REQUESTS)
+GROUP_COLUMNS = Columns.of(rows.GROUPS)
+REOPEN_COLUMNS = Columns.of(rows.REOPEN)
+_CHECKS = {"spans": SPAN_COLUMNS, "errors": ERROR_COLUMNS, "deploys": DEPLOY_COLUMNS,
+           "requests": REQUEST_COLUMNS, "groups": GROUP_COLUMNS, "reopen": REOPEN_COLUMNS}
+_SIGNALS = ("spans", "errors", "deploys", "requests")  # named alike in Batch and WireBatch
+_HOURLY = rows.GROUPS.getter("hourly")
+_CHECKED_LISTS = attrgetter(*_CHECKS)
 
 
 def encode_batch(batch: Batch) -> WireBatch:
@@ -66,64 +67,81 @@ def _encode(batch: Batch) -> WireBatch:
     resources = []
     spans = []
     fromhex = bytes.fromhex
+    span_row, resource_row = rows.SPANS.row, rows.RESOURCES.row
     for s in batch.spans:
         resource = resource_ids.get(id(s.resource_attributes))
         if resource is None:
             text = dumps(s.resource_attributes)
             resource = resource_ids[id(s.resource_attributes)] = spanbody.resource_id(
                 project_id, text)
-            resources.append((resource, text))
-        spans.append((fromhex(s.trace_id), fromhex(s.span_id), fromhex(s.parent_span_id),
-                      s.name, s.kind, s.start_ns, s.end_ns, s.status_code, s.status_message,
-                      s.service_name, s.scope_name, s.category or "custom", resource,
-                      spanbody.encode(s)))
+            resources.append(resource_row(id=resource, attributes=text))
+        spans.append(span_row(
+            trace_id=fromhex(s.trace_id), span_id=fromhex(s.span_id),
+            parent_span_id=fromhex(s.parent_span_id), name=s.name, kind=s.kind,
+            start_ns=s.start_ns, end_ns=s.end_ns, status_code=s.status_code,
+            status_message=s.status_message, service_name=s.service_name,
+            scope_name=s.scope_name, category=s.category or "custom", resource_id=resource,
+            body=spanbody.encode(s)))
     errors = []
+    error_row = rows.ERROR_EVENTS.row
     for e in batch.errors:
         sc = e.source_context
-        errors.append((e.fingerprint, e.ts_us, e.exception_class, e.message, dumps(e.backtrace),
-                       None if e.params is None else dumps(e.params),
-                       None if sc is None else dumps({
-                           "file": sc.file, "lineno": sc.lineno, "context_line": sc.context_line,
-                           "pre_context": sc.pre_context, "post_context": sc.post_context}),
-                       e.request_id, e.user_id, e.trace_id, e.span_id))
-    deploys = [(d.git_sha, d.version, d.env, d.deployer, d.description, d.ts_us)
-               for d in batch.deploys]
-    requests = [(r.service, r.env, r.method, r.route, r.ts_us, r.status, r.duration_ms)
+        errors.append(error_row(
+            fingerprint=e.fingerprint, ts_us=e.ts_us, exception_class=e.exception_class,
+            message=e.message, backtrace=dumps(e.backtrace),
+            params=None if e.params is None else dumps(e.params),
+            source_context=None if sc is None else dumps({
+                "file": sc.file, "lineno": sc.lineno, "context_line": sc.context_line,
+                "pre_context": sc.pre_context, "post_context": sc.post_context}),
+            request_id=e.request_id, user_id=e.user_id, trace_id=e.trace_id,
+            span_id=e.span_id))
+    deploy_row, request_row = rows.DEPLOYS.row, rows.REQUESTS.row
+    deploys = [deploy_row(git_sha=d.git_sha, version=d.version, env=d.env, deployer=d.deployer,
+                          description=d.description, ts_us=d.ts_us) for d in batch.deploys]
+    requests = [request_row(service=r.service, env=r.env, method=r.method, route=r.route,
+                            ts_us=r.ts_us, status=r.status, duration_ms=r.duration_ms)
                 for r in batch.requests]
-    return (project_id, spans, errors, deploys, requests, _group_rows(batch.groups.values()),
-            list(batch.reopen_after.items()), resources)
+    return rows.wire_batch(project_id=project_id, spans=spans, errors=errors, deploys=deploys,
+                           requests=requests, groups=_group_rows(batch.groups.values()),
+                           reopen=_reopen_rows(batch.reopen_after.items()),
+                           resources=resources)
 
 
-def _group_rows(groups: Iterable[GroupDelta]) -> list[tuple[Any, ...]]:
-    return [(g.fingerprint, g.exception_class, g.message, g.count, g.first_seen_us,
-             g.last_seen_us, g.hourly) for g in groups]
+def _group_rows(groups: Iterable[GroupDelta]) -> list[Row]:
+    group_row = rows.GROUPS.row
+    return [group_row(fingerprint=g.fingerprint, exception_class=g.exception_class,
+                      message=g.message, count=g.count, first_seen_us=g.first_seen_us,
+                      last_seen_us=g.last_seen_us, hourly=g.hourly) for g in groups]
+
+
+def _reopen_rows(latest: Iterable[tuple[str, int]]) -> list[Row]:
+    reopen_row = rows.REOPEN.row
+    return [reopen_row(fingerprint=fingerprint, ts_us=ts_us) for fingerprint, ts_us in latest]
 
 
 def _checked(wire: WireBatch, full: bool = True) -> WireBatch:
     """`wire` with NUL in text mended; with `full`, Unstorable unless every value of
     every column is storable."""
-    project_id, spans, errors, deploys, requests, groups, reopen, resources = wire
-    tables = [spans, errors, deploys, requests, groups, reopen]
     look = storable.check if full else storable.has_nul
-    for i, (rows, columns) in enumerate(zip(tables, _TABLE_COLUMNS, strict=True)):
-        if look(rows, columns):
-            tables[i] = [columns.repair(row) for row in rows]
+    mended: dict[str, list[Row]] = {}
+    for (name, columns), table in zip(_CHECKS.items(), _CHECKED_LISTS(wire), strict=True):
+        if look(table, columns):
+            mended[name] = [columns.repair(row) for row in table]
     if full:  # the hourly counts of each group: hours and counts are BIGINT
-        array("q", chain.from_iterable(chain(h.keys(), h.values()) for *_, h in groups))
-    spans, errors, deploys, requests, groups, reopen = tables
-    return project_id, spans, errors, deploys, requests, groups, reopen, resources
+        array("q", chain.from_iterable(chain(h.keys(), h.values())
+                                       for h in map(_HOURLY, wire.groups)))
+    return wire._replace(**mended) if mended else wire  # type: ignore[arg-type]  # lists
 
 
 def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
     """Each record encoded and checked as a batch of its own; what fails is dropped."""
     project_id = batch.project_id
     dropped: dict[str, int] = {}
-    tables: list[list[tuple[Any, ...]]] = [[], [], [], []]
-    resources: dict[int, str] = {}
+    kept: dict[str, list[Row]] = {signal: [] for signal in _SIGNALS}
+    resources: dict[Row, None] = {}  # a set that keeps its order
     kept_errors: list[ErrorEvent] = []
-    for signal, records in (("spans", batch.spans), ("errors", batch.errors),
-                            ("deploys", batch.deploys), ("requests", batch.requests)):
-        for record in records:
+    for signal in _SIGNALS:
+        for record in getattr(batch, signal):
             alone = Batch(project_id)
             getattr(alone, signal).append(record)
             try:
@@ -131,19 +149,17 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
             except Exception:  # noqa: BLE001 - this record alone cannot be stored
                 dropped[signal] = dropped.get(signal, 0) + 1
                 continue
-            for table, rows in zip(tables, wire[1:5], strict=True):
-                table.extend(rows)
-            resources.update(wire[7])
+            for name, table in kept.items():
+                table.extend(getattr(wire, name))
+            resources.update(dict.fromkeys(wire.resources))
             if isinstance(record, ErrorEvent):
                 kept_errors.append(record)
     groups, reopen = _regroup(batch, kept_errors)
-    spans, errors, deploys, requests = tables
-    return ((project_id, spans, errors, deploys, requests, groups, reopen,
-             list(resources.items())), dropped)
+    return rows.wire_batch(project_id=project_id, **kept, groups=groups, reopen=reopen,
+                           resources=list(resources)), dropped
 
 
-def _regroup(batch: Batch, kept: list[ErrorEvent]
-             ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+def _regroup(batch: Batch, kept: list[ErrorEvent]) -> tuple[list[Row], list[Row]]:
     """The group deltas and reopen candidates without the errors that were dropped:
     a group that lost errors is counted again from the errors kept (as the grouping
     processor counts), so no count or time of a dropped error stays behind."""
@@ -171,7 +187,7 @@ def _regroup(batch: Batch, kept: list[ErrorEvent]
                 continue
             ts_us = max(e.ts_us for e in mine)
         try:
-            reopen.extend(_checked_rows([(fingerprint, ts_us)], REOPEN_COLUMNS))
+            reopen.extend(_checked_rows(_reopen_rows([(fingerprint, ts_us)]), REOPEN_COLUMNS))
         except Exception:  # noqa: BLE001
             continue
     return groups, reopen
@@ -187,10 +203,10 @@ def _delta_of(fingerprint: Any, errors: list[ErrorEvent]) -> GroupDelta:
                       min(e.ts_us for e in errors), latest.ts_us, hourly)
 
 
-def _checked_rows(rows: list[tuple[Any, ...]], columns: Columns) -> list[tuple[Any, ...]]:
-    if storable.check(rows, columns):
-        return [columns.repair(row) for row in rows]
-    return rows
+def _checked_rows(table: list[Row], columns: Columns) -> list[Row]:
+    if storable.check(table, columns):
+        return [columns.repair(row) for row in table]
+    return table
 
 
 @dataclass(slots=True)
@@ -212,16 +228,19 @@ class EncodedBatch:
 def encode(batch: Batch) -> EncodedBatch:
     wire, unencodable = encode_checked(batch)
     counts = wire_records(wire)
-    return EncodedBatch(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL),
+    # Pickled as a plain tuple: a named tuple pickles through Python code on both
+    # sides (3 µs a batch, a tenth of a lone error's cost); BatchWriter.write names it
+    # again in the writer process.
+    return EncodedBatch(pickle.dumps(tuple(wire), protocol=pickle.HIGHEST_PROTOCOL),
                         batch.record_count(), counts, max(batch.approx_bytes, 0),
-                        not any(counts.values()) and not wire[5] and not wire[6],
+                        not any(counts.values()) and not wire.groups and not wire.reopen,
                         unencodable)
 
 
 def wire_records(wire: WireBatch) -> dict[str, int]:
     """Records per signal in a wire batch, for the accepted/refused counters."""
-    return {"spans": len(wire[1]), "errors": len(wire[2]), "deploys": len(wire[3]),
-            "requests": len(wire[4])}
+    return {"spans": len(wire.spans), "errors": len(wire.errors),
+            "deploys": len(wire.deploys), "requests": len(wire.requests)}
 
 
 def write_batches(conn: Any, batches: Sequence[Batch], received_us: int) -> None:

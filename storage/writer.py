@@ -1,7 +1,8 @@
 """Writing batches: what one group commit does inside its one transaction.
 
-Batches reach the writer in a compact wire form (storage/wire.py): plain tuples,
-cheap to pickle across to the writer process and cheap to turn into rows. Rows go
+Batches reach the writer in a compact wire form (storage/wire.py): plain tuples in
+the order of their row forms (storage/rows.py), cheap to pickle across to the writer
+process and cheap to turn into rows. Rows go
 to the database driver's `executemany` with SQL prepared once per dialect; the
 ORM-level statement machinery would cost more per row than SQLite's insert.
 
@@ -17,26 +18,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from storage import rows
+from storage.rows import Row, RowForm, WireBatch
 from storage.writer_groups import write_groups, write_requests
 
-# The wire form of one batch (storage/wire.py's encode_batch builds it).
-WireBatch = tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]],
-                  list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[str, int]],
-                  list[tuple[int, str]]]
 
-# Table and column names as storage/schema.py defines them (tests/exporters/
-# test_sql_writer.py checks). Spelled out so that the writer process does not
-# import SQLAlchemy: that alone would double its memory.
-SPANS, RESOURCES, ERROR_EVENTS, DEPLOYS = "spans", "resources", "error_events", "deploys"
-SPAN_COLUMNS = ("project_id", "trace_id", "span_id", "parent_span_id", "name", "kind",
-                "start_ns", "end_ns", "status_code", "status_message", "service_name",
-                "scope_name", "category", "resource_id", "body")
-RESOURCE_COLUMNS = ("id", "project_id", "attributes")
-ERROR_COLUMNS = ("project_id", "fingerprint", "ts_us", "received_us", "exception_class",
-                 "message", "backtrace", "params", "source_context", "request_id", "user_id",
-                 "trace_id", "span_id")
-DEPLOY_COLUMNS = ("project_id", "git_sha", "version", "env", "deployer", "description",
-                  "ts_us", "received_us")
+def _insert_columns(form: RowForm, received: bool = False) -> tuple[str, ...]:
+    """An insert's columns: the project, the wire row's fields in its order, then
+    the time received when `received`. The writer builds each row in the same order
+    (`(project_id, *row)` or `(project_id, *row, received_us)`); refused at import
+    unless these are exactly the columns the form leaves to the writer."""
+    added = ("project_id", "received_us") if received else ("project_id",)
+    if set(form.column_names) - set(form.names) != set(added):
+        raise ValueError(f"the writer adds {added} to {form.table}, which leaves "
+                         f"{tuple(set(form.column_names) - set(form.names))} to it")
+    return (added[0], *form.names, *added[1:])
+
+
+# Table and column names from storage/rows.py, whose declaration storage/schema.py
+# builds its tables from: the writer process imports neither SQLAlchemy (that alone
+# would double its memory) nor the schema.
+SPANS, RESOURCES = rows.SPANS.table, rows.RESOURCES.table
+ERROR_EVENTS, DEPLOYS = rows.ERROR_EVENTS.table, rows.DEPLOYS.table
+SPAN_COLUMNS = _insert_columns(rows.SPANS)
+RESOURCE_COLUMNS = _insert_columns(rows.RESOURCES)
+ERROR_COLUMNS = _insert_columns(rows.ERROR_EVENTS, received=True)
+DEPLOY_COLUMNS = _insert_columns(rows.DEPLOYS, received=True)
 
 
 def placeholders(dialect: str, n: int) -> str:
@@ -63,29 +70,35 @@ class BatchWriter:
         self.errors_sql = insert_sql(dialect, ERROR_EVENTS, ERROR_COLUMNS)
         self.deploys_sql = insert_sql(dialect, DEPLOYS, DEPLOY_COLUMNS)
 
-    def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
-        self._spans(cursor, batches)
-        self._errors(cursor, batches, received_us)
-        write_groups(cursor, self.dialect, batches)
-        self._deploys(cursor, batches, received_us)
-        write_requests(cursor, self.dialect, batches)
+    def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
+        """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
+        as (storage/wire.py's encode)."""
+        named = [WireBatch._make(batch) for batch in batches]
+        self._spans(cursor, named)
+        self._errors(cursor, named, received_us)
+        write_groups(cursor, self.dialect, named)
+        self._deploys(cursor, named, received_us)
+        write_requests(cursor, self.dialect, named)
 
     def _spans(self, cursor: Any, batches: Sequence[WireBatch]) -> None:
-        resources = {(r_id, batch[0], text) for batch in batches for r_id, text in batch[7]}
+        # Sorted, so that two transactions meet the same resources in the same order.
+        resources = sorted({(batch.project_id, *resource)
+                            for batch in batches for resource in batch.resources})
         if resources:
-            cursor.executemany(self.resources_sql, sorted(resources))
-        rows = [(batch[0], *span) for batch in batches for span in batch[1]]
-        if rows:
-            cursor.executemany(self.spans_sql, rows)
+            cursor.executemany(self.resources_sql, resources)
+        spans: list[Row] = [(batch.project_id, *span) for batch in batches
+                            for span in batch.spans]
+        if spans:
+            cursor.executemany(self.spans_sql, spans)
 
     def _errors(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
-        rows = [(batch[0], fingerprint, ts_us, received_us, *rest)
-                for batch in batches
-                for (fingerprint, ts_us, *rest) in batch[2]]
-        if rows:
-            cursor.executemany(self.errors_sql, rows)
+        errors: list[Row] = [(batch.project_id, *error, received_us) for batch in batches
+                             for error in batch.errors]
+        if errors:
+            cursor.executemany(self.errors_sql, errors)
 
     def _deploys(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
-        rows = [(batch[0], *deploy, received_us) for batch in batches for deploy in batch[3]]
-        if rows:
-            cursor.executemany(self.deploys_sql, rows)
+        deploys: list[Row] = [(batch.project_id, *deploy, received_us) for batch in batches
+                              for deploy in batch.deploys]
+        if deploys:
+            cursor.executemany(self.deploys_sql, deploys)

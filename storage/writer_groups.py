@@ -8,15 +8,26 @@ many events or requests of the commit fall into it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sounding import histogram
+from storage import rows
+from storage.rows import WireBatch
 
 SERVER_ERROR = 500
-# Names as storage/schema.py defines them (storage/writer.py says why not imported).
-GROUPS, HOURLY, STATUS_CHANGES = "error_groups", "error_group_hourly", "error_status_changes"
-ROLLUPS, LATENCY = "request_rollups", "request_latency"
-ROLLUP_KEY = ("project_id", "service", "env", "method", "route", "minute")
+# Names from storage/rows.py, as storage/schema.py uses them (storage/writer.py says
+# why not from the schema).
+GROUPS, HOURLY = rows.ERROR_GROUPS, rows.ERROR_GROUP_HOURLY
+STATUS_CHANGES = rows.ERROR_STATUS_CHANGES
+ROLLUPS, LATENCY = rows.REQUEST_ROLLUPS, rows.REQUEST_LATENCY
+ROLLUP_KEY = rows.ROLLUP_KEY.column_names
+# The values of the wire rows, read by name.
+_GROUP = rows.GROUPS.getter("fingerprint", "exception_class", "message", "count",
+                            "first_seen_us", "last_seen_us", "hourly")
+_REOPEN = rows.REOPEN.getter("fingerprint", "ts_us")
+_REQUEST = rows.REQUESTS.getter("service", "env", "method", "route", "ts_us", "status",
+                                "duration_ms")
 GroupKey = tuple[int, str]
 RollupKey = tuple[int, str, str, str, str, int]
 # SQLite has no parameter limit problem below this; PostgreSQL allows 65,535.
@@ -36,33 +47,47 @@ def _least(dialect: str) -> str:
     return "LEAST" if dialect == "postgresql" else "min"
 
 
-def _merge_groups(batches: Sequence[Any]) -> dict[GroupKey, list[Any]]:
+@dataclass(slots=True)
+class _GroupDelta:
+    """One group's delta over every batch of a commit; the latest error names it."""
+
+    exception_class: str
+    message: str
+    count: int
+    first_seen_us: int
+    last_seen_us: int
+    hourly: dict[int, int]
+
+
+def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, _GroupDelta]:
     """One delta per (project, fingerprint) over every batch of the commit."""
-    merged: dict[GroupKey, list[Any]] = {}
+    merged: dict[GroupKey, _GroupDelta] = {}
     for batch in batches:
-        project_id = batch[0]
-        for fingerprint, exception_class, message, count, first, last, hourly in batch[5]:
+        project_id = batch.project_id
+        for fingerprint, exception_class, message, count, first, last, hourly in map(
+                _GROUP, batch.groups):
             key = (project_id, fingerprint)
             seen = merged.get(key)
             if seen is None:
-                merged[key] = [exception_class, message, count, first, last, dict(hourly)]
+                merged[key] = _GroupDelta(exception_class, message, count, first, last,
+                                          dict(hourly))
                 continue
-            if last >= seen[4]:
-                seen[0], seen[1] = exception_class, message
-            seen[2] += count
-            seen[3] = min(seen[3], first)
-            seen[4] = max(seen[4], last)
+            if last >= seen.last_seen_us:
+                seen.exception_class, seen.message = exception_class, message
+            seen.count += count
+            seen.first_seen_us = min(seen.first_seen_us, first)
+            seen.last_seen_us = max(seen.last_seen_us, last)
             for hour, n in hourly.items():
-                seen[5][hour] = seen[5].get(hour, 0) + n
+                seen.hourly[hour] = seen.hourly.get(hour, 0) + n
     return merged
 
 
-def _reopen(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
+def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
     """Resolved groups whose new occurrence is later than their resolution open again."""
     latest: dict[GroupKey, int] = {}
     for batch in batches:
-        for fingerprint, ts_us in batch[6]:
-            key = (batch[0], fingerprint)
+        for fingerprint, ts_us in map(_REOPEN, batch.reopen):
+            key = (batch.project_id, fingerprint)
             latest[key] = max(ts_us, latest.get(key, ts_us))
     if not latest:
         return
@@ -97,7 +122,7 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
                 f"'recurrence', {q})", (project_id, fingerprint, ts_us))
 
 
-def write_groups(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
+def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
     _reopen(cursor, dialect, batches)
     groups = _merge_groups(batches)
     if not groups:
@@ -116,8 +141,8 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
         f'exception_class = CASE WHEN {latest} THEN excluded.exception_class '
         f'ELSE "{g}".exception_class END, '
         f'message = CASE WHEN {latest} THEN excluded.message ELSE "{g}".message END',
-        [(project_id, fingerprint, d[0], d[1], d[3], d[4], d[2])
-         for (project_id, fingerprint), d in ordered])
+        [(project_id, fingerprint, d.exception_class, d.message, d.first_seen_us,
+          d.last_seen_us, d.count) for (project_id, fingerprint), d in ordered])
     h = HOURLY
     cursor.executemany(
         f'INSERT INTO "{h}" (project_id, fingerprint, hour, count) VALUES ({q}, {q}, {q}, {q}) '
@@ -125,16 +150,17 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
         f'count = "{h}".count + excluded.count',
         [(project_id, fingerprint, hour, n)
          for (project_id, fingerprint), d in ordered
-         for hour, n in sorted(d[5].items())])
+         for hour, n in sorted(d.hourly.items())])
 
 
-def write_requests(cursor: Any, dialect: str, batches: Sequence[Any]) -> None:
+def write_requests(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
     rollups: dict[RollupKey, list[Any]] = {}
     buckets: dict[tuple[RollupKey, int], int] = {}
     bucket_of = histogram.bucket_of
     for batch in batches:
-        project_id = batch[0]
-        for service, env, method, route, ts_us, status, duration_ms in batch[4]:
+        project_id = batch.project_id
+        for service, env, method, route, ts_us, status, duration_ms in map(
+                _REQUEST, batch.requests):
             key: RollupKey = (project_id, service, env, method, route,
                               ts_us // 60_000_000 * 60)
             agg = rollups.get(key)

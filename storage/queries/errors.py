@@ -12,9 +12,9 @@ from sqlalchemy import JSON, Text, and_, cast, func, literal, select
 
 from storage import schema
 from storage.queries.values import UNREADABLE, load
+from storage.schema import GROUP_STATUSES as STATUSES
 from storage.store import Store
 
-STATUSES = ("open", "resolved", "ignored")
 SORTS = ("last_seen", "first_seen", "count")
 HOUR = 3600
 DAY = 86_400

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import sys
 from collections.abc import Callable
 
 import sqlalchemy as sa
@@ -13,6 +15,28 @@ from alembic.migration import MigrationContext
 from storage.queries import traces
 from storage.schema import metadata
 from storage.store import MIGRATIONS, Store
+
+# What a migration may import: the standard library and the libraries it runs on.
+# Never the application, whose code changes after the migration was written.
+MIGRATION_IMPORTS = frozenset(sys.stdlib_module_names) | {"alembic", "sqlalchemy",
+                                                          "opentelemetry"}
+
+
+def test_migrations_import_nothing_from_the_application() -> None:
+    versions = sorted((MIGRATIONS / "versions").glob("*.py"))
+    assert len(versions) >= 4
+    imported = {}
+    for path in versions:
+        for node in ast.walk(ast.parse(path.read_text())):  # imports inside functions too
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = ["." if node.level else str(node.module)]
+            else:
+                continue
+            imported.update({name: path.name for name in names})
+    assert {name: where for name, where in imported.items()
+            if name.split(".")[0] not in MIGRATION_IMPORTS} == {}
 
 
 def _diff(url: str) -> list[object]:

@@ -17,10 +17,18 @@ from processors.grouping import GroupingProcessor
 from processors.reopen import ReopenProcessor
 from sounding.component import Processor
 from sounding.records import Batch, ErrorEvent, RequestMetric, Span
+from storage import rows
 from storage.wire import encode, encode_checked
 from tests.receiver.otlp_helpers import random_trace_id, request_of, span_pb, stored_spans
 from tests.receiver.test_otlp_http import json_body, post
 from tests.support.server import Server
+
+# The wire rows' values, read by name (storage/rows.py).
+SPAN_NAME = rows.SPANS.getter("name")
+ERROR_FINGERPRINT = rows.ERROR_EVENTS.getter("fingerprint")
+GROUP_FINGERPRINT = rows.GROUPS.getter("fingerprint")
+GROUP_COUNTS = rows.GROUPS.getter("count", "first_seen_us", "last_seen_us", "hourly")
+REOPEN = rows.REOPEN.getter("fingerprint", "ts_us")
 
 
 def error(fingerprint: str, ts_us: int = 7_200_000_000, **kw: Any) -> ErrorEvent:
@@ -50,7 +58,7 @@ def span(span_name: str, **changes: Any) -> Span:
 def test_a_batch_that_is_fine_loses_nothing() -> None:
     wire, dropped = encode_checked(grouped(error("a"), error("b")))
     assert dropped == {}
-    assert [row[0] for row in wire[2]] == ["a", "b"]
+    assert [ERROR_FINGERPRINT(row) for row in wire.errors] == ["a", "b"]
 
 
 @pytest.mark.parametrize(("change", "value"), [
@@ -68,13 +76,13 @@ def test_an_unstorable_error_is_dropped_alone_and_its_group_recounted(
     setattr(bad, change, value)  # as a processor after grouping could
     wire, dropped = encode_checked(batch)
     assert dropped == {"errors": 1}
-    assert len(wire[2]) == 2
-    groups = {row[0]: row for row in wire[5]}
+    assert len(wire.errors) == 2
+    groups = {GROUP_FINGERPRINT(row): row for row in wire.groups}
     if change == "fingerprint":
         assert set(groups) == {"shared", "other"}
     # The dropped error's count and time left its group.
-    assert groups["shared"][3:] == (1, 7_200_000_000, 7_200_000_000, {7200: 1})
-    assert dict(wire[6])["shared"] == 7_200_000_000
+    assert GROUP_COUNTS(groups["shared"]) == (1, 7_200_000_000, 7_200_000_000, {7200: 1})
+    assert dict(map(REOPEN, wire.reopen))["shared"] == 7_200_000_000
 
 
 def test_an_error_with_an_out_of_range_time_takes_no_group_time_with_it() -> None:
@@ -82,8 +90,8 @@ def test_an_error_with_an_out_of_range_time_takes_no_group_time_with_it() -> Non
     batch = grouped(error("g"), bad)
     wire, dropped = encode_checked(batch)
     assert dropped == {"errors": 1}
-    (group,) = wire[5]
-    assert group[3:6] == (1, 7_200_000_000, 7_200_000_000)
+    (group,) = wire.groups
+    assert GROUP_COUNTS(group)[:3] == (1, 7_200_000_000, 7_200_000_000)
 
 
 def _deep(levels: int) -> Any:
@@ -102,7 +110,7 @@ def test_an_unstorable_span_is_dropped_alone(changes: dict[str, Any]) -> None:
     bad = span("bad", **changes)
     wire, dropped = encode_checked(plugged(Batch(1, spans=[span("a"), bad, span("b")])))
     assert dropped == {"spans": 1}
-    assert [row[3] for row in wire[1]] == ["a", "b"]
+    assert [SPAN_NAME(row) for row in wire.spans] == ["a", "b"]
 
 
 def test_request_metrics_that_are_not_finite_or_not_numbers_are_dropped_alone() -> None:
@@ -111,7 +119,8 @@ def test_request_metrics_that_are_not_finite_or_not_numbers_are_dropped_alone() 
                                        RequestMetric("GET", "/", "200", 1.0, 0)]))  # type: ignore[arg-type]
     wire, dropped = encode_checked(batch)
     assert dropped == {"requests": 2}
-    assert wire[4] == [("", "", "GET", "/", 0, 200, 1.0)]
+    assert wire.requests == [rows.REQUESTS.row(service="", env="", method="GET", route="/",
+                                                ts_us=0, status=200, duration_ms=1.0)]
 
 
 def test_nul_in_text_is_mended_not_dropped() -> None:
@@ -119,9 +128,11 @@ def test_nul_in_text_is_mended_not_dropped() -> None:
     batch.spans.append(span("GET \x00"))
     wire, dropped = encode_checked(batch)
     assert dropped == {}
-    assert wire[1][0][3] == "GET \ufffd"
-    assert (wire[2][0][0], wire[2][0][7]) == ("f\ufffdp", "r\ufffd")
-    assert wire[5][0][0] == "f\ufffdp" and wire[6][0][0] == "f\ufffdp"
+    assert SPAN_NAME(wire.spans[0]) == "GET \ufffd"
+    assert rows.ERROR_EVENTS.getter("fingerprint", "request_id")(wire.errors[0]) == (
+        "f\ufffdp", "r\ufffd")
+    assert GROUP_FINGERPRINT(wire.groups[0]) == "f\ufffdp"
+    assert REOPEN(wire.reopen[0])[0] == "f\ufffdp"
 
 
 def test_the_encoded_batch_reports_what_was_dropped() -> None:
@@ -135,7 +146,7 @@ def test_without_a_plugin_nul_is_still_mended_and_encoding_errors_still_caught()
     batch = Batch(1, spans=[span("GET \x00"), span("b", attributes={"k\udc00": "v"})])
     assert not batch.unchecked
     wire, dropped = encode_checked(batch)
-    assert [row[3] for row in wire[1]] == ["GET \ufffd"]
+    assert [SPAN_NAME(row) for row in wire.spans] == ["GET \ufffd"]
     assert dropped == {"spans": 1}
 
 

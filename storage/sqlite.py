@@ -1,0 +1,27 @@
+"""The settings every SQLite connection to the store gets, in one place: the store's
+engines (storage/store.py) and the writer process (exporters/sql_writer.py) both
+open connections, and they must agree on the journal, the durability and how long
+to wait for the write lock. Plain DBAPI calls, so that the writer process, which
+does without SQLAlchemy, can use it too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+# Milliseconds a connection waits for another's write lock before failing: long
+# enough for a group commit and a checkpoint, short of a hang.
+BUSY_TIMEOUT_MS = 30_000
+
+
+def apply_pragmas(connection: Any, synchronous: str) -> None:
+    """Set the shared pragmas on a sqlite3 connection. WAL lets readers run beside the
+    one writer; `synchronous` is the operator's durability choice (NORMAL loses at
+    most the last commits on power loss, never the database)."""
+    cursor = connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    finally:
+        cursor.close()
