@@ -14,6 +14,9 @@ from sounding.errors import InvalidInput
 from sounding.pipeline import Pipeline
 from sounding.records import Batch
 
+# What a decode worker runs on a large body: the same pure function as below.
+DECODE_TRACES = "receiver.decode_otlp:decode_traces_body"
+
 
 def _count_dropped(dropped: int, kept: bool, reasons: list[str]) -> None:
     """Dropped spans are counted; a request whose every span was dropped is InvalidInput
@@ -35,10 +38,10 @@ async def consume_traces(body: bytes, protobuf: bool, batch: Batch, pipeline: Pi
     pool = pipeline.decode_pool
     if pool is not None and pool.wants(len(body)):
         metrics.OFFLOADED.inc()
-        result = await pool.traces(batch.project_id, body, protobuf)
-        _count_dropped(result.dropped, result.encoded is not None, result.reasons)
-        if result.encoded is not None:
-            await pipeline.consume_encoded(result.encoded)
+        result = await pool.submit(DECODE_TRACES, (protobuf,), batch, "spans", body)
+        _count_dropped(result.dropped, result.results is not None, result.reasons)
+        if result.results is not None:
+            await pipeline.consume_prepared(result.results)
         return result.dropped, result.reasons
     decoded = decode_traces_body(body, protobuf)
     _count_dropped(decoded.dropped, bool(decoded.spans), decoded.reasons)

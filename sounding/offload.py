@@ -1,13 +1,17 @@
-"""Decode workers: large trace requests are decoded and processed in other processes.
+"""Decode workers: large requests are decoded, processed and prepared in other processes.
 
 One event loop serves every connection; on its own it also decoded every span,
 ran the processors and built the rows, about 16 µs a span, so a busy trace
 receiver kept one core full while the second (the writer's) was half idle, and
 every other request waited behind a 512-span body. Trace bodies of at least
 `decode_min_bytes` now go to a small pool of worker processes instead. A worker
-runs the same pure steps the event loop would (decode, the configured processors,
-the wire form of storage/wire.py) and returns the pickled wire batch, which the
-event loop hands to the exporter without unpickling it. The event loop is left
+runs the same pure steps the event loop would: the receiver's decode function
+(named as "module:function", so that this core module imports no receiver), the
+configured processors, then each exporter's declared preparation
+(`Exporter.preparation`; the SQL exporter's is storage/wire.py's encoding). It
+returns one item per exporter, prepared or, for an exporter that declares none,
+the processed batch, and the event loop hands them to the pipeline
+(`Pipeline.consume_prepared`) without looking inside. The event loop is left
 with HTTP and the hand-overs, about 3 µs a span.
 
 Every worker builds its own copies of the configured processors (plugins too)
@@ -25,7 +29,7 @@ requests are refused with Overloaded (503 + Retry-After).
 
 Total: nothing a client sends may stop a worker, since while one restarts every
 other client's large trace request waits or is refused. Whatever one request
-raises, while decoding, in a processor or while encoding (a RecursionError, a
+raises, while decoding, in a processor or a preparation (a RecursionError, a
 MemoryError included), is that request's answer (400 for bad input, else 500,
 logged once per kind) and the worker goes on; its address space is capped so
 that a runaway allocation is a MemoryError there rather than the kernel's OOM
@@ -38,22 +42,23 @@ be what killed it, and the requests queued behind it with a 503; it is counted i
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
+import pickle
 import resource
 import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from receiver.decode_otlp import decode_traces_body
 from sounding import channel
 from sounding.component import Component, Processor
 from sounding.errors import InternalFailure, InvalidInput, Overloaded, StoreUnavailable
 from sounding.records import Batch
-from storage.wire import EncodedBatch, encode
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +76,16 @@ RESPAWN_DELAY = 1.0
 WORKER_ADDRESS_SPACE = 2 << 30
 
 
-@dataclass(slots=True)
-class DecodedTraces:
-    """What a worker returns for one trace request."""
+Spec = tuple[str, dict[str, Any]]  # ("module:function", settings)
 
-    encoded: EncodedBatch | None  # None when no span could be kept
+
+@dataclass(slots=True)
+class Offloaded:
+    """What a worker returns for one request."""
+
+    # One item per exporter, for Pipeline.consume_prepared; None when no record could
+    # be kept. Travels apart, as the message's payload (the bulk of the bytes).
+    results: list[Any] | None
     dropped: int = 0
     reasons: list[str] = field(default_factory=list)
     invalid: tuple[str, list[dict[str, Any]]] | None = None  # an InvalidInput, rebuilt here
@@ -113,20 +123,21 @@ class _Worker:
         self.culprit_answered = False
         self.ready = asyncio.get_running_loop().create_future()
         self.endpoint = channel.Endpoint(parent, self._on_item, self._gone)
-        self.endpoint.send(("config", self.pool.processors))
+        self.endpoint.send(("config", {"processors": self.pool.processors,
+                                       "preparations": self.pool.preparations}))
         try:
             await asyncio.wait_for(asyncio.shield(self.ready), START_TIMEOUT)
         except (TimeoutError, ConnectionError) as exc:
             await self.stop()
             raise RuntimeError(f"decode worker {self.index} did not start: {exc}") from exc
 
-    def submit(self, seq: int, project_id: int, body: bytes, protobuf: bool
+    def submit(self, seq: int, request: tuple[Any, ...], body: bytes
                ) -> asyncio.Future[tuple[Any, bytes | None]]:
         assert self.endpoint is not None
         future: asyncio.Future[tuple[Any, bytes | None]] = \
             asyncio.get_running_loop().create_future()
         self.pending[seq] = future
-        self.endpoint.send(("traces", seq, project_id, protobuf), body)
+        self.endpoint.send(("submit", seq, *request), body)
         return future
 
     def _on_item(self, item: channel.Item) -> None:
@@ -187,10 +198,12 @@ class _Worker:
 
 
 class DecodePool(Component):
-    def __init__(self, processors: list[tuple[str, dict[str, Any]]], workers: int,
+    def __init__(self, processors: list[Spec], preparations: list[Spec | None], workers: int,
                  min_bytes: int, max_bytes: int, retry_after: int = 1) -> None:
         super().__init__("decode_pool")
         self.processors = processors  # (name, settings), as the pipeline configures them
+        # Each exporter's `preparation()`, in the pipeline's order.
+        self.preparations = preparations
         self.workers = workers
         self.min_bytes = min_bytes
         self.max_bytes = max_bytes
@@ -231,7 +244,14 @@ class DecodePool(Component):
                 await asyncio.gather(*worker.pending.values(), return_exceptions=True)
         await asyncio.gather(*(worker.stop() for worker in workers))
 
-    async def traces(self, project_id: int, body: bytes, protobuf: bool) -> DecodedTraces:
+    async def submit(self, decode: str, args: tuple[Any, ...], batch: Batch, into: str,
+                     body: bytes) -> Offloaded:
+        """Decode `body` in a worker with the pure function `decode` ("module:function",
+        called as `function(body, *args)`; it returns an object with `dropped`,
+        `reasons` and the records in an attribute named `into`, like the field of
+        `batch` they are put in), then run the processors and the exporters'
+        preparations. InvalidInput (400) or InternalFailure (500) for that request;
+        retryable errors when the workers cannot take it."""
         live = [w for w in self._workers if w.endpoint is not None]
         if self._closing:
             raise StoreUnavailable("the collector is shutting down", self.retry_after)
@@ -244,7 +264,7 @@ class DecodePool(Component):
         self._seq += 1
         self.in_flight_bytes += size
         seq = self._seq
-        future = worker.submit(seq, project_id, body, protobuf)
+        future = worker.submit(seq, (decode, args, batch, into), body)
         try:
             result, payload = await asyncio.wait_for(asyncio.shield(future), ANSWER_TIMEOUT)
         except TimeoutError:
@@ -254,20 +274,24 @@ class DecodePool(Component):
             raise InternalFailure("decoding this request did not finish") from None
         finally:
             self.in_flight_bytes -= size
-        decoded: DecodedTraces = result
-        if decoded.invalid is not None:
-            raise InvalidInput(*decoded.invalid)
-        if decoded.failure is not None:
-            kind, detail = decoded.failure
+        offloaded: Offloaded = result
+        if offloaded.invalid is not None:
+            raise InvalidInput(*offloaded.invalid)
+        if offloaded.failure is not None:
+            kind, detail = offloaded.failure
             # Logged once per kind per interval (sounding/logthrottle.py): the kind is
             # part of the template, the detail (which names the request) is not.
-            log.error("a trace request failed in a decode worker: "
+            log.error(f"a request ({into}) failed in a decode worker: "
                       + kind.replace("%", "%%") + ": %s", detail)
             raise InternalFailure(f"{kind}: {detail}")
-        if decoded.encoded is not None:
-            assert payload is not None
-            decoded.encoded.payload = payload
-        return decoded
+        if payload is not None:
+            try:
+                offloaded.results = pickle.loads(payload)
+            except Exception as exc:  # a processor's value that only a worker can rebuild
+                log.error("a decode worker's answer could not be read: %s: %s",
+                          type(exc).__name__, exc)
+                raise InternalFailure(f"reading a decode worker's answer: {exc}") from exc
+        return offloaded
 
     def worker_gone(self, worker: _Worker) -> None:
         if self._closing:
@@ -299,33 +323,66 @@ class DecodePool(Component):
 
 # --- in the worker processes -------------------------------------------------
 
-def decode_traces(processors: list[Processor], project_id: int, body: bytes, protobuf: bool
-                  ) -> DecodedTraces:
-    """Decode, process and encode one OTLP trace request (runs in a worker). Total:
-    whatever the request makes any step raise is returned as its answer."""
+class Stages:
+    """What a worker runs after decoding: the processors, then each exporter's
+    preparation (None: that exporter takes the processed batch)."""
+
+    def __init__(self, processors: list[Processor],
+                 preparations: list[tuple[str, Callable[..., Any], dict[str, Any]] | None]
+                 ) -> None:
+        self.processors = processors
+        self.preparations = preparations
+        self._decoders: dict[str, Callable[..., Any]] = {}
+
+    def decoder(self, spec: str) -> Callable[..., Any]:
+        function = self._decoders.get(spec)
+        if function is None:
+            function = self._decoders[spec] = _imported(spec)
+        return function
+
+
+def _imported(spec: str) -> Callable[..., Any]:
+    """The function a "module:function" string names."""
+    module, _, name = spec.partition(":")
+    function = getattr(importlib.import_module(module), name)
+    if not callable(function):
+        raise TypeError(f"{spec} is not a function")
+    return function  # type: ignore[no-any-return]
+
+
+def run(stages: Stages, decode: str, args: tuple[Any, ...], batch: Batch, into: str,
+        body: bytes) -> Offloaded:
+    """Decode, process and prepare one request (runs in a worker). Total: whatever the
+    request makes any step raise is returned as its answer."""
     try:
-        decoded = decode_traces_body(body, protobuf)
+        decoded = stages.decoder(decode)(body, *args)
     except InvalidInput as exc:
-        return DecodedTraces(None, invalid=(exc.message, exc.details))
+        return Offloaded(None, invalid=(exc.message, exc.details))
     except RecursionError:
         # A decoder that recursed this deep was given input nested this deep.
         message = "the body is nested too deeply"
-        return DecodedTraces(None, invalid=(message, [{"field": "body", "error": message}]))
+        return Offloaded(None, invalid=(message, [{"field": "body", "error": message}]))
     except Exception as exc:  # noqa: BLE001 - a decoder's bug; this request's 500
-        return DecodedTraces(None, failure=_failure("decoding", exc))
-    if not decoded.spans:
-        return DecodedTraces(None, decoded.dropped, decoded.reasons)
-    batch = Batch(project_id=project_id, spans=decoded.spans, approx_bytes=len(body))
+        return Offloaded(None, failure=_failure("decoding", exc))
+    records = getattr(decoded, into)
+    if not records:
+        return Offloaded(None, decoded.dropped, decoded.reasons)
+    setattr(batch, into, records)
     step = "decoding"
     try:
-        for processor in processors:
+        for processor in stages.processors:
             step = f"processor {processor.name}"
             batch = processor.process(batch)
-        step = "encoding"
-        encoded = encode(batch)
+        results: list[Any] = []
+        for preparation in stages.preparations:
+            if preparation is None:
+                results.append(batch)
+                continue
+            step, function, settings = preparation
+            results.append(function(batch, settings))
     except Exception as exc:  # noqa: BLE001 - answered 500 by the event loop, which logs it
-        return DecodedTraces(None, failure=_failure(step, exc))
-    return DecodedTraces(encoded, decoded.dropped, decoded.reasons)
+        return Offloaded(None, failure=_failure(step, exc))
+    return Offloaded(results, decoded.dropped, decoded.reasons)
 
 
 def _failure(step: str, exc: BaseException) -> tuple[str, str]:
@@ -334,17 +391,20 @@ def _failure(step: str, exc: BaseException) -> tuple[str, str]:
     return f"{step}: {type(exc).__name__}", str(exc)[:300]
 
 
-def _build(spec: list[tuple[str, dict[str, Any]]]) -> list[Processor]:
+def _build(config: dict[str, Any]) -> Stages:
     from sounding.plugins import build_processor
 
-    built = [build_processor(name, settings) for name, settings in spec]
+    built = [build_processor(name, settings) for name, settings in config["processors"]]
+    preparations = [None if spec is None else (f"preparation {spec[0]}", _imported(spec[0]),
+                                               spec[1])
+                    for spec in config["preparations"]]
 
     async def start() -> None:
         for processor in built:
             await processor.start()
 
     asyncio.run(start())
-    return built
+    return Stages(built, preparations)
 
 
 def main(argv: list[str]) -> int:
@@ -356,9 +416,9 @@ def main(argv: list[str]) -> int:
     received = channel.receive(sock)
     if not received:
         return 0
-    ((_, spec), _), *_rest = received
+    ((_, config), _), *_rest = received
     try:
-        processors = _build(spec)
+        stages = _build(config)
     except Exception as exc:  # noqa: BLE001 - reported to the collector, which stops
         channel.send(sock, ("failed", f"{type(exc).__name__}: {exc}"))
         return 1
@@ -370,18 +430,24 @@ def main(argv: list[str]) -> int:
             items = None
         if items is None:
             return 0
-        for (_, seq, project_id, protobuf), body in items:
-            result = decode_traces(processors, project_id, body or b"", protobuf)
-            del body
+        for (_, seq, decode, args, batch, into), body in items:
+            result = run(stages, decode, args, batch, into, body or b"")
+            del body, batch
             payload = None
-            if result.encoded is not None:
-                payload, result.encoded.payload = result.encoded.payload, b""
+            try:
+                if result.results is not None:
+                    # Pickled here, apart from the message: it rides as the payload, in
+                    # a memory file when large (sounding/channel.py).
+                    payload = pickle.dumps(result.results, protocol=pickle.HIGHEST_PROTOCOL)
+                    result.results = None
+            except Exception as exc:  # noqa: BLE001 - e.g. a processor left an unpicklable value
+                result = Offloaded(None, failure=_failure("answering", exc))
             try:
                 channel.send(sock, ("done", seq, result), payload)
             except OSError:
                 return 0  # the collector is gone
-            except Exception as exc:  # noqa: BLE001 - e.g. a processor left an unpicklable value
-                channel.send(sock, ("done", seq, DecodedTraces(
+            except Exception as exc:  # noqa: BLE001 - e.g. a reason that does not pickle
+                channel.send(sock, ("done", seq, Offloaded(
                     None, failure=_failure("answering", exc))))
 
 
