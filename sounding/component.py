@@ -85,7 +85,8 @@ class Exporter(Component):
         `function(batch, settings)` after the processors; it returns a picklable
         value, handed unopened to `export_prepared`. None (the default): the worker
         returns the processed batch and `export(batch)` is called. Asked once, when
-        the pipeline is built; `settings` must pickle and must not need `start`."""
+        the pipeline is built; `settings` must pickle and must not need `start`. The
+        function must leave the batch as it found it: the next exporter gets it too."""
         return None
 
     @abstractmethod

@@ -82,6 +82,7 @@ def run(stages: Stages, decode: str, args: tuple[Any, ...], batch: Batch, into: 
     request makes any step raise is returned as its answer."""
     try:
         decoded = stages.decoder(decode)(body, *args)
+        records, dropped, reasons = getattr(decoded, into), decoded.dropped, decoded.reasons
     except InvalidInput as exc:
         return Offloaded(None, invalid=(exc.message, exc.details))
     except RecursionError:
@@ -90,9 +91,8 @@ def run(stages: Stages, decode: str, args: tuple[Any, ...], batch: Batch, into: 
         return Offloaded(None, invalid=(message, [{"field": "body", "error": message}]))
     except Exception as exc:  # noqa: BLE001 - a decoder's bug; this request's 500
         return Offloaded(None, failure=_failure("decoding", exc))
-    records = getattr(decoded, into)
     if not records:
-        return Offloaded(None, decoded.dropped, decoded.reasons)
+        return Offloaded(None, dropped, reasons)
     setattr(batch, into, records)
     step = "decoding"
     try:
@@ -108,7 +108,7 @@ def run(stages: Stages, decode: str, args: tuple[Any, ...], batch: Batch, into: 
             results.append(function(batch, settings))
     except Exception as exc:  # noqa: BLE001 - answered 500 by the event loop, which logs it
         return Offloaded(None, failure=_failure(step, exc))
-    return Offloaded(results, decoded.dropped, decoded.reasons)
+    return Offloaded(results, dropped, reasons)
 
 
 def _failure(step: str, exc: BaseException) -> tuple[str, str]:
