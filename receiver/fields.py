@@ -19,7 +19,7 @@ HEX = re.compile(r"[0-9a-f]*")
 
 class SecondsNanos(NamedTuple):
     """A google.protobuf.Timestamp as the gRPC services receive it (receiver/
-    grpc_custom.py): checked by the same time rule as an ISO 8601 string."""
+    grpc_messages.py): checked by the same time rule as an ISO 8601 string."""
 
     seconds: int
     nanos: int

@@ -1,7 +1,8 @@
 """One unary gRPC call, the way every Sounding service handles it: the key from the
 `authorization` metadata, the raw request bytes handed to the method (so that an
-undecodable message is our INVALID_ARGUMENT, not grpcio's generic error), and
-every error kind mapped to a status in receiver/status.py."""
+undecodable message is our INVALID_ARGUMENT, not grpcio's generic error: see
+receiver/grpc_messages.py), and every error kind mapped to a status in
+receiver/status.py."""
 
 from __future__ import annotations
 
@@ -9,18 +10,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError, Message
 
 from receiver.auth import Authenticator
 from receiver.status import grpc_error, http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from sounding import metrics
-from sounding.errors import InvalidInput, SoundingError
+from sounding.errors import SoundingError
 from sounding.pipeline import Pipeline
-from sounding.records import Batch
 
 log = logging.getLogger(__name__)
 
@@ -37,20 +35,6 @@ class Call:
     def trace_link(self) -> tuple[str, str] | None:
         value = self.metadata.get("traceparent")
         return parse_traceparent(value) if isinstance(value, str) else None
-
-    def new_batch(self) -> Batch:
-        return Batch(project_id=self.project_id, approx_bytes=len(self.body))
-
-    def parse(self, message: Message) -> Any:
-        """Fill `message` from the request bytes; undecodable bytes are InvalidInput."""
-        try:
-            message.ParseFromString(self.body)
-        except (DecodeError, ValueError) as exc:
-            name = message.DESCRIPTOR.full_name
-            raise InvalidInput(f"the request is not a valid {name}",
-                               [{"field": "request", "error": str(exc) or "undecodable"}]) \
-                from exc
-        return message
 
 
 Method = Callable[[Call], Awaitable[bytes]]

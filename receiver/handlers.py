@@ -13,7 +13,6 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 
 from receiver.body import BodyReader
 from receiver.context import ReceiverContext
-from receiver.jsonbody import parse_json
 from receiver.status import http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from sounding import metrics
@@ -24,7 +23,6 @@ from sounding.errors import (
     StoreUnavailable,
     UnsupportedMediaType,
 )
-from sounding.records import Batch
 
 JSON = "application/json"
 PROTOBUF = "application/x-protobuf"
@@ -210,16 +208,8 @@ class IngestHandler(BaseHandler):
         self.set_status(204)
         self.finish()
 
-    # Helpers for subclasses.
-
-    def json_body(self, body: bytes) -> Any:
-        return parse_json(body)
-
     def trace_link(self) -> tuple[str, str] | None:
         return parse_traceparent(self.request.headers.get("traceparent"))
-
-    def new_batch(self, body: bytes) -> Batch:
-        return Batch(project_id=self.project_id, approx_bytes=len(body))
 
     async def ingest(self, body: bytes) -> None:
         raise NotImplementedError

@@ -17,8 +17,7 @@ from receiver.connections import BoundedHTTPServer
 from receiver.context import ReceiverContext
 from receiver.handlers import BaseHandler
 from receiver.health import HealthHandler, MetricsHandler
-from receiver.ingest import DeployHandler, ErrorBatchHandler, ErrorHandler, RequestsHandler
-from receiver.otlp_http import TracesHandler
+from receiver.ingest import otlp_routes, signal_routes
 from sounding.component import Receiver
 from sounding.pipeline import Pipeline
 from storage.store import Store
@@ -36,11 +35,7 @@ class NotFoundHandler(BaseHandler):
 def ingest_routes(ctx: ReceiverContext) -> list[Any]:
     args = {"ctx": ctx}
     return [
-        (r"/ingest/v1/traces", TracesHandler, args),
-        (r"/ingest/errors", ErrorHandler, args),
-        (r"/ingest/errors/batch", ErrorBatchHandler, args),
-        (r"/ingest/deploys", DeployHandler, args),
-        (r"/ingest/requests", RequestsHandler, args),
+        *signal_routes(ctx),
         (r"/health", HealthHandler, args),
         (r"/metrics", MetricsHandler, args),
     ]
@@ -151,4 +146,4 @@ class OtlpHttpReceiver(HttpServerReceiver):
     default_port = 4318
 
     def routes(self) -> list[Any]:
-        return [(r"/v1/traces", TracesHandler, {"ctx": self.ctx})]
+        return otlp_routes(self.ctx)

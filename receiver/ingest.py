@@ -1,63 +1,47 @@
-"""Sounding's own ingest endpoints: errors, error batches, deploys, request metrics.
-Thin handlers: decode (receiver/decode_custom.py), then hand to the pipeline."""
+"""The HTTP door of every signal: one Tornado handler, routed once per signal of
+receiver/signals/table.py. The base (receiver/handlers.py) checks the request and
+reads the body; this adds only the framing: the body into the signal's document,
+and the signal's Outcome into the response."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from receiver.decode_custom import (
-    decode_deploy,
-    decode_error,
-    decode_error_batch,
-    decode_request_batch,
-)
+from receiver.context import ReceiverContext
 from receiver.handlers import IngestHandler
-from sounding import metrics
-from sounding.timeutil import now_us
+from receiver.signals.outcome import Origin
+from receiver.signals.table import SIGNALS, Signal
 
 
-class ErrorHandler(IngestHandler):
-    endpoint = "errors"
+class SignalHandler(IngestHandler):
+    signal: Signal
 
-    async def ingest(self, body: bytes) -> None:
-        batch = self.new_batch(body)
-        batch.errors.append(decode_error(self.json_body(body), now_us(), self.trace_link()))
-        await self.ctx.pipeline.consume(batch)
-
-
-class ErrorBatchHandler(IngestHandler):
-    endpoint = "errors_batch"
+    # Tornado calls initialize with the route's arguments: this route gives one more.
+    def initialize(self, ctx: ReceiverContext, signal: Signal) -> None:  # type: ignore[override]
+        self.signal = signal
+        self.endpoint = signal.name
+        self.content_types = signal.http.content_types
+        super().initialize(ctx)
 
     async def ingest(self, body: bytes) -> None:
-        errors, rejected = decode_error_batch(self.json_body(body), now_us(), self.trace_link())
-        batch = self.new_batch(body)
-        batch.errors.extend(errors)
-        await self.ctx.pipeline.consume(batch)
-        self._partial(len(errors), rejected, "errors")
-
-    def _partial(self, accepted: int, rejected: list[dict[str, Any]], signal: str) -> None:
-        if rejected:
-            metrics.DROPPED.labels(signal, "invalid").inc(len(rejected))
-        self.set_status(202)
-        self.write({"accepted": accepted, "rejected": len(rejected), "rejected_items": rejected})
+        signal = self.signal
+        document = signal.http.document(body, self.media_type)
+        outcome = await signal.handle(self.ctx.pipeline,
+                                      Origin(self.project_id, len(body), self.trace_link()),
+                                      document)
+        if outcome.batch is not None:
+            self.set_status(202)
+            self.write(outcome.batch.as_json())
 
 
-class DeployHandler(IngestHandler):
-    endpoint = "deploys"
-
-    async def ingest(self, body: bytes) -> None:
-        batch = self.new_batch(body)
-        batch.deploys.append(decode_deploy(self.json_body(body), now_us()))
-        await self.ctx.pipeline.consume(batch)
+def signal_routes(ctx: ReceiverContext) -> list[Any]:
+    """Every signal at its path under /ingest (the ingest port, 3000)."""
+    return [(signal.http.path, SignalHandler, {"ctx": ctx, "signal": signal})
+            for signal in SIGNALS]
 
 
-class RequestsHandler(ErrorBatchHandler):
-    endpoint = "requests"
-
-    async def ingest(self, body: bytes) -> None:
-        requests, rejected = decode_request_batch(self.json_body(body), now_us(),
-                                                  self.trace_link())
-        batch = self.new_batch(body)
-        batch.requests.extend(requests)
-        await self.ctx.pipeline.consume(batch)
-        self._partial(len(requests), rejected, "requests")
+def otlp_routes(ctx: ReceiverContext) -> list[Any]:
+    """The OTLP signals at their standard paths (the OTLP/HTTP port, 4318), so that
+    an SDK left at its default endpoint works."""
+    return [(signal.http.otlp_path, SignalHandler, {"ctx": ctx, "signal": signal})
+            for signal in SIGNALS if signal.http.otlp_path is not None]

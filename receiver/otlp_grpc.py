@@ -1,5 +1,5 @@
 """The gRPC receiver (port 4317): OTLP TraceService/Export and Sounding's own
-services (receiver/grpc_custom.py), on grpcio's asyncio server.
+services, every signal's method (receiver/grpc_ingest.py), on grpcio's asyncio server.
 
 The server runs on the collector's one event loop, beside Tornado, and feeds the
 same pipeline with the same authentication. grpcio itself inflates gzip-compressed
@@ -13,12 +13,9 @@ import logging
 from typing import Any
 
 import grpc
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from receiver.auth import Authenticator
-from receiver.grpc_call import Call, service
-from receiver.grpc_custom import custom_services
-from receiver.otlp_http import consume_traces
+from receiver.grpc_ingest import signal_services
 from sounding.component import Receiver
 from sounding.errors import ConfigError
 from sounding.pipeline import Pipeline
@@ -26,20 +23,9 @@ from storage.store import Store
 
 log = logging.getLogger(__name__)
 
-TRACE_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 DEFAULT_MAX_MESSAGE_BYTES = 5 * 1024 * 1024
 # Calls already being served get this long to finish when the collector stops.
 DRAIN_SECONDS = 30.0
-
-
-async def export_traces(call: Call) -> bytes:
-    dropped, reasons = await consume_traces(call.body, True, call.new_batch(), call.pipeline)
-    response = ExportTraceServiceResponse()
-    if dropped:
-        # OTLP's partial success: the exporter logs it and does not retry.
-        response.partial_success.rejected_spans = dropped
-        response.partial_success.error_message = "; ".join(reasons)[:1024]
-    return response.SerializeToString()
 
 
 class GrpcReceiver(Receiver):
@@ -64,11 +50,7 @@ class GrpcReceiver(Receiver):
             ("grpc.max_receive_message_length", self.max_message_bytes),
             ("grpc.so_reuseport", 0),
         ])
-        server.add_generic_rpc_handlers([
-            service(TRACE_SERVICE, {"Export": ("grpc_traces", export_traces)},
-                    self.pipeline, self.auth),
-            *custom_services(self.pipeline, self.auth),
-        ])
+        server.add_generic_rpc_handlers(signal_services(self.pipeline, self.auth))
         host = f"[{self.host}]" if ":" in self.host else self.host
         try:
             self._bound = server.add_insecure_port(f"{host}:{self.port}")

@@ -83,7 +83,8 @@ class _Worker:
         self.culprit_answered = False
         self.child = Supervisor(
             f"decode worker {index}", "sounding.offload_worker",
-            lambda: {"processors": pool.processors, "preparations": pool.preparations},
+            lambda: {"processors": pool.processors, "preparations": pool.preparations,
+                     "build_processor": pool.build_processor},
             on_item=self._on_item, on_exit=self._gone,
             start_timeout=START_TIMEOUT, stop_timeout=STOP_TIMEOUT)
 
@@ -132,9 +133,13 @@ class _Worker:
 
 class DecodePool(Component):
     def __init__(self, processors: list[Spec], preparations: list[Spec | None], workers: int,
-                 min_bytes: int, max_bytes: int, retry_after: int = 1) -> None:
+                 min_bytes: int, max_bytes: int, retry_after: int = 1,
+                 build_processor: str = "sounding.plugins:build_processor") -> None:
         super().__init__("decode_pool")
         self.processors = processors  # (name, settings), as the pipeline configures them
+        # What a worker builds them with, `function(name, settings) -> Processor`: named
+        # rather than imported, like the decode functions and the preparations.
+        self.build_processor = build_processor
         # Each exporter's `preparation()`, in the pipeline's order.
         self.preparations = preparations
         self.workers = workers

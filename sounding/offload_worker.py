@@ -118,8 +118,9 @@ def _failure(step: str, exc: BaseException) -> tuple[str, str]:
 
 
 def _build(config: dict[str, Any]) -> Stages:
-    from sounding.plugins import build_processor
-
+    # The registry is named, not imported: it knows every component type, exporters
+    # and their stores included, which this core module must not depend on.
+    build_processor = _imported(config["build_processor"])
     built = [build_processor(name, settings) for name, settings in config["processors"]]
     preparations = [None if spec is None else (f"preparation {spec[0]}", _imported(spec[0]),
                                                spec[1])

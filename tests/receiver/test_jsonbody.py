@@ -8,11 +8,19 @@ from typing import Any
 
 import pytest
 import requests
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from receiver.jsonbody import MAX_DEPTH, depth_of, parse_json, surely_shallow
 from sounding.errors import InvalidInput
 from tests.receiver.otlp_helpers import random_trace_id, stored_spans
 from tests.support.server import Server
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20)
 
 JSON_DOORS = ["/ingest/errors", "/ingest/errors/batch", "/ingest/deploys", "/ingest/requests",
               "/ingest/v1/traces"]
@@ -28,6 +36,27 @@ def refused(body: bytes) -> str:
 
 def nested(depth: int) -> bytes:
     return b"[" * depth + b"]" * depth
+
+
+@given(json_values)
+@settings(max_examples=300, deadline=None, derandomize=True)
+def test_both_parsers_read_any_json_document_alike(value: Any) -> None:
+    # orjson reads ordinary bodies, the standard library the rest: one result either way.
+    for body in (json.dumps(value).encode(), json.dumps(value, ensure_ascii=False).encode()):
+        assert parse_json(body) == json.loads(body)
+
+
+def test_what_the_fast_parser_refuses_gets_the_exact_parsers_answer() -> None:
+    assert parse_json(b'{"a": 1e400}') == {"a": float("inf")}  # refused later, by field
+    assert parse_json(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}  # a byte order mark
+    assert parse_json(b'["\\ud800x"]') == ["\ufffdx"]
+    assert "Expecting value" in refused(b'{"a": }')
+
+
+def test_an_integer_beyond_64_bits_is_a_number_too_large_for_any_integer_field() -> None:
+    assert parse_json(b"[18446744073709551615]") == [2**64 - 1]
+    (big,) = parse_json(b"[18446744073709551616]")
+    assert big >= 2**64
 
 
 @pytest.mark.parametrize("depth", [129, 200, 989, 1000, 100_000])

@@ -1,0 +1,65 @@
+"""What a door hands a signal besides the document (Origin), and what it gets back
+(Outcome), in no protocol's terms: each door answers an Outcome in its own form."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sounding import metrics
+from sounding.records import Batch
+
+TraceLink = tuple[str, str] | None
+Rejected = list[dict[str, Any]]
+
+
+@dataclass(slots=True)
+class Origin:
+    """Who sent the document, and how it came."""
+
+    project_id: int
+    # Bytes of the request as received: the batch's share of the queue's byte bound.
+    size: int
+    # (trace id, span id) of the `traceparent` header or metadata entry, if valid.
+    trace_link: TraceLink = None
+
+    def new_batch(self) -> Batch:
+        return Batch(project_id=self.project_id, approx_bytes=self.size)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    """A batch whose valid items were kept and the others refused one by one."""
+
+    accepted: int
+    rejected: Rejected  # {"index": i, "details": [{"field", "error"}, ...]} per item
+
+    def as_json(self) -> dict[str, Any]:
+        return {"accepted": self.accepted, "rejected": len(self.rejected),
+                "rejected_items": self.rejected}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A document committed, in one of three forms. All kept: HTTP 202 with an
+    empty body (gRPC `Accepted`). A batch answered item by item (`batch`): HTTP 202
+    with the counts and the refused items (gRPC `BatchResult`), even when none was
+    refused, so that a client reads one shape. Records dropped alone (`dropped`,
+    with the first reasons): OTLP's partial success, an empty 202 over HTTP and
+    `partial_success` in the gRPC reply. A document with nothing to keep is not an
+    outcome: the signal raises InvalidInput (400, INVALID_ARGUMENT)."""
+
+    batch: BatchResult | None = None
+    dropped: int = 0
+    reasons: tuple[str, ...] = ()
+
+
+ACCEPTED = Outcome()
+
+
+def batch_outcome(signal: str, accepted: int, rejected: Rejected) -> Outcome:
+    """The outcome of a batch answered item by item; the refused items are counted
+    (`signal` is the metric's label: errors, requests), never logged one by one."""
+    if rejected:
+        metrics.DROPPED.labels(signal, "invalid").inc(len(rejected))
+    return Outcome(batch=BatchResult(accepted, rejected))

@@ -1,0 +1,96 @@
+"""Every signal, and where each door receives it: one row per signal.
+
+The HTTP door (receiver/ingest.py) routes `http.path` (and `http.otlp_path` on
+the OTLP/HTTP port) to the signal's handler; the gRPC door (receiver/grpc_ingest.py)
+serves `grpc.service`/`grpc.method`. The metrics label the requests by `name`
+(HTTP) and `grpc_` + `name` (gRPC).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from proto.sounding.v1 import ingest_pb2
+from receiver.grpc_messages import json_document, otlp_reply, sounding_reply
+from receiver.handlers import JSON, PROTOBUF
+from receiver.jsonbody import parse_json
+from receiver.signals.deploys import handle_deploy
+from receiver.signals.errors import handle_error, handle_error_batch
+from receiver.signals.outcome import Origin, Outcome
+from receiver.signals.requests import handle_requests
+from receiver.signals.traces import OtlpBody, handle_traces
+from sounding.pipeline import Pipeline
+
+Handle = Callable[[Pipeline, Origin, Any], Awaitable[Outcome]]
+
+
+@dataclass(frozen=True)
+class HttpDoor:
+    path: str
+    # The Content-Types taken, in the order a 415 names them.
+    content_types: tuple[str, ...]
+    # (body, media type) -> the document the handler takes.
+    document: Callable[[bytes, str], Any]
+    # The standard OTLP/HTTP path, served on the OTLP port (4318) too.
+    otlp_path: str | None = None
+
+
+@dataclass(frozen=True)
+class GrpcDoor:
+    service: str  # full name, as in the .proto
+    method: str
+    document: Callable[[bytes], Any]  # request bytes -> the document the handler takes
+    reply: Callable[[Outcome], bytes]  # the outcome -> response bytes
+
+
+@dataclass(frozen=True)
+class Signal:
+    name: str
+    handle: Handle
+    http: HttpDoor
+    grpc: GrpcDoor
+
+
+def _json_body(body: bytes, media_type: str) -> Any:
+    return parse_json(body)
+
+
+def _otlp_body(body: bytes, media_type: str) -> OtlpBody:
+    return OtlpBody(body, media_type == PROTOBUF)
+
+
+def _otlp_proto(body: bytes) -> OtlpBody:
+    return OtlpBody(body, True)
+
+
+def _service(module: Any, name: str) -> str:
+    return str(module.DESCRIPTOR.services_by_name[name].full_name)
+
+
+_ERRORS = _service(ingest_pb2, "ErrorService")
+
+SIGNALS: tuple[Signal, ...] = (
+    Signal("traces", handle_traces,
+           HttpDoor("/ingest/v1/traces", (PROTOBUF, JSON), _otlp_body, otlp_path="/v1/traces"),
+           GrpcDoor(_service(trace_service_pb2, "TraceService"), "Export", _otlp_proto,
+                    otlp_reply(trace_service_pb2.ExportTraceServiceResponse, "rejected_spans"))),
+    Signal("errors", handle_error,
+           HttpDoor("/ingest/errors", (JSON,), _json_body),
+           GrpcDoor(_ERRORS, "Report", json_document(ingest_pb2.ErrorRecord), sounding_reply)),
+    Signal("errors_batch", handle_error_batch,
+           HttpDoor("/ingest/errors/batch", (JSON,), _json_body),
+           GrpcDoor(_ERRORS, "ReportBatch", json_document(ingest_pb2.ErrorBatch),
+                    sounding_reply)),
+    Signal("deploys", handle_deploy,
+           HttpDoor("/ingest/deploys", (JSON,), _json_body),
+           GrpcDoor(_service(ingest_pb2, "DeployService"), "Record",
+                    json_document(ingest_pb2.DeployRecord), sounding_reply)),
+    Signal("requests", handle_requests,
+           HttpDoor("/ingest/requests", (JSON,), _json_body),
+           GrpcDoor(_service(ingest_pb2, "RequestService"), "ReportBatch",
+                    json_document(ingest_pb2.RequestBatch), sounding_reply)),
+)
