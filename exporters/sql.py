@@ -10,15 +10,14 @@ What is handed over and not yet committed is bounded by records and by bytes;
 past the bound, requests are refused with Overloaded (503 + Retry-After) instead of
 letting memory grow, preferably before they are decoded (`admission_error`). If the
 writer process dies, what it had not confirmed is answered StoreUnavailable (503)
-and a new writer is started.
+and sounding/supervisor.py starts a new writer (within 0.1 s, backing off if it
+keeps dying).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import subprocess
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +30,7 @@ from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
 from sounding.records import Batch
+from sounding.supervisor import ChildFailed, Supervisor
 from storage.store import Store
 from storage.wire import EncodedBatch, encode
 
@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 120.0  # the writer's last commits; each waits up to 30 s for a lock
-RESPAWN_DELAY = 1.0
 
 
 @dataclass(slots=True)
@@ -55,8 +54,6 @@ class WriteFailed(Exception):
 
 
 class SqlExporter(Exporter):
-    takes_encoded = True
-
     def __init__(self, name: str, config: dict[str, Any] | None = None, *,
                  store: Store) -> None:
         super().__init__(name, config)
@@ -71,12 +68,10 @@ class SqlExporter(Exporter):
         self._pending_records = 0
         self._pending_bytes = 0
         self._seq = 0
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._channel: channel.Endpoint | None = None
-        self._hello: asyncio.Future[None] | None = None  # set per writer process
-        self._closed: asyncio.Future[None] | None = None
-        self._respawn: asyncio.Task[None] | None = None
-        self._ready = False  # a writer is running and answering
+        self._writer = Supervisor("the writer process", "exporters.sql_writer",
+                                  self._writer_config, on_item=self._on_item,
+                                  on_exit=self._writer_gone, start_timeout=START_TIMEOUT,
+                                  stop_timeout=STOP_TIMEOUT)
         self._started = False
         self._closing = False
         self._shedding = False
@@ -88,44 +83,18 @@ class SqlExporter(Exporter):
             return
         self._started = True
         self._closing = False
-        await self._spawn()
+        try:
+            await self._writer.start()
+        except ChildFailed as exc:
+            raise StoreUnavailable(str(exc)) from exc
 
     async def shutdown(self) -> None:
         """Stop taking batches, let the writer commit everything handed over, then return."""
         if not self._started or self._closing:
             return
         self._closing = True
-        if self._respawn is not None:
-            self._respawn.cancel()
-        if self._channel is not None and self._ready and self._closed is not None:
-            self._send(("drain",))
-            try:
-                await asyncio.wait_for(asyncio.shield(self._closed), STOP_TIMEOUT)
-            except TimeoutError:
-                log.error("the writer did not finish within %.0f s", STOP_TIMEOUT)
-        await self._reap()
+        await self._writer.shutdown(goodbye=("drain",))
         self._fail_all("the collector is shutting down")
-
-    async def _spawn(self) -> None:
-        parent, child = channel.pair()
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "exporters.sql_writer", str(child.fileno())],
-                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL)
-        finally:
-            child.close()
-        loop = asyncio.get_running_loop()
-        self._proc = proc
-        self._hello = loop.create_future()
-        self._closed = loop.create_future()
-        self._channel = channel.Endpoint(parent, self._on_item, self._writer_gone)
-        self._send(("config", self._writer_config()))
-        try:
-            await asyncio.wait_for(asyncio.shield(self._hello), START_TIMEOUT)
-        except (TimeoutError, ConnectionError) as exc:
-            await self._reap()
-            raise StoreUnavailable(f"the writer process did not start: {exc!r}") from exc
-        self._ready = True
 
     def _writer_config(self) -> dict[str, Any]:
         synchronous = "NORMAL"
@@ -144,71 +113,28 @@ class SqlExporter(Exporter):
                 "log_level": logging.getLevelName(logging.getLogger().getEffectiveLevel()),
                 "log_repeat_seconds": logthrottle.interval()}
 
-    async def _reap(self) -> None:
-        self._close_channel()
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            try:
-                code = await asyncio.wait_for(asyncio.to_thread(proc.wait), STOP_TIMEOUT)
-            except TimeoutError:
-                log.error("the writer process did not stop; killing it")
-                proc.kill()
-                code = await asyncio.to_thread(proc.wait)
-            if code != 0 and not self._closing:
-                log.error("the writer process exited with %s", code)
-
     # The channel (sounding/channel.py): non-blocking, driven by the event loop.
-
-    def _send(self, message: tuple[Any, ...], payload: bytes | None = None) -> None:
-        if self._channel is not None:
-            self._channel.send(message, payload)
 
     def _on_item(self, item: channel.Item) -> None:
         message, _ = item
-        if message[0] == "ready":
-            if self._hello is not None and not self._hello.done():
-                self._hello.set_result(None)
-        elif message[0] == "bye":
-            self._writer_gone()
-        else:
+        if message[0] == "done":
             _, seqs, outcome, seconds, records = message
             if outcome is None:
                 metrics.COMMIT_SECONDS.observe(seconds)
                 metrics.COMMIT_RECORDS.observe(records)
             for seq in seqs:
                 self._settle(seq, outcome)
+        # "bye": the writer drained at shutdown; its channel closes next.
 
-    def _close_channel(self) -> None:
-        endpoint, self._channel = self._channel, None
-        if endpoint is not None:
-            endpoint.close()
-
-    def _writer_gone(self) -> None:
-        self._close_channel()
-        self._ready = False
-        if self._hello is not None and not self._hello.done():
-            self._hello.set_exception(ConnectionError("the writer process exited"))
-            self._hello.exception()  # retrieved here if nobody awaits it any more
-        if self._closed is not None and not self._closed.done():
-            self._closed.set_result(None)
+    def _writer_gone(self, code: int | None) -> None:
         if self._closing:
             return
         # The writer died: nobody will confirm what it had, so those requests are
-        # answered retryable (a retried span is not stored twice), and a new one starts.
-        log.error("the writer process stopped; answering %d pending requests 503 and "
-                  "starting a new one", len(self._pending))
+        # answered retryable (a retried span is not stored twice); the supervisor
+        # starts a new one.
+        log.error("the writer process stopped (exit code %s); answering %d pending requests "
+                  "503 and starting a new one", code, len(self._pending))
         self._fail_all("the writer process stopped")
-        self._respawn = asyncio.get_running_loop().create_task(self._restart())
-
-    async def _restart(self) -> None:
-        await self._reap()
-        while not self._closing:
-            await asyncio.sleep(RESPAWN_DELAY)
-            try:
-                await self._spawn()
-                return
-            except Exception:  # noqa: BLE001 - keep trying; ingest answers 503 meanwhile
-                log.exception("could not start the writer process")
 
     # Requests.
 
@@ -217,7 +143,7 @@ class SqlExporter(Exporter):
         (receiver/handlers.py), so that shedding load costs next to nothing."""
         if self._closing:
             return StoreUnavailable("the collector is shutting down", self.retry_after)
-        if not self._ready:
+        if not self._writer.ready:
             return StoreUnavailable("the store writer is restarting", self.retry_after)
         if self._shedding:
             # Once the queue overflowed, keep refusing until it is half empty, so that
@@ -230,11 +156,17 @@ class SqlExporter(Exporter):
             return Overloaded("the write queue is full", self.retry_after)
         return None
 
+    def preparation(self) -> tuple[str, dict[str, Any]]:
+        # A decode worker encodes and pickles the batch (storage/wire.py), the larger
+        # part of the work, so that the event loop only passes the bytes on.
+        return "storage.wire:prepare", {}
+
     async def export(self, batch: Batch) -> None:
         self._check_open()
-        await self.export_encoded(encode(batch))
+        await self.export_prepared(encode(batch))
 
-    async def export_encoded(self, encoded: EncodedBatch) -> None:
+    async def export_prepared(self, prepared: Any) -> None:
+        encoded: EncodedBatch = prepared  # what storage.wire.prepare returned
         self._check_open()
         for signal_name, n in encoded.unencodable.items():
             metrics.DROPPED.labels(signal_name, "unencodable").inc(n)
@@ -258,13 +190,13 @@ class SqlExporter(Exporter):
         self._pending_bytes += size
         self._gauges()
         # Only the pickled payload is kept until the commit: it is what bounds memory.
-        self._send(("batch", seq, records), encoded.payload)
+        self._writer.send(("batch", seq, records), encoded.payload)
         await future
 
     def _check_open(self) -> None:
         if self._closing:
             raise StoreUnavailable("the collector is shutting down", self.retry_after)
-        if not self._ready:
+        if not self._writer.ready:
             raise StoreUnavailable("the store writer is restarting", self.retry_after)
 
     def _settle(self, seq: int, outcome: tuple[str, str] | None) -> None:

@@ -12,13 +12,10 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from sounding.errors import RetryableError
 from sounding.records import Batch
-
-if TYPE_CHECKING:
-    from storage.wire import EncodedBatch
 
 
 class Component(ABC):  # noqa: B024 - abstract only through its subclasses
@@ -77,18 +74,36 @@ def _marking_unchecked(process: Callable[[Processor, Batch], Batch]
 
 
 class Exporter(Component):
-    """A stage that persists a batch. `export` returns only once the batch is durable."""
+    """A stage that persists or sends a batch. `export` returns only once the batch
+    is durable (or delivered): a receiver answers its client after it.
+
+    Work that does not need the event loop (serialising a batch into the form the
+    exporter ships, say) may be declared with `preparation`: large requests are then
+    decoded, processed and prepared in a decode worker process
+    (sounding/offload.py), and the event loop only hands the result on. What a
+    preparation returns is the exporter's own business: the pipeline carries it
+    without looking inside.
+    """
+
+    # Seconds a client is told to wait (Retry-After, gRPC RetryInfo) when this
+    # exporter refuses a batch; set from the exporter's own configuration.
+    retry_after: int = 1
+
+    def preparation(self) -> tuple[str, dict[str, Any]] | None:
+        """("module:function", settings) that a decode worker imports and calls as
+        `function(batch, settings)` after the processors; it returns a picklable
+        value, handed unopened to `export_prepared`. None (the default): the worker
+        returns the processed batch and `export(batch)` is called. Asked once, when
+        the pipeline is built; `settings` must pickle and must not need `start`. The
+        function must leave the batch as it found it: the next exporter gets it too."""
+        return None
 
     @abstractmethod
     async def export(self, batch: Batch) -> None: ...
 
-    async def export_encoded(self, encoded: EncodedBatch) -> None:
-        """Persist a batch that a decode worker already put in storage/wire.py's form
-        (sounding/offload.py). The service uses decode workers only when every
-        exporter of the pipeline takes this form (`takes_encoded`)."""
-        raise NotImplementedError(f"{type(self).__name__} takes records only")
-
-    takes_encoded = False
+    async def export_prepared(self, prepared: Any) -> None:
+        """Persist what this exporter's `preparation` made of a batch in a decode worker."""
+        raise NotImplementedError(f"{type(self).__name__} declares no preparation")
 
     def admission_error(self) -> RetryableError | None:
         """Why a batch would be refused right now (overload, store down), or None.

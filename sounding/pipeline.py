@@ -1,4 +1,11 @@
-"""The pipeline: processors in order, then every exporter."""
+"""The pipeline: processors in order, then every exporter.
+
+A batch arrives in one of two ways. `consume`: decoded on the event loop, it runs
+through the processors here and every exporter's `export`. `consume_prepared`: a
+decode worker (sounding/offload.py) already ran the processors and each
+exporter's declared preparation (`Exporter.preparation`); the pipeline hands each
+exporter its own item without looking inside it.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,12 @@ from sounding.component import Exporter, Processor
 from sounding.errors import RetryableError
 from sounding.offload import DecodePool
 from sounding.records import Batch
-from storage.wire import EncodedBatch
+
+
+def retry_after(exporters: Sequence[Exporter]) -> int:
+    """Seconds to suggest in Retry-After when the collector refuses a request before
+    any exporter saw it (admission, decode workers): the longest its exporters ask."""
+    return max((exporter.retry_after for exporter in exporters), default=1)
 
 
 class Pipeline:
@@ -24,6 +36,9 @@ class Pipeline:
         self.decode_pool = decode_pool
         # Requests in flight and the event loop's lag (sounding/admission.py).
         self.admission = admission or Admission(max_in_flight=1 << 30, max_lag_ms=0)
+        # Which exporters a decode worker prepares for (asked once, here): those get
+        # their prepared item, the others the processed batch.
+        self._prepared = [exporter.preparation() is not None for exporter in self.exporters]
 
     async def consume(self, batch: Batch) -> None:
         """Run the batch through every stage; returns once every exporter committed it."""
@@ -31,9 +46,13 @@ class Pipeline:
             batch = processor.process(batch)
         await self._export([exporter.export(batch) for exporter in self.exporters])
 
-    async def consume_encoded(self, encoded: EncodedBatch) -> None:
-        """Hand on a batch that a decode worker already processed and encoded."""
-        await self._export([exporter.export_encoded(encoded) for exporter in self.exporters])
+    async def consume_prepared(self, results: Sequence[Any]) -> None:
+        """Hand on what a decode worker made of one request: one item per exporter, in
+        the pipeline's order (sounding/offload.py builds the list)."""
+        await self._export([
+            exporter.export_prepared(item) if prepared else exporter.export(item)
+            for exporter, prepared, item in zip(self.exporters, self._prepared, results,
+                                                strict=True)])
 
     @staticmethod
     async def _export(exports: list[Coroutine[Any, Any, None]]) -> None:

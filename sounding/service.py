@@ -14,7 +14,7 @@ from sounding.admission import Admission
 from sounding.component import Component, Exporter, Extension, Host, Processor, Receiver
 from sounding.factory import build, checked_extension
 from sounding.offload import DecodePool, default_workers
-from sounding.pipeline import Pipeline
+from sounding.pipeline import Pipeline, retry_after
 
 log = logging.getLogger("sounding")
 
@@ -77,7 +77,7 @@ class Service(Host):
         admission = Admission(
             int(service.get("max_requests_in_flight", 1024)),
             float(service.get("max_event_loop_lag_ms", 100)),
-            int(config["exporters"].get("sql", {}).get("retry_after_seconds", 1)))
+            retry_after(exporters))
         self._pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters),
                                   admission)
         for name in names["receivers"]:
@@ -91,13 +91,13 @@ class Service(Host):
         service = self.config["service"]
         workers = service.get("decode_workers", "auto")
         workers = default_workers() if workers == "auto" else int(workers)
-        if workers <= 0 or not all(exporter.takes_encoded for exporter in exporters):
+        if workers <= 0:
             return None
-        retry_after = int(self.config["exporters"].get("sql", {}).get("retry_after_seconds", 1))
         return DecodePool(
             [(name, self.config["processors"].get(name) or {}) for name in names["processors"]],
+            [exporter.preparation() for exporter in exporters],
             workers, int(service.get("decode_min_bytes", 16 * 1024)),
-            int(service.get("decode_max_bytes", 8 * 1024 * 1024)), retry_after)
+            int(service.get("decode_max_bytes", 8 * 1024 * 1024)), retry_after(exporters))
 
     async def start(self) -> None:
         self._build()

@@ -251,3 +251,9 @@ def write_batches(conn: Any, batches: Sequence[Batch], received_us: int) -> None
                                              received_us)
     finally:
         cursor.close()
+
+
+def prepare(batch: Batch, settings: dict[str, Any]) -> EncodedBatch:
+    """The SQL exporter's preparation (exporters/sql.py), run in a decode worker
+    (sounding/offload.py): the batch encoded and pickled there, off the event loop."""
+    return encode(batch)

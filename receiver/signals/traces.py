@@ -15,6 +15,9 @@ from sounding import metrics
 from sounding.errors import InvalidInput
 from sounding.pipeline import Pipeline
 
+# What a decode worker runs on a large body: the same pure function as below.
+DECODE_TRACES = "receiver.decode_otlp:decode_traces_body"
+
 
 @dataclass(frozen=True, slots=True)
 class OtlpBody:
@@ -40,10 +43,11 @@ async def handle_traces(pipeline: Pipeline, origin: Origin, document: OtlpBody) 
     pool = pipeline.decode_pool
     if pool is not None and pool.wants(len(body)):
         metrics.OFFLOADED.inc()
-        result = await pool.traces(origin.project_id, body, document.protobuf)
-        _count_dropped(result.dropped, result.encoded is not None, result.reasons)
-        if result.encoded is not None:
-            await pipeline.consume_encoded(result.encoded)
+        result = await pool.submit(DECODE_TRACES, (document.protobuf,), origin.new_batch(),
+                                   "spans", body)
+        _count_dropped(result.dropped, result.results is not None, result.reasons)
+        if result.results is not None:
+            await pipeline.consume_prepared(result.results)
         return Outcome(dropped=result.dropped, reasons=tuple(result.reasons))
     decoded = decode_traces_body(body, document.protobuf)
     _count_dropped(decoded.dropped, bool(decoded.spans), decoded.reasons)
