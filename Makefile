@@ -41,6 +41,7 @@ test: test-deps
 
 lint: $(STAMPS)/test-deps
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy sounding receiver processors exporters storage dashboard
 
 # Regenerate the Python code of proto/sounding/**/*.proto (checked in; tests/proto
