@@ -45,6 +45,15 @@ def test_sql_exporter_lifecycle(tmp_path: Path) -> None:
     _cases(lambda: build_exporter("sql", {}, store=store))
 
 
+def test_forward_exporter_lifecycle(tmp_path: Path) -> None:
+    from storage.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    store.upgrade()
+    _cases(lambda: build_exporter("forward", {"endpoint": "http://127.0.0.1:9"}, store=store))
+    store.dispose()
+
+
 @pytest.mark.parametrize("type_name", sorted(
     e.name for e in entry_points(group=GROUPS["extension"])))
 def test_extension_lifecycle(type_name: str, tmp_path: Path) -> None:
