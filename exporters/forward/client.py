@@ -8,6 +8,7 @@ contract names.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import time
 from dataclasses import dataclass
@@ -105,6 +106,11 @@ def classify(code: int, headers: dict[str, str], body: bytes, signal: str) -> Ou
     return Outcome(reason=f"http_{code}")
 
 
+def _retrieve(fetch: asyncio.Future[HTTPResponse]) -> None:
+    if not fetch.cancelled():
+        fetch.exception()  # retrieved: no "exception was never retrieved" at exit
+
+
 async def post(client: Client, url: str, row: Row, settings: Settings) -> Outcome:
     headers = {**settings.headers, "Content-Type": row.content_type}
     if row.content_encoding:
@@ -115,8 +121,13 @@ async def post(client: Client, url: str, row: Row, settings: Settings) -> Outcom
         ca_certs=settings.ca_file, client_cert=settings.cert_file,
         client_key=settings.key_file, validate_cert=settings.verify,
         decompress_response=True, follow_redirects=False)
+    fetch = client.fetch(request, raise_error=False)
+    fetch.add_done_callback(_retrieve)
     try:
-        response: HTTPResponse = await client.fetch(request, raise_error=False)
+        # Shielded: a request cancelled at shutdown is left to finish or fail on its
+        # own (its row stays queued), instead of Tornado logging the answer that
+        # arrives for a cancelled future as an error with a traceback.
+        response: HTTPResponse = await asyncio.shield(fetch)
     except HTTPClientError as exc:  # raised only for timeouts (code 599)
         return Outcome(retry=True, reason="timeout" if exc.code == 599 else f"http_{exc.code}")
     except OSError:  # refused, reset, unreachable, DNS, TLS handshake

@@ -33,6 +33,9 @@ DEFAULTS: dict[str, Any] = {
     # {Authorization: "Bearer snd_..."}.
     "headers": {},
     "timeout_seconds": 10,
+    # Requests in flight per signal: the gateway commits concurrent requests
+    # together, so a few in flight drain a backlog several times faster than one.
+    "concurrent_requests": 4,
     # gzip or none: how bodies are compressed (they are stored compressed, too).
     "compression": "gzip",
     "tls": {"ca_file": "", "cert_file": "", "key_file": "", "insecure_skip_verify": False},
@@ -91,6 +94,6 @@ def check(path: str, config: dict[str, Any]) -> None:
     if bool(tls.get("cert_file")) != bool(tls.get("key_file")):
         raise ConfigError(f"{path}.tls: cert_file and key_file go together")
     for key in ("queue_max_records", "queue_max_bytes", "timeout_seconds",
-                "max_backoff_seconds"):
+                "max_backoff_seconds", "concurrent_requests"):
         require_int(path, config, key, 1)
     require_int(path, config, "retry_after_seconds", 0)

@@ -53,7 +53,8 @@ class ForwardExporter(Exporter):
         self.backlog_bytes = 0
         self._enqueuer = Enqueuer(store, name)
         self._sender = Sender(store, name, self.routes, Settings.of(settings),
-                              float(settings["max_backoff_seconds"]), self._removed)
+                              float(settings["max_backoff_seconds"]), self._removed,
+                              int(settings["concurrent_requests"]))
         self._started = False
         self._closing = False
 

@@ -1,13 +1,13 @@
 """Sending the outbox upstream: one loop per forwarded signal, each taking its
-signal's rows in id order.
+signal's rows in id order, with up to `concurrent_requests` of them in flight.
 
 A row is deleted once the upstream answers 2xx. On 429, 502, 503, 504, a timeout
 or a connection error the same row is tried again after the upstream's
 `Retry-After` (seconds or an HTTP date) or, without one, an exponential backoff
 with full jitter (sounding/supervisor.py's Backoff) up to `max_backoff_seconds`;
-the rows after it wait, so one signal keeps its order and a down upstream is not
-hammered. Any other answer is permanent: the row is deleted, its records counted
-and the reason logged (throttled, sounding/logthrottle.py), never retried for ever.
+the rows after it wait for a free slot, so a down upstream is not hammered. Any
+other answer is permanent: the row is deleted, its records counted and the reason
+logged (throttled, sounding/logthrottle.py), never retried for ever.
 
 Stopping cancels the loops wherever they are: a row being sent stays in the
 outbox and is sent again at the next start (at least once: the gateway
@@ -38,12 +38,14 @@ IDLE_POLL = 5.0  # seconds between looks at an idle queue (rows another process 
 
 class Sender:
     def __init__(self, store: Store, queue: str, routes: dict[str, str], settings: Settings,
-                 max_backoff: float, on_removed: Callable[[int, int], None]) -> None:
+                 max_backoff: float, on_removed: Callable[[int, int], None],
+                 concurrency: int = 1) -> None:
         self.store = store
         self.queue = queue
         self.routes = routes
         self.settings = settings
         self.max_backoff = max_backoff
+        self.concurrency = concurrency  # requests in flight per signal
         self._on_removed = on_removed  # (records, bytes) left the queue
         self._wake: dict[str, asyncio.Event] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -76,25 +78,44 @@ class Sender:
 
     async def _run(self, signal: str) -> None:
         backoff = Backoff(FIRST_BACKOFF, self.max_backoff)
-        after_id = 0
-        while True:
-            try:
-                rows = await asyncio.to_thread(outbox.take, self.store, self.queue, signal,
-                                               TAKE, after_id)
-            except Exception as exc:  # noqa: BLE001 - the store is down: try again later
-                log.error("cannot read the forwarding queue: %s", exc)
-                await asyncio.sleep(backoff.next())
-                continue
-            if not rows:
-                after_id = 0
-                event = self._wake[signal]
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), IDLE_POLL)
-                event.clear()
-                continue
-            for row in rows:
-                await self._deliver(signal, row, backoff)
-                after_id = row.id
+        slots = asyncio.Semaphore(self.concurrency)
+        in_flight: set[asyncio.Task[None]] = set()
+        after_id = 0  # ids only grow (AUTOINCREMENT): a row taken is never taken again
+        try:
+            while True:
+                try:
+                    rows = await asyncio.to_thread(outbox.take, self.store, self.queue,
+                                                   signal, TAKE, after_id)
+                except Exception as exc:  # noqa: BLE001 - the store is down: try again later
+                    log.error("cannot read the forwarding queue: %s", exc)
+                    await asyncio.sleep(backoff.next())
+                    continue
+                if not rows:
+                    event = self._wake[signal]
+                    # asyncio.timeout, not wait_for: Python 3.11's wait_for can lose
+                    # the cancellation that stops this loop.
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(IDLE_POLL):
+                            await event.wait()
+                    event.clear()
+                    continue
+                for row in rows:
+                    # Up to `concurrency` rows in flight: a gateway commits concurrent
+                    # requests together, so the queue drains several times faster than
+                    # one request per round trip. Order within the window is loose
+                    # (spans are deduplicated by id; every record carries its time).
+                    await slots.acquire()
+                    task = asyncio.get_running_loop().create_task(
+                        self._deliver(signal, row, backoff))
+                    in_flight.add(task)
+                    task.add_done_callback(in_flight.discard)
+                    task.add_done_callback(lambda _: slots.release())
+                    after_id = row.id
+        finally:
+            for task in list(in_flight):
+                task.cancel()
+            if in_flight:
+                await asyncio.gather(*in_flight, return_exceptions=True)
 
     async def _deliver(self, signal: str, row: Row, backoff: Backoff) -> None:
         """Send one row until it is sent or refused for good, then delete it."""

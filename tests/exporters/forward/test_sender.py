@@ -106,7 +106,7 @@ def test_503_with_retry_after_is_honoured(store: Store) -> None:
 def test_400_is_permanent_counted_and_not_retried(store: Store) -> None:
     async def test(upstream: Upstream) -> None:
         upstream.script = [(400, {})]
-        forward = exporter(store, upstream)
+        forward = exporter(store, upstream, concurrent_requests=1)  # in order
         await forward.start()
         await forward.export(errors(4))
         await forward.export(errors(1))  # the next row is sent after it
