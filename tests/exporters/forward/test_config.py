@@ -3,13 +3,16 @@ its factory: defaults, routes, and what is refused."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from exporters.forward.config import routes
 from exporters.forward.exporter import factory
+from sounding import config as config_mod
 from sounding.errors import ConfigError
+from tests.support.server import REPO
 
 
 def completed(**config: Any) -> dict[str, Any]:
@@ -47,3 +50,19 @@ def test_per_signal_urls_and_signals_not_forwarded() -> None:
 def test_refused(config: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("?", r"\?")):
         completed(**config)
+
+
+def test_the_readme_sidecar_configuration_loads(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Sidecar → gateway"):]
+    block = section[section.index("```yaml\n") + 8:section.index("```\n", 8)]
+    path = tmp_path / "sidecar.yaml"
+    path.write_text(block)
+    config = config_mod.load(path, environ={})
+    assert config_mod.pipeline_config(config) == {
+        "receivers": ["http", "otlp_grpc", "otlp_http"], "processors": [],
+        "exporters": ["forward"]}
+    assert config["dashboard"]["enabled"] is False
+    assert config["exporters"]["forward"]["queue_max_records"] == 1_000_000
+    assert routes(config["exporters"]["forward"])["errors"] == (
+        "http://gateway:3000/ingest/errors/batch")
