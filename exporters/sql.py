@@ -96,6 +96,18 @@ class SqlExporter(Exporter):
         await self._writer.shutdown(goodbye=("drain",))
         self._fail_all("the collector is shutting down")
 
+    async def health(self) -> tuple[bool, str]:
+        # While the writer restarts every batch is refused 503, so GET /health says
+        # so too: a load balancer should send clients elsewhere meanwhile. The
+        # store's own health (`db_ok`) is the storage extension's to report.
+        if not self._started:
+            return False, "not started"
+        if self._closing:
+            return False, "the collector is shutting down"
+        if not self._writer.ready:
+            return False, "the store writer is restarting"
+        return True, ""
+
     def _writer_config(self) -> dict[str, Any]:
         synchronous = "NORMAL"
         if self.store.dialect == "sqlite":

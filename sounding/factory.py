@@ -9,6 +9,10 @@ section are refused; when it declares none, as the plugins written before
 factories existed, any key is passed through) and an optional classmethod
 `validate_config(path, config)`. A stage named `type/label` is built from `type`,
 so one type can appear twice with different settings.
+
+A type that its defaults cannot build (an exporter that needs an endpoint or a
+path) declares a `sample_config`: what the lifecycle test over every registered
+type (tests/sounding/test_lifecycle.py) builds it with, instead of skipping it.
 """
 
 from __future__ import annotations
@@ -37,13 +41,21 @@ Check = Callable[[str, dict[str, Any]], None]
 
 @dataclass(frozen=True)
 class Factory:
-    """Builds one type of component. `default_config` None accepts any keys."""
+    """Builds one type of component. `default_config` None accepts any keys.
+    `sample_config`: settings merged over the defaults that build a working component
+    when the defaults alone cannot (a required endpoint, say); None when they can."""
 
     type_name: str
     kind: str
     create_component: Create
     default_config: Mapping[str, Any] | None = None
     check: Check | None = None
+    sample_config: Mapping[str, Any] | None = None
+
+    def sample(self) -> dict[str, Any]:
+        """A configuration this factory can build a component from, unvalidated:
+        `sample_config` if declared, else nothing over the defaults."""
+        return copy.deepcopy(dict(self.sample_config or {}))
 
     def defaults(self) -> dict[str, Any]:
         return copy.deepcopy(dict(self.default_config or {}))
@@ -74,7 +86,8 @@ class Factory:
 def _derived(type_name: str, kind: str, cls: type[Component]) -> Factory:
     check = getattr(cls, "validate_config", None)
     return Factory(type_name, kind, lambda name, config, _host: cls(name, config),
-                   getattr(cls, "default_config", None), check)
+                   getattr(cls, "default_config", None), check,
+                   getattr(cls, "sample_config", None))
 
 
 def type_names(kind: str) -> list[str]:

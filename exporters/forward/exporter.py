@@ -146,4 +146,7 @@ def _create(name: str, config: dict[str, Any], host: Host) -> ForwardExporter:
     return ForwardExporter(name, config, store=host.extension("storage", StorageExtension).store)
 
 
-factory = Factory("forward", "exporter", _create, DEFAULTS, check)
+# What the lifecycle test builds it with: an endpoint nothing listens on (the discard
+# port), so the sender only ever counts retries.
+factory = Factory("forward", "exporter", _create, DEFAULTS, check,
+                  sample_config={"endpoint": "http://127.0.0.1:9"})

@@ -73,3 +73,18 @@ def test_an_unknown_type_names_the_nearest_known_one() -> None:
 
 def test_extensions_offer_routes_only_through_their_contract() -> None:
     assert Extension("x").http_routes() == []
+
+
+def test_a_type_its_defaults_cannot_build_declares_a_sample_that_can() -> None:
+    # The test plugin's `collect` exporter needs a path; its class declares a sample.
+    factory = factory_for("exporter", "collect")
+    with pytest.raises(ConfigError, match="path must name the file"):
+        build("exporter", "collect", {}, DetachedHost())
+    sample = factory.sample()
+    assert sample == {"path": "collected.jsonl"}
+    sample["path"] = "changed"  # a copy: the declaration is not changed through it
+    assert factory.sample() == {"path": "collected.jsonl"}
+    assert build("exporter", "collect", factory.sample(), DetachedHost()).config == {
+        "path": "collected.jsonl"}
+    # Types their defaults build declare none.
+    assert factory_for("exporter", "sql").sample() == {}
