@@ -48,17 +48,33 @@ class Backlog:
     bytes: int
 
 
-def enqueue(store: Store, queue: str, entries: Iterable[Entry], now_us: int) -> int:
-    """Insert every entry in one transaction; returns how many. Once this returns,
-    the rows are committed."""
-    rows = [{"queue": queue, "signal": e.signal, "body": e.body,
+def _rows(queue: str, entries: Iterable[Entry], now_us: int) -> list[dict[str, object]]:
+    return [{"queue": queue, "signal": e.signal, "body": e.body,
              "content_type": e.content_type, "content_encoding": e.content_encoding,
              "records": e.records, "size": len(e.body), "enqueued_us": now_us,
              "attempts": 0, "next_attempt_us": now_us} for e in entries]
-    if not rows:
+
+
+def enqueue(store: Store, queue: str, entries: Iterable[Entry], now_us: int) -> int:
+    """Insert every entry in one transaction; returns how many. Once this returns,
+    the rows are committed."""
+    return commit(store, queue, entries, (), now_us)
+
+
+def commit(store: Store, queue: str, entries: Iterable[Entry], sent: Iterable[int],
+           now_us: int) -> int:
+    """Insert `entries` and delete the rows `sent`, in one transaction: the exporter's
+    group commit, so that a busy queue costs one commit per round, not one per
+    request and one per row sent. Returns how many rows were inserted."""
+    rows = _rows(queue, entries, now_us)
+    ids = list(sent)
+    if not rows and not ids:
         return 0
     with store.writer.begin() as conn:
-        conn.execute(insert(schema.outbox), rows)
+        if rows:
+            conn.execute(insert(schema.outbox), rows)
+        if ids:
+            conn.execute(delete(schema.outbox).where(schema.outbox.c.id.in_(ids)))
     return len(rows)
 
 
@@ -75,14 +91,6 @@ def take(store: Store, queue: str, signal: str, limit: int = 1, after_id: int = 
         return [Row(int(r.id), r.signal, bytes(r.body), r.content_type, r.content_encoding,
                     int(r.records), int(r.attempts), int(r.next_attempt_us))
                 for r in conn.execute(query)]
-
-
-def delete_rows(store: Store, ids: Iterable[int]) -> None:
-    ids = list(ids)
-    if not ids:
-        return
-    with store.writer.begin() as conn:
-        conn.execute(delete(schema.outbox).where(schema.outbox.c.id.in_(ids)))
 
 
 def reschedule(store: Store, row_id: int, next_attempt_us: int) -> None:

@@ -1,9 +1,12 @@
-"""Group commit into the outbox: every body handed over while a commit runs waits
-for the next one, and one transaction commits them all. So concurrent requests
-share a commit (and its fsync) instead of paying one each, and a request is
-answered only once its rows are committed: a 202 means "in the queue, durably".
+"""Group commit into the outbox: every body handed over, and every row the sender
+has delivered, while a commit runs waits for the next one, and one transaction
+inserts and deletes them all. So concurrent requests share a commit (and its
+fsync) instead of paying one each, and sending does not add a commit per row. A
+request is answered only once its rows are committed: a 202 means "in the queue,
+durably". A delivered row not yet deleted when the process dies is sent again
+(at least once).
 
-The insert runs in a thread (the database driver blocks), one at a time.
+The transaction runs in a thread (the database driver blocks), one at a time.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ log = logging.getLogger(__name__)
 @dataclass(slots=True)
 class _Waiting:
     entries: list[Entry]
+    sent: list[int]
     future: asyncio.Future[None]
 
 
@@ -62,10 +66,21 @@ class Enqueuer:
 
     async def put(self, entries: list[Entry]) -> None:
         """Return once `entries` are committed; raise what the commit raised."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Waiting(entries, future))
+        await self._submit(_Waiting(entries, [], self._future()))
+
+    async def delete(self, ids: list[int]) -> None:
+        """Return once the rows `ids` (sent) are deleted."""
+        await self._submit(_Waiting([], ids, self._future()))
+
+    def _future(self) -> asyncio.Future[None]:
+        return asyncio.get_running_loop().create_future()
+
+    async def _submit(self, item: _Waiting) -> None:
+        if self._task is None:
+            raise StoreUnavailable("the forwarding queue is closed")
+        self._waiting.append(item)
         self._wake.set()
-        await future
+        await item.future
 
     async def _run(self) -> None:
         while True:
@@ -75,9 +90,10 @@ class Enqueuer:
             if not waiting:
                 continue
             entries = [entry for item in waiting for entry in item.entries]
+            sent = [row_id for item in waiting for row_id in item.sent]
             self._busy = True
             try:
-                await asyncio.to_thread(outbox.enqueue, self.store, self.queue, entries,
+                await asyncio.to_thread(outbox.commit, self.store, self.queue, entries, sent,
                                         now_us())
             except Exception as exc:  # noqa: BLE001 - every waiting request gets the error
                 log.error("cannot write the forwarding queue: %s", exc)

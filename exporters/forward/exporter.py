@@ -54,7 +54,7 @@ class ForwardExporter(Exporter):
         self._enqueuer = Enqueuer(store, name)
         self._sender = Sender(store, name, self.routes, Settings.of(settings),
                               float(settings["max_backoff_seconds"]), self._removed,
-                              int(settings["concurrent_requests"]))
+                              self._enqueuer.delete, int(settings["concurrent_requests"]))
         self._started = False
         self._closing = False
 
@@ -77,8 +77,9 @@ class ForwardExporter(Exporter):
         if not self._started or self._closing:
             return
         self._closing = True
-        await self._enqueuer.shutdown()
+        # The sender first: its deletes go through the enqueuer's commits.
         await self._sender.shutdown()
+        await self._enqueuer.shutdown()
 
     async def health(self) -> tuple[bool, str]:
         if self._enqueuer.failing:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from exporters.forward import metrics
 from exporters.forward.client import Client, Outcome, Settings, new_client, post
@@ -39,6 +39,7 @@ IDLE_POLL = 5.0  # seconds between looks at an idle queue (rows another process 
 class Sender:
     def __init__(self, store: Store, queue: str, routes: dict[str, str], settings: Settings,
                  max_backoff: float, on_removed: Callable[[int, int], None],
+                 delete: Callable[[list[int]], Awaitable[None]],
                  concurrency: int = 1) -> None:
         self.store = store
         self.queue = queue
@@ -47,6 +48,7 @@ class Sender:
         self.max_backoff = max_backoff
         self.concurrency = concurrency  # requests in flight per signal
         self._on_removed = on_removed  # (records, bytes) left the queue
+        self._delete = delete  # the enqueuer's: deletes share its group commit
         self._wake: dict[str, asyncio.Event] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._client: Client | None = None
@@ -140,7 +142,7 @@ class Sender:
     async def _remove(self, row: Row) -> None:
         while True:
             try:
-                await asyncio.to_thread(outbox.delete_rows, self.store, [row.id])
+                await self._delete([row.id])
                 break
             except Exception as exc:  # noqa: BLE001 - sent already; retrying the delete
                 log.error("cannot delete a sent row from the forwarding queue: %s", exc)

@@ -58,11 +58,18 @@ def test_reschedule_delete_and_backlog(store: Store) -> None:
     outbox.reschedule(store, first.id, 123_000)
     again = outbox.take(store, "q", "traces", 1)[0]
     assert (again.id, again.attempts, again.next_attempt_us) == (first.id, 2, 123_000)
-    outbox.delete_rows(store, [first.id])
+    outbox.commit(store, "q", [], [first.id], 0)
     assert [r.records for r in outbox.take(store, "q", "traces", 10)] == [5]
     assert outbox.backlog(store, "q")["traces"].records == 5
-    outbox.delete_rows(store, [])  # nothing to do
-    assert outbox.enqueue(store, "q", [], 0) == 0
+    assert outbox.commit(store, "q", [], [], 0) == 0  # nothing to do
+
+
+def test_one_commit_inserts_and_deletes(store: Store) -> None:
+    outbox.enqueue(store, "q", [entry("errors", 1), entry("errors", 2)], 0)
+    first, second = outbox.take(store, "q", "errors", 10)
+    assert outbox.commit(store, "q", [entry("errors", 3)], [first.id, second.id], 5) == 1
+    (row,) = outbox.take(store, "q", "errors", 10)
+    assert (row.records, row.next_attempt_us) == (3, 5)
 
 
 def test_ids_keep_growing_after_deletes(store: Store) -> None:
@@ -70,7 +77,7 @@ def test_ids_keep_growing_after_deletes(store: Store) -> None:
     sender pages by id."""
     outbox.enqueue(store, "q", [entry("traces", 1)], 0)
     (row,) = outbox.take(store, "q", "traces", 10)
-    outbox.delete_rows(store, [row.id])
+    outbox.commit(store, "q", [], [row.id], 0)
     outbox.enqueue(store, "q", [entry("traces", 1)], 0)
     (later,) = outbox.take(store, "q", "traces", 10)
     assert later.id > row.id
