@@ -108,7 +108,7 @@ class Sender:
                     # (spans are deduplicated by id; every record carries its time).
                     await slots.acquire()
                     task = asyncio.get_running_loop().create_task(
-                        self._deliver(signal, row, backoff))
+                        self._guarded(signal, row, backoff))
                     in_flight.add(task)
                     task.add_done_callback(in_flight.discard)
                     task.add_done_callback(lambda _: slots.release())
@@ -118,6 +118,14 @@ class Sender:
                 task.cancel()
             if in_flight:
                 await asyncio.gather(*in_flight, return_exceptions=True)
+
+    async def _guarded(self, signal: str, row: Row, backoff: Backoff) -> None:
+        try:
+            await self._deliver(signal, row, backoff)
+        except Exception:
+            # A bug, not the upstream (post() answers every network failure): logged
+            # once per kind (throttled); the row stays queued for the next start.
+            log.exception("forwarding a %s row failed", signal)
 
     async def _deliver(self, signal: str, row: Row, backoff: Backoff) -> None:
         """Send one row until it is sent or refused for good, then delete it."""
