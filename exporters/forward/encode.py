@@ -1,0 +1,233 @@
+"""A batch as the request bodies that carry it upstream. Pure: records in, bytes
+out, no I/O; the decode workers run it off the event loop (the exporter's
+`preparation`), and `export` runs it inline for batches decoded on the loop.
+
+- Spans: one OTLP ExportTraceServiceRequest (protobuf), grouped by resource and
+  scope, for the OTLP/HTTP path of a gateway or any OTLP backend. A span no stage
+  looked into is copied from the message it arrived in, attributes, events, links
+  and all; the record's columns (ids, name, kind, times, status) are written over it,
+  since a processor may have changed them.
+- Errors, deploys, request metrics: the JSON documents of Sounding's own endpoints
+  (README, "Sending data"), every field of the contract, times as ISO 8601 with
+  microseconds, so that the gateway decodes exactly what this collector did.
+
+What processors derive (error groups, the reopen check) is not sent: the gateway
+derives it again from the records.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1 import trace_pb2
+
+from sounding.otlp_values import fill_key_values
+from sounding.records import Batch, Deploy, ErrorEvent, RequestMetric, Span
+from storage.outbox import Entry
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+# What the gateway's endpoints take in one request (receiver/decode_custom.py).
+MAX_ERRORS_PER_BODY = 1_000
+MAX_REQUESTS_PER_BODY = 10_000
+# gzip level 1: most of the ratio for a fraction of level 9's time.
+GZIP_LEVEL = 1
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(slots=True)
+class Encoded:
+    """What the exporter enqueues for one batch, and what it could not encode."""
+
+    entries: list[Entry] = field(default_factory=list)
+    unencodable: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def records(self) -> int:
+        return sum(entry.records for entry in self.entries)
+
+    @property
+    def size(self) -> int:
+        return sum(len(entry.body) for entry in self.entries)
+
+
+def iso_us(ts_us: int) -> str:
+    """2026-11-23T20:04:31.123456Z, exact to the microsecond (no float on the way)."""
+    return (_EPOCH + timedelta(microseconds=ts_us)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _compress(body: bytes, use_gzip: bool) -> tuple[bytes, str]:
+    return (gzip.compress(body, GZIP_LEVEL, mtime=0), "gzip") if use_gzip else (body, "")
+
+
+# --- spans ---------------------------------------------------------------------
+
+def _fill_span(out: trace_pb2.Span, span: Span) -> None:
+    if span.otlp is not None:
+        out.CopyFrom(span.otlp)
+    if span.otlp is None or not span.untouched:
+        # A stage read (and may have changed) attributes or events: send its values.
+        out.ClearField("attributes")
+        out.ClearField("events")
+        fill_key_values(out.attributes, span.attributes, depth=6)
+        for event in span.events:
+            added = out.events.add()
+            added.name = str(event.get("name") or "")
+            added.time_unix_nano = int(event.get("time_unix_nano") or 0)
+            fill_key_values(added.attributes, event.get("attributes") or {}, depth=7)
+    # The columns, over what the message said (a stage may have renamed the span).
+    # Each only where it differs, so that an unchanged span is sent as it came.
+    trace_id, span_id = bytes.fromhex(span.trace_id), bytes.fromhex(span.span_id)
+    parent = bytes.fromhex(span.parent_span_id) if span.parent_span_id else b""
+    if out.trace_id != trace_id:
+        out.trace_id = trace_id
+    if out.span_id != span_id:
+        out.span_id = span_id
+    if out.parent_span_id != parent and (parent or out.parent_span_id != bytes(8)):
+        out.parent_span_id = parent
+    if out.name != span.name:
+        out.name = span.name
+    if out.kind != span.kind:
+        out.kind = span.kind  # type: ignore[assignment]
+    if out.start_time_unix_nano != span.start_ns:
+        out.start_time_unix_nano = span.start_ns
+    if out.end_time_unix_nano != span.end_ns:
+        out.end_time_unix_nano = span.end_ns
+    if out.status.code != span.status_code:
+        out.status.code = span.status_code  # type: ignore[assignment]
+    if out.status.message != span.status_message:
+        out.status.message = span.status_message
+
+
+def encode_spans(spans: list[Span]) -> tuple[ExportTraceServiceRequest, int]:
+    """(the request, spans that could not be encoded)."""
+    request = ExportTraceServiceRequest()
+    # Spans of one resource share its attributes dict (receiver/decode_otlp.py), so
+    # the dict's identity groups them without hashing its contents.
+    resources: dict[tuple[int, str], Any] = {}
+    scopes: dict[tuple[int, str, str], Any] = {}
+    failed = 0
+    for span in spans:
+        resource_key = (id(span.resource_attributes), span.service_name)
+        resource_spans = resources.get(resource_key)
+        if resource_spans is None:
+            resource_spans = resources[resource_key] = request.resource_spans.add()
+            attributes = dict(span.resource_attributes)
+            if attributes.get("service.name", "unknown_service") != span.service_name:
+                attributes["service.name"] = span.service_name  # renamed by a stage
+            fill_key_values(resource_spans.resource.attributes, attributes, depth=4)
+        scope_key = (*resource_key, span.scope_name)
+        scope_spans = scopes.get(scope_key)
+        if scope_spans is None:
+            scope_spans = scopes[scope_key] = resource_spans.scope_spans.add()
+            scope_spans.scope.name = span.scope_name
+        try:
+            _fill_span(scope_spans.spans.add(), span)
+        except ValueError:  # values nested past what protobuf reads back
+            del scope_spans.spans[-1]
+            failed += 1
+    return request, failed
+
+
+# --- Sounding's own signals ----------------------------------------------------
+
+def _drop_none(document: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in document.items() if value is not None}
+
+
+def error_document(error: ErrorEvent) -> dict[str, Any]:
+    source = error.source_context
+    return _drop_none({
+        "exception_class": error.exception_class,
+        "message": error.message,
+        "backtrace": list(error.backtrace),
+        "fingerprint": error.fingerprint,
+        "timestamp": iso_us(error.ts_us),
+        "request_id": error.request_id,
+        "user_id": error.user_id,
+        "params": error.params,
+        "source_context": None if source is None else {
+            "file": source.file, "lineno": source.lineno,
+            "context_line": source.context_line,
+            "pre_context": list(source.pre_context),
+            "post_context": list(source.post_context)},
+        "trace_id": error.trace_id,
+        "span_id": error.span_id,
+    })
+
+
+def deploy_document(deploy: Deploy) -> dict[str, Any]:
+    return _drop_none({
+        "git_sha": deploy.git_sha,
+        "version": deploy.version,
+        "env": deploy.env,
+        "deployer": deploy.deployer,
+        "description": deploy.description,
+        "timestamp": iso_us(deploy.ts_us),
+    })
+
+
+def request_document(request: RequestMetric) -> dict[str, Any]:
+    return _drop_none({
+        "method": request.method,
+        "route": request.route,
+        "status": request.status,
+        "duration_ms": request.duration_ms,
+        "timestamp": iso_us(request.ts_us),
+        # "" is what the decoder makes of an absent label: send it absent.
+        "service": request.service or None,
+        "env": request.env or None,
+        "request_id": request.request_id,
+        "trace_id": request.trace_id,
+    })
+
+
+def _json_entries(signal: str, member: str, documents: list[dict[str, Any]], per_body: int,
+                  use_gzip: bool) -> list[Entry]:
+    entries = []
+    for start in range(0, len(documents), per_body):
+        chunk = documents[start:start + per_body]
+        body, encoding = _compress(orjson.dumps({member: chunk}), use_gzip)
+        entries.append(Entry(signal, body, JSON, encoding, len(chunk)))
+    return entries
+
+
+# --- the batch -----------------------------------------------------------------
+
+def encode(batch: Batch, settings: dict[str, Any]) -> Encoded:
+    """The bodies of `batch` for the signals in `settings["signals"]`; gzipped when
+    `settings["gzip"]`. Leaves the batch as it found it."""
+    signals = settings["signals"]
+    use_gzip = bool(settings.get("gzip", True))
+    out = Encoded()
+    if "traces" in signals and batch.spans:
+        request, failed = encode_spans(batch.spans)
+        if failed:
+            out.unencodable["traces"] = failed
+        if failed < len(batch.spans):
+            body, encoding = _compress(request.SerializeToString(), use_gzip)
+            out.entries.append(Entry("traces", body, PROTOBUF, encoding,
+                                     len(batch.spans) - failed))
+    if "errors" in signals and batch.errors:
+        out.entries += _json_entries("errors", "errors",
+                                     [error_document(e) for e in batch.errors],
+                                     MAX_ERRORS_PER_BODY, use_gzip)
+    if "deploys" in signals:
+        for deploy in batch.deploys:
+            body, encoding = _compress(orjson.dumps(deploy_document(deploy)), use_gzip)
+            out.entries.append(Entry("deploys", body, JSON, encoding, 1))
+    if "requests" in signals and batch.requests:
+        out.entries += _json_entries("requests", "requests",
+                                     [request_document(r) for r in batch.requests],
+                                     MAX_REQUESTS_PER_BODY, use_gzip)
+    return out
+
+
+def prepare(batch: Batch, settings: dict[str, Any]) -> Encoded:
+    """The exporter's preparation (sounding/component.py), called in a decode worker."""
+    return encode(batch, settings)

@@ -1,0 +1,43 @@
+"""What an upstream's answer means (exporters/forward/client.py): pure."""
+
+from __future__ import annotations
+
+import email.utils
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from exporters.forward.client import MAX_RETRY_AFTER, classify, parse_retry_after
+
+
+def test_retry_after_in_seconds_or_as_an_http_date() -> None:
+    assert parse_retry_after("7") == 7.0
+    assert parse_retry_after(" 3 ") == 3.0
+    date = email.utils.formatdate(1_000_030, usegmt=True)
+    assert parse_retry_after(date, now=1_000_000) == 30.0
+    assert parse_retry_after(date, now=2_000_000) == 0.0  # already past
+    assert parse_retry_after("999999") == MAX_RETRY_AFTER
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
+
+
+def test_statuses() -> None:
+    assert classify(200, {}, b"", "errors").sent
+    assert classify(202, {}, b"", "traces").sent
+    for code in (429, 502, 503, 504):
+        outcome = classify(code, {"Retry-After": "2"}, b"", "traces")
+        assert outcome.retry and outcome.retry_after == 2.0 and not outcome.sent
+    assert classify(503, {}, b"", "traces").retry_after is None
+    for code in (400, 401, 403, 404, 413, 415, 500, 501):
+        outcome = classify(code, {"Retry-After": "2"}, b"", "errors")
+        assert not outcome.retry and not outcome.sent and outcome.reason == f"http_{code}"
+
+
+def test_otlp_partial_success_counts_rejected_spans() -> None:
+    reply = ExportTraceServiceResponse()
+    reply.partial_success.rejected_spans = 3
+    body = reply.SerializeToString()
+    assert classify(200, {"Content-Type": "application/x-protobuf"}, body,
+                    "traces").rejected == 3
+    assert classify(200, {"Content-Type": "application/json"}, b"{}", "traces").rejected == 0
+    assert classify(200, {"Content-Type": "application/x-protobuf"}, b"\xff\xff",
+                    "traces").rejected == 0
