@@ -62,14 +62,13 @@ HTTP_DEFAULTS: dict[str, Any] = {
     "xheaders": False,
 }
 # The standard OTLP/HTTP port, serving /v1/traces (also on :3000 under /ingest).
+# Its body and connection bounds are the ingest port's, so they cannot drift apart.
 OTLP_HTTP_DEFAULTS: dict[str, Any] = {
+    **{key: HTTP_DEFAULTS[key] for key in ("host", "max_body_bytes",
+                                           "max_inflight_body_bytes", "max_connections",
+                                           "cors_origins")},
     "enabled": False,
-    "host": "0.0.0.0",
     "port": 4318,
-    "max_body_bytes": 5 * 1024 * 1024,
-    "max_inflight_body_bytes": 64 * 1024 * 1024,
-    "max_connections": 512,
-    "cors_origins": [],
 }
 
 

@@ -75,8 +75,8 @@ class Service(Host):
                      for name in names["exporters"]]
         service = config["service"]
         admission = Admission(
-            int(service.get("max_requests_in_flight", 1024)),
-            float(service.get("max_event_loop_lag_ms", 100)),
+            int(service["max_requests_in_flight"]),
+            float(service["max_event_loop_lag_ms"]),
             retry_after(exporters))
         self._pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters),
                                   admission)
@@ -89,15 +89,15 @@ class Service(Host):
     def _decode_pool(self, names: dict[str, list[str]], exporters: list[Exporter]
                      ) -> DecodePool | None:
         service = self.config["service"]
-        workers = service.get("decode_workers", "auto")
+        workers = service["decode_workers"]
         workers = default_workers() if workers == "auto" else int(workers)
         if workers <= 0:
             return None
         return DecodePool(
             [(name, self.config["processors"].get(name) or {}) for name in names["processors"]],
             [exporter.preparation() for exporter in exporters],
-            workers, int(service.get("decode_min_bytes", 16 * 1024)),
-            int(service.get("decode_max_bytes", 8 * 1024 * 1024)), retry_after(exporters))
+            workers, int(service["decode_min_bytes"]),
+            int(service["decode_max_bytes"]), retry_after(exporters))
 
     async def start(self) -> None:
         self._build()
