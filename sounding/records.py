@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sounding.otlp_values import attributes_of, find_values
+from sounding.otlp_values import any_value, attributes_of, find_values
 
 # OTLP span kinds and status codes, as the protocol numbers them.
 SPAN_KIND_SERVER = 2
@@ -107,6 +107,87 @@ class Span:
                 f"name={self.name!r}, kind={self.kind})")
 
 
+class LogRecord:
+    """One OTLP log record. As for Span, `attributes` and `body` are read out of the
+    OTLP message it arrived in (`otlp`, a logs_pb2.LogRecord) only when a stage asks
+    for them, and a record no stage changed is stored in the bytes it came in.
+    `body` is any OTLP value as a Python value (otlp_values.any_value), None when
+    unset. Ids are lowercase hex, "" when unset (a log record need not be in a trace)."""
+
+    __slots__ = ("time_ns", "observed_ns", "severity_number", "severity_text",
+                 "trace_id", "span_id", "flags", "event_name", "service_name",
+                 "scope_name", "resource_attributes", "otlp", "_attributes", "_body")
+
+    def __init__(self, time_ns: int, observed_ns: int, severity_number: int,
+                 severity_text: str, trace_id: str, span_id: str, flags: int,
+                 event_name: str, service_name: str, scope_name: str,
+                 resource_attributes: dict[str, Any],
+                 attributes: dict[str, Any] | None = None, body: Any = None,
+                 otlp: Any = None) -> None:
+        self.time_ns = time_ns  # 0 when the sender left it unset
+        self.observed_ns = observed_ns
+        self.severity_number = severity_number  # 0 (unspecified) to 24 (FATAL4)
+        self.severity_text = severity_text
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.flags = flags
+        self.event_name = event_name
+        self.service_name = service_name
+        self.scope_name = scope_name
+        self.resource_attributes = resource_attributes
+        self.otlp = otlp
+        if otlp is None:
+            self._attributes: dict[str, Any] | None = {} if attributes is None else attributes
+            self._body: Any = body
+        else:
+            self._attributes = attributes
+            self._body = _UNREAD if body is None else body
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        if self._attributes is None:
+            self._attributes = attributes_of(self.otlp.attributes)
+        return self._attributes
+
+    @attributes.setter
+    def attributes(self, value: dict[str, Any]) -> None:
+        self._attributes = value
+
+    @property
+    def body(self) -> Any:
+        if self._body is _UNREAD:
+            self._body = (any_value(self.otlp.body) if self.otlp.HasField("body")
+                          else None)
+        return self._body
+
+    @body.setter
+    def body(self, value: Any) -> None:
+        self._body = value
+
+    @property
+    def untouched(self) -> bool:
+        """True while `otlp` still holds the record's attributes and body as they are."""
+        return self._attributes is None and self._body is _UNREAD
+
+    def find_attributes(self, wanted: frozenset[str]) -> dict[str, Any]:
+        """The attributes named in `wanted` that the record has."""
+        if self._attributes is None:
+            return find_values(self.otlp.attributes, wanted)
+        return {k: v for k, v in self._attributes.items() if k in wanted}
+
+    @property
+    def when_ns(self) -> int:
+        """When it happened: its time, or when it was observed if the time is unset."""
+        return self.time_ns or self.observed_ns
+
+    def __repr__(self) -> str:
+        return (f"LogRecord(time_ns={self.time_ns}, severity={self.severity_number}, "
+                f"trace_id={self.trace_id!r})")
+
+
+_UNREAD: Any = object()  # a LogRecord body not yet read out of its message
+
+
 @dataclass(slots=True)
 class SourceContext:
     file: str
@@ -176,6 +257,7 @@ class Batch:
     errors: list[ErrorEvent] = field(default_factory=list)
     deploys: list[Deploy] = field(default_factory=list)
     requests: list[RequestMetric] = field(default_factory=list)
+    logs: list[LogRecord] = field(default_factory=list)
     # Derived by processors, persisted by exporters.
     groups: dict[str, GroupDelta] = field(default_factory=dict)
     reopen_after: dict[str, int] = field(default_factory=dict)  # fingerprint -> latest ts_us
@@ -186,4 +268,5 @@ class Batch:
     unchecked: bool = False
 
     def record_count(self) -> int:
-        return len(self.spans) + len(self.errors) + len(self.deploys) + len(self.requests)
+        return (len(self.spans) + len(self.errors) + len(self.deploys) + len(self.requests)
+                + len(self.logs))
