@@ -142,6 +142,32 @@ SPANS = _form(
     supplied=BY_WRITER,
 )
 
+# One narrow row per OTLP log record, keyed by a hash of what it is
+# (storage/logbody.py's record_key) so that a retried request adds no row. The
+# searched fields are columns; the whole record is `body`, an OTLP LogRecord
+# message (the body's value type, dropped_attributes_count and the rest).
+LOGS = _form(
+    "logs",
+    PROJECT_ID,
+    Field("record_key", BYTES, 16),
+    Field("time_ns", INT64),  # its time, or its observed time when the time is unset
+    Field("observed_ns", INT64),
+    Field("severity_number", INT32),  # 0 (unspecified) to 24 (FATAL4)
+    Field("severity_text", TEXT),
+    Field("trace_id", BYTES, 16),  # empty when the record is in no trace
+    Field("span_id", BYTES, 8),  # empty when none
+    Field("flags", INT64),
+    Field("event_name", TEXT),
+    Field("service_name", TEXT),
+    Field("scope_name", TEXT),
+    Field("resource_id", INT64),
+    Field("body_text", TEXT),  # the body as text, for search: a string as is, else JSON
+    Field("attributes", JSON),  # for key=value search
+    Field("body", BYTES),
+    Field("received_us", INT64),
+    supplied=BY_WRITER,
+)
+
 ERROR_EVENTS = _form(
     "error_events",
     PROJECT_ID,
@@ -232,6 +258,7 @@ class WireBatch(NamedTuple):
     groups: list[Row]  # GROUPS
     reopen: list[Row]  # REOPEN
     resources: list[Row]  # RESOURCES
+    logs: list[Row]  # LOGS
 
 
 # WireBatch by keyword, for a third of what the named tuple's own keyword call costs

@@ -93,6 +93,17 @@ spans = Table(
     Index("ix_spans_project_start", "project_id", "start_ns"),
 )
 
+# One narrow row per log record (storage/rows.py, storage/logbody.py), keyed by a
+# hash of the record so that a retried request adds no row.
+logs = Table(
+    rows.LOGS.table,
+    metadata,
+    *_columns(rows.LOGS, primary_key=("project_id", "record_key")),
+    Index("ix_logs_project_time", "project_id", "time_ns"),
+    Index("ix_logs_project_trace", "project_id", "trace_id"),
+    Index("ix_logs_project_service_time", "project_id", "service_name", "time_ns"),
+)
+
 # What a person can set an error group to (storage/groups.py), and what its lists
 # filter on (storage/queries/errors.py, the dashboard): declared here, beside the
 # column that holds it, and imported everywhere else.

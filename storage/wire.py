@@ -18,8 +18,9 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any
 
-from sounding.records import Batch, ErrorEvent, GroupDelta
-from storage import rows, spanbody, storable
+from sounding.otlp_values import any_value, attributes_of
+from sounding.records import Batch, ErrorEvent, GroupDelta, LogRecord
+from storage import logbody, rows, spanbody, storable
 from storage.jsontext import dumps
 from storage.rows import Row, WireBatch
 from storage.storable import Columns
@@ -32,9 +33,12 @@ DEPLOY_COLUMNS = Columns.of(rows.DEPLOYS)
 REQUEST_COLUMNS = Columns.of(rows.REQUESTS)
 GROUP_COLUMNS = Columns.of(rows.GROUPS)
 REOPEN_COLUMNS = Columns.of(rows.REOPEN)
+LOG_COLUMNS = Columns.of(rows.LOGS)
 _CHECKS = {"spans": SPAN_COLUMNS, "errors": ERROR_COLUMNS, "deploys": DEPLOY_COLUMNS,
-           "requests": REQUEST_COLUMNS, "groups": GROUP_COLUMNS, "reopen": REOPEN_COLUMNS}
-_SIGNALS = ("spans", "errors", "deploys", "requests")  # named alike in Batch and WireBatch
+           "requests": REQUEST_COLUMNS, "groups": GROUP_COLUMNS, "reopen": REOPEN_COLUMNS,
+           "logs": LOG_COLUMNS}
+# Named alike in Batch and WireBatch.
+_SIGNALS = ("spans", "errors", "deploys", "requests", "logs")
 _HOURLY = rows.GROUPS.getter("hourly")
 _CHECKED_LISTS = attrgetter(*_CHECKS)
 
@@ -62,9 +66,10 @@ def encode_checked(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
 
 def _encode(batch: Batch) -> WireBatch:
     project_id = batch.project_id
-    # One resource is shared by many spans: serialised and hashed once per batch.
+    # One resource is shared by many spans and log records: serialised and hashed
+    # once per batch.
     resource_ids: dict[int, int] = {}
-    resources = []
+    resources: list[Row] = []
     spans = []
     fromhex = bytes.fromhex
     span_row, resource_row = rows.SPANS.row, rows.RESOURCES.row
@@ -82,6 +87,7 @@ def _encode(batch: Batch) -> WireBatch:
             status_message=s.status_message, service_name=s.service_name,
             scope_name=s.scope_name, category=s.category or "custom", resource_id=resource,
             body=spanbody.encode(s)))
+    logs = _log_rows(batch.logs, project_id, resource_ids, resources)
     errors = []
     error_row = rows.ERROR_EVENTS.row
     for e in batch.errors:
@@ -104,7 +110,40 @@ def _encode(batch: Batch) -> WireBatch:
     return rows.wire_batch(project_id=project_id, spans=spans, errors=errors, deploys=deploys,
                            requests=requests, groups=_group_rows(batch.groups.values()),
                            reopen=_reopen_rows(batch.reopen_after.items()),
-                           resources=resources)
+                           resources=resources, logs=logs)
+
+
+def _log_rows(records: list[LogRecord], project_id: int, resource_ids: dict[int, int],
+              resources: list[Row]) -> list[Row]:
+    out = []
+    fromhex = bytes.fromhex
+    log_row, resource_row = rows.LOGS.row, rows.RESOURCES.row
+    key, encode_body, as_text = logbody.record_key, logbody.encode, logbody.body_text
+    for r in records:
+        resource = resource_ids.get(id(r.resource_attributes))
+        if resource is None:
+            text = dumps(r.resource_attributes)
+            resource = resource_ids[id(r.resource_attributes)] = spanbody.resource_id(
+                project_id, text)
+            resources.append(resource_row(id=resource, attributes=text))
+        body = encode_body(r)
+        message = r.otlp
+        if message is not None and r.untouched:
+            # Read from the message without keeping the values on the record, which
+            # would make the next exporter's preparation think a stage touched it.
+            attributes = attributes_of(message.attributes)
+            value = any_value(message.body) if message.HasField("body") else None
+        else:
+            attributes, value = r.attributes, r.body
+        out.append(log_row(
+            record_key=key(resource, r.scope_name, body), time_ns=r.when_ns,
+            observed_ns=r.observed_ns, severity_number=r.severity_number,
+            severity_text=r.severity_text,
+            trace_id=fromhex(r.trace_id), span_id=fromhex(r.span_id), flags=r.flags,
+            event_name=r.event_name, service_name=r.service_name, scope_name=r.scope_name,
+            resource_id=resource, body_text=as_text(value), attributes=dumps(attributes),
+            body=body))
+    return out
 
 
 def _group_rows(groups: Iterable[GroupDelta]) -> list[Row]:
@@ -240,7 +279,8 @@ def encode(batch: Batch) -> EncodedBatch:
 def wire_records(wire: WireBatch) -> dict[str, int]:
     """Records per signal in a wire batch, for the accepted/refused counters."""
     return {"spans": len(wire.spans), "errors": len(wire.errors),
-            "deploys": len(wire.deploys), "requests": len(wire.requests)}
+            "deploys": len(wire.deploys), "requests": len(wire.requests),
+            "logs": len(wire.logs)}
 
 
 def write_batches(conn: Any, batches: Sequence[Batch], received_us: int) -> None:

@@ -39,11 +39,12 @@ def _insert_columns(form: RowForm, received: bool = False) -> tuple[str, ...]:
 # builds its tables from: the writer process imports neither SQLAlchemy (that alone
 # would double its memory) nor the schema.
 SPANS, RESOURCES = rows.SPANS.table, rows.RESOURCES.table
-ERROR_EVENTS, DEPLOYS = rows.ERROR_EVENTS.table, rows.DEPLOYS.table
+ERROR_EVENTS, DEPLOYS, LOGS = rows.ERROR_EVENTS.table, rows.DEPLOYS.table, rows.LOGS.table
 SPAN_COLUMNS = _insert_columns(rows.SPANS)
 RESOURCE_COLUMNS = _insert_columns(rows.RESOURCES)
 ERROR_COLUMNS = _insert_columns(rows.ERROR_EVENTS, received=True)
 DEPLOY_COLUMNS = _insert_columns(rows.DEPLOYS, received=True)
+LOG_COLUMNS = _insert_columns(rows.LOGS, received=True)
 
 
 def placeholders(dialect: str, n: int) -> str:
@@ -69,12 +70,16 @@ class BatchWriter:
                                         "ON CONFLICT DO NOTHING")
         self.errors_sql = insert_sql(dialect, ERROR_EVENTS, ERROR_COLUMNS)
         self.deploys_sql = insert_sql(dialect, DEPLOYS, DEPLOY_COLUMNS)
+        # Log records are keyed by what they are (storage/logbody.py): a retried
+        # request that was committed already adds no row.
+        self.logs_sql = insert_sql(dialect, LOGS, LOG_COLUMNS, "ON CONFLICT DO NOTHING")
 
     def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
         """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
         as (storage/wire.py's encode)."""
         named = [WireBatch._make(batch) for batch in batches]
         self._spans(cursor, named)
+        self._logs(cursor, named, received_us)
         self._errors(cursor, named, received_us)
         write_groups(cursor, self.dialect, named)
         self._deploys(cursor, named, received_us)
@@ -90,6 +95,13 @@ class BatchWriter:
                             for span in batch.spans]
         if spans:
             cursor.executemany(self.spans_sql, spans)
+
+    def _logs(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        # After _spans, which inserted the resources of every batch, logs' too.
+        logs: list[Row] = [(batch.project_id, *record, received_us) for batch in batches
+                           for record in batch.logs]
+        if logs:
+            cursor.executemany(self.logs_sql, logs)
 
     def _errors(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
         errors: list[Row] = [(batch.project_id, *error, received_us) for batch in batches

@@ -111,3 +111,29 @@ def test_compact_spans_migration_carries_stored_spans_over_and_back(db_url: str)
         rows = conn.execute(old.select().order_by(old.c.span_id)).mappings().all()
     assert [dict(r) for r in rows] == OLD_SPANS
     store.dispose()
+
+
+def test_logs_migration_creates_the_table_and_drops_it_back(db_url: str) -> None:
+    store = Store(db_url)
+    _migrate(store, command.upgrade, "0005")
+    with store.writer.connect() as conn:
+        assert "logs" not in sa.inspect(conn).get_table_names()
+    _migrate(store, command.upgrade, "0006")
+    row = {"project_id": 1, "record_key": b"k" * 16, "time_ns": 2**63 - 1, "observed_ns": 1,
+           "severity_number": 24, "severity_text": "FATAL4", "trace_id": b"", "span_id": b"",
+           "flags": 2**32 - 1, "event_name": "e", "service_name": "s", "scope_name": "",
+           "resource_id": 2**63 - 1, "body_text": "b", "attributes": {"k": [1]},
+           "body": b"\x10\x01", "received_us": 7}
+    logs = sa.table("logs", *(sa.column(c) for c in row if c != "attributes"),
+                    sa.column("attributes", sa.JSON()))
+    with store.writer.begin() as conn:
+        conn.execute(logs.insert(), [row])
+        assert dict(conn.execute(logs.select()).mappings().one()) == row
+        indexes = {i["name"] for i in sa.inspect(conn).get_indexes("logs")}
+    assert indexes == {"ix_logs_project_time", "ix_logs_project_trace",
+                       "ix_logs_project_service_time"}
+    _migrate(store, command.downgrade, "0005")
+    with store.writer.connect() as conn:
+        assert "logs" not in sa.inspect(conn).get_table_names()
+    _migrate(store, command.upgrade, "head")  # and up again, on a store that had it
+    store.dispose()

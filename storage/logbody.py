@@ -1,0 +1,98 @@
+"""A log record's stored body and key: the record as an OTLP `LogRecord` message.
+
+The columns of the `logs` table hold what is searched and listed (times, severity,
+ids, service, the body as text, the attributes as JSON); the body holds the whole
+record, so that nothing OTLP carries is lost: the body's value type (a string, a
+map, bytes...), dropped_attributes_count, flags and whatever a later OTLP adds. As
+for spans (storage/spanbody.py), a record no pipeline stage looked into is stored
+as the bytes it came in; one whose attributes or body a stage read (and may have
+changed) is written again from its values. On reading, the columns win over the
+same fields in the body.
+
+The record key is what makes a retried request harmless: it hashes the record's
+resource, scope and encoded message, so the same record sent twice is one row
+(inserted with ON CONFLICT DO NOTHING), and a record has a stable id for the API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from opentelemetry.proto.logs.v1 import logs_pb2
+
+from sounding.otlp_values import any_value, attributes_of, fill_any_value, fill_key_values
+from sounding.records import LogRecord
+from storage.jsontext import dumps
+
+# Where values sit in a LogRecord message, for fill_any_value's depth bound:
+# LogRecord, KeyValue, AnyValue for an attribute; LogRecord, AnyValue for the body.
+ATTRIBUTE_DEPTH = 3
+BODY_DEPTH = 2
+
+
+def encode(record: LogRecord) -> bytes:
+    """The record as OTLP LogRecord bytes. ValueError for values nested deeper than
+    protobuf reads back (only a processor can make those)."""
+    message = record.otlp
+    if message is not None and record.untouched:
+        return message.SerializeToString()  # type: ignore[no-any-return]
+    out = logs_pb2.LogRecord()
+    if message is not None:
+        # Keep what the record does not carry (dropped_attributes_count, and so on).
+        out.CopyFrom(message)
+        out.ClearField("attributes")
+        out.ClearField("body")
+    else:
+        _fill_columns(out, record)
+    fill_key_values(out.attributes, record.attributes, ATTRIBUTE_DEPTH)
+    if record.body is not None:
+        fill_any_value(out.body, record.body, BODY_DEPTH)
+    return out.SerializeToString()
+
+
+def _fill_columns(out: logs_pb2.LogRecord, record: LogRecord) -> None:
+    """A record built by hand (a processor's, a test's) has no message: its fields."""
+    out.time_unix_nano = record.time_ns
+    out.observed_time_unix_nano = record.observed_ns
+    out.severity_number = record.severity_number  # type: ignore[assignment]
+    out.severity_text = record.severity_text
+    out.flags = record.flags
+    out.event_name = record.event_name
+    if record.trace_id:
+        out.trace_id = bytes.fromhex(record.trace_id)
+    if record.span_id:
+        out.span_id = bytes.fromhex(record.span_id)
+
+
+def body_text(value: Any) -> str:
+    """The body as text for search: a string as it is, "" when unset, else its JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return dumps(value)
+
+
+def record_key(resource_id: int, scope_name: str, body: bytes) -> bytes:
+    """16 bytes of blake2b over (resource, scope, the encoded record). The scope is
+    length-prefixed so that no scope name and body can pass for another pair."""
+    scope = scope_name.encode("utf-8", "surrogatepass")
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(b"%d\n%d\n" % (resource_id, len(scope)))
+    digest.update(scope)
+    digest.update(body)
+    return digest.digest()
+
+
+def decode(body: bytes) -> logs_pb2.LogRecord:
+    return logs_pb2.LogRecord.FromString(body)
+
+
+def body_value(message: logs_pb2.LogRecord) -> Any:
+    """The body of a stored record as a Python value (None when unset)."""
+    return any_value(message.body) if message.HasField("body") else None
+
+
+def attributes(message: logs_pb2.LogRecord) -> dict[str, Any]:
+    return attributes_of(message.attributes)
