@@ -1,5 +1,6 @@
-"""The gRPC receiver (port 4317): OTLP TraceService/Export and Sounding's own
-services, every signal's method (receiver/grpc_ingest.py), on grpcio's asyncio server.
+"""The gRPC receiver (port 4317): OTLP TraceService/Export and LogsService/Export,
+and Sounding's own services, every signal's method (receiver/grpc_ingest.py), on
+grpcio's asyncio server.
 
 The server runs on the collector's one event loop, beside Tornado, and feeds the
 same pipeline with the same authentication. grpcio itself inflates gzip-compressed

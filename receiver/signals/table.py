@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from proto.sounding.v1 import ingest_pb2
@@ -20,9 +21,11 @@ from receiver.handlers import JSON, PROTOBUF
 from receiver.jsonbody import parse_json
 from receiver.signals.deploys import handle_deploy
 from receiver.signals.errors import handle_error, handle_error_batch
+from receiver.signals.logs import handle_logs
+from receiver.signals.otlp import OtlpBody
 from receiver.signals.outcome import Origin, Outcome
 from receiver.signals.requests import handle_requests
-from receiver.signals.traces import OtlpBody, handle_traces
+from receiver.signals.traces import handle_traces
 from sounding.pipeline import Pipeline
 
 Handle = Callable[[Pipeline, Origin, Any], Awaitable[Outcome]]
@@ -78,6 +81,11 @@ SIGNALS: tuple[Signal, ...] = (
            HttpDoor("/ingest/v1/traces", (PROTOBUF, JSON), _otlp_body, otlp_path="/v1/traces"),
            GrpcDoor(_service(trace_service_pb2, "TraceService"), "Export", _otlp_proto,
                     otlp_reply(trace_service_pb2.ExportTraceServiceResponse, "rejected_spans"))),
+    Signal("logs", handle_logs,
+           HttpDoor("/ingest/v1/logs", (PROTOBUF, JSON), _otlp_body, otlp_path="/v1/logs"),
+           GrpcDoor(_service(logs_service_pb2, "LogsService"), "Export", _otlp_proto,
+                    otlp_reply(logs_service_pb2.ExportLogsServiceResponse,
+                               "rejected_log_records"))),
     Signal("errors", handle_error,
            HttpDoor("/ingest/errors", (JSON,), _json_body),
            GrpcDoor(_ERRORS, "Report", json_document(ingest_pb2.ErrorRecord), sounding_reply)),

@@ -1,0 +1,69 @@
+"""What every OTLP signal's handler does (traces.py, logs.py): the request still
+encoded (OtlpBody) goes to a decode worker (sounding/offload.py) when large, else
+is decoded here, by the same pure function; records that cannot be kept are
+dropped alone and counted, and the outcome carries OTLP's partial success."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from receiver.signals.outcome import Origin, Outcome
+from sounding import metrics
+from sounding.errors import InvalidInput
+from sounding.pipeline import Pipeline
+
+
+@dataclass(frozen=True, slots=True)
+class OtlpBody:
+    """An OTLP request as it came: protobuf, or OTLP/JSON."""
+
+    data: bytes
+    protobuf: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OtlpDecode:
+    """How a signal decodes its body: `function(body, protobuf, *args)`, also named
+    as "module:function" (`spec`) for the decode workers; the result holds the
+    records in its attribute `into`, the Batch field they go to. `label` names the
+    records in the dropped counter, `noun` in the 400 of a request with none kept."""
+
+    spec: str
+    function: Callable[..., Any]
+    into: str
+    label: str
+    noun: str
+
+
+def count_dropped(decode: OtlpDecode, dropped: int, kept: bool, reasons: list[str]) -> None:
+    """Dropped records are counted; a request whose every record was dropped is
+    InvalidInput (HTTP 400, gRPC INVALID_ARGUMENT)."""
+    if dropped:
+        metrics.DROPPED.labels(decode.label, "invalid").inc(dropped)
+        if not kept:
+            raise InvalidInput(f"no {decode.noun} in the request could be kept",
+                               [{"field": reason.split(": ", 1)[0],
+                                 "error": reason.split(": ", 1)[1]} for reason in reasons])
+
+
+async def handle_otlp(decode: OtlpDecode, pipeline: Pipeline, origin: Origin,
+                      document: OtlpBody, *args: Any) -> Outcome:
+    body = document.data
+    pool = pipeline.decode_pool
+    if pool is not None and pool.wants(len(body)):
+        metrics.OFFLOADED.inc()
+        result = await pool.submit(decode.spec, (document.protobuf, *args), origin.new_batch(),
+                                   decode.into, body)
+        count_dropped(decode, result.dropped, result.results is not None, result.reasons)
+        if result.results is not None:
+            await pipeline.consume_prepared(result.results)
+        return Outcome(dropped=result.dropped, reasons=tuple(result.reasons))
+    decoded = decode.function(body, document.protobuf, *args)
+    records = getattr(decoded, decode.into)
+    count_dropped(decode, decoded.dropped, bool(records), decoded.reasons)
+    batch = origin.new_batch()
+    setattr(batch, decode.into, records)
+    await pipeline.consume(batch)
+    return Outcome(dropped=decoded.dropped, reasons=tuple(decoded.reasons))
