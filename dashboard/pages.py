@@ -190,7 +190,7 @@ class LogsPage(DashboardHandler):
             raise HTTPError(400, "'after' is for the read API (the live tail)")
         page = self.int_arg("page", 1, 1, 100_000) or 1
         at = self.int_arg("at", None, 0, 2**63 - 1)  # a record's time to point at
-        view = await self.run(views.logs_view, self.store, project.id, tr, f, PAGE_SIZE,
+        view = await self.run(views.logs_view, self.store, project.id, f, PAGE_SIZE,
                               (page - 1) * PAGE_SIZE)
         filters = [("service", f.service), ("severity", self.arg("severity")),
                    ("text", f.text), ("trace_id", f.trace_id),

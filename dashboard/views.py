@@ -170,7 +170,7 @@ class LogsView:
     page: lq.LogPage
 
 
-def logs_view(store: Store, project_id: int, tr: TimeRange, f: lq.LogFilter, limit: int,
-              offset: int) -> LogsView:
-    return LogsView(lq.services(store, project_id, tr.start_ns, tr.end_ns),
-                    lq.search(store, project_id, f, limit, offset))
+def logs_view(store: Store, project_id: int, f: lq.LogFilter, limit: int, offset: int
+              ) -> LogsView:
+    return LogsView(lq.services(store, project_id), lq.search(store, project_id, f, limit,
+                                                              offset))

@@ -131,6 +131,10 @@ def logs_of_trace(conn: Connection, project_id: int, trace_id: str,
 # "at least WARN" is severity_number >= 13, whatever text the sender wrote.
 SEVERITIES = {"TRACE": 1, "DEBUG": 5, "INFO": 9, "WARN": 13, "ERROR": 17, "FATAL": 21}
 MAX_SEVERITY = 24
+# Counting every match of a wide range would read the whole index range on each page
+# load (and each poll of a tail): past this, a total reads "at least".
+COUNT_CAP = 100_000
+MAX_RESOURCES_READ = 5_000
 
 
 def severity_name(number: int) -> str:
@@ -200,7 +204,8 @@ class LogFilter:
 @dataclass(frozen=True)
 class LogPage:
     items: list[dict[str, Any]]  # as log_dict makes them
-    total: int  # records matching the filters (after the cursor, with one)
+    total: int  # records matching the filters (after the cursor, with one), to COUNT_CAP
+    total_exact: bool  # False: at least `total` match (counting stopped at COUNT_CAP)
     limit: int
     offset: int
     # The cursor of the newest record returned, or of the one given: what a tail asks
@@ -259,14 +264,16 @@ def search(store: Store, project_id: int, f: LogFilter, limit: int = 50, offset:
     with store.reader.connect() as conn:
         rows = conn.execute(select(*COLUMNS).where(where).order_by(*order)
                             .limit(limit).offset(offset)).all()
-        total = int(conn.execute(select(func.count()).select_from(_L).where(where))
-                    .scalar_one())
+        matches = select(literal(1)).select_from(_L).where(where).limit(COUNT_CAP + 1)
+        counted = int(conn.execute(select(func.count()).select_from(matches.subquery()))
+                      .scalar_one())
         items = log_rows(conn, rows)
     if f.after is not None:
         next_after: str | None = cursor_of(items[-1]) if items else f.after.text()
     else:
         next_after = cursor_of(items[0]) if items and offset == 0 else None
-    return LogPage(items, total, limit, offset, next_after)
+    return LogPage(items, min(counted, COUNT_CAP), counted <= COUNT_CAP, limit, offset,
+                   next_after)
 
 
 def cursor_of(item: dict[str, Any]) -> str:
@@ -287,13 +294,17 @@ def get(store: Store, project_id: int, record_id: str) -> dict[str, Any] | None:
     return items[0] if items else None
 
 
-def services(store: Store, project_id: int, start_ns: int, end_ns: int, limit: int = 200
-             ) -> list[str]:
-    """Service names with records in the range: suggestions for the filter."""
+def services(store: Store, project_id: int, limit: int = 200) -> list[str]:
+    """The project's service names, for the filter's suggestions: read from its
+    resources (a row per distinct resource, shared with spans), not from the records,
+    which may be billions."""
+    names: set[str] = set()
     with store.reader.connect() as conn:
-        names = conn.execute(
-            select(_L.c.service_name).where(and_(
-                _L.c.project_id == project_id, _L.c.time_ns >= start_ns,
-                _L.c.time_ns < end_ns))
-            .group_by(_L.c.service_name).order_by(_L.c.service_name).limit(limit)).scalars()
-        return [n for n in names if n]
+        for (attributes,) in conn.execute(
+                select(cast(_R.c.attributes, Text)).where(_R.c.project_id == project_id)
+                .limit(MAX_RESOURCES_READ)):
+            value = load(attributes)
+            name = value.get("service.name") if isinstance(value, dict) else None
+            if isinstance(name, str) and name:
+                names.add(name)
+    return sorted(names)[:limit]
