@@ -17,12 +17,15 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 SPANS_PER_REQUEST = 512
 SPANS_PER_TRACE = 8
+LOGS_PER_REQUEST = 512
+LOGS_PER_TRACE = 8
 ERRORS_PER_BATCH = 100
 FINGERPRINTS = 1_000
 REQUESTS_PER_BATCH = 1_000
@@ -238,6 +241,57 @@ def traces_json(seed: int = 0) -> Template:
     times = _time_offsets(body, _times(traces), as_text=True)
     assert len(times) == 2 * SPANS_PER_REQUEST, len(times)
     return Template(body, offsets, times, json=True, spans=SPANS_PER_REQUEST)
+
+
+_LOG_LINES = (
+    (9, "INFO", "GET {route} 200 in {ms} ms"),
+    (9, "INFO", "order {n} placed by user {user}"),
+    (5, "DEBUG", "cache miss for product {n}, loading from the database"),
+    (13, "WARN", "payment provider slow: {ms} ms for order {n}"),
+    (17, "ERROR", "could not reserve stock for order {n}: timeout after {ms} ms"),
+    (9, "INFO", "sent confirmation email for order {n}"),
+)
+
+
+def logs_proto(seed: int = 0) -> Template:
+    """512 log records as the Python SDK's LoggingHandler exports them (a batch of
+    its BatchLogRecordProcessor): a string body, the code.* attributes and a couple of
+    the application's own, most records inside a trace. Made unique per request as
+    trace bodies are: trace ids and times are rewritten (records are keyed by a hash
+    of their bytes, so a body sent twice would be stored once)."""
+    rng = random.Random(seed)
+    service = SERVICES[seed % len(SERVICES)]
+    request = ExportLogsServiceRequest()
+    rl = request.resource_logs.add()
+    rl.resource.attributes.extend(_kv(k, v) for k, v in _resource(service).items())
+    sl = rl.scope_logs.add()
+    sl.scope.name = "shop.orders"
+    times = []
+    for slot in range(LOGS_PER_REQUEST // LOGS_PER_TRACE):
+        trace_id = MARK + struct.pack(">II", seed, slot)
+        for i in range(LOGS_PER_TRACE):
+            severity, text, line = rng.choice(_LOG_LINES)
+            time_ns = BASE_NS + slot * 7_000_000 + i * 311_000
+            times += [time_ns, time_ns + 45_000]
+            record = sl.log_records.add(
+                time_unix_nano=time_ns, observed_time_unix_nano=time_ns + 45_000,
+                severity_number=severity, severity_text=text,  # type: ignore[arg-type]
+                trace_id=trace_id, span_id=struct.pack(">Q", i % 3 + 1), flags=1)
+            record.body.string_value = line.format(
+                route=rng.choice(ROUTES), ms=rng.randrange(1, 900), n=rng.randrange(10**6),
+                user=rng.randrange(10**5))
+            record.attributes.extend([
+                _kv("code.file.path", f"/app/shop/services/module_{slot % 17}.py"),
+                _kv("code.function.name", f"handle_{i}"),
+                _kv("code.line.number", 40 + i * 7),
+                _kv("order.id", rng.randrange(10**6)),
+                _kv("tenant", f"tenant-{rng.randrange(50)}")])
+    body = request.SerializeToString()
+    offsets = _offsets(body, MARK)
+    assert len(offsets) == LOGS_PER_REQUEST, len(offsets)
+    time_offsets = _time_offsets(body, times, as_text=False)
+    assert len(time_offsets) == 2 * LOGS_PER_REQUEST, len(time_offsets)
+    return Template(body, offsets, time_offsets, json=False, spans=LOGS_PER_REQUEST)
 
 
 def _error(rng: random.Random, fingerprint: int) -> dict[str, Any]:

@@ -20,7 +20,8 @@ class Scenario:
     records: int  # records per request
     unit: str  # what a record is, for the table
     body_source: BodySource
-    # Span bodies must differ per request (spans are deduplicated by id); error and
+    # Span and log bodies must differ per request (spans are deduplicated by id, log
+    # records by a hash of their bytes); error and
     # request-metric bodies are appended as they come, so one body can be resent.
     unique_bodies: bool
     connections: int  # connections in total when saturating
@@ -48,6 +49,7 @@ def _fixed(make: Callable[[int], bytes]) -> BodySource:
 
 
 SPANS_SQL = "SELECT count(*) FROM spans"
+LOGS_SQL = "SELECT count(*) FROM logs"
 ERRORS_SQL = "SELECT count(*) FROM error_events"
 REQUESTS_SQL = "SELECT coalesce(sum(count), 0) FROM request_rollups"
 
@@ -63,6 +65,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              "application/grpc", payloads.SPANS_PER_REQUEST, "spans",
              _traces(payloads.traces_proto), True, 16, SPANS_SQL, transport="grpc",
              prebuild_rate=120),
+    Scenario("logs_proto", "OTLP/HTTP protobuf, 512 log records", "/ingest/v1/logs",
+             "application/x-protobuf", payloads.LOGS_PER_REQUEST, "records",
+             _traces(payloads.logs_proto), True, 16, LOGS_SQL, prebuild_rate=120),
     Scenario("errors_batch", "/ingest/errors/batch, 100 errors", "/ingest/errors/batch",
              "application/json", payloads.ERRORS_PER_BATCH, "errors",
              _fixed(payloads.errors_batch), False, 8, ERRORS_SQL),

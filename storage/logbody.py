@@ -74,15 +74,17 @@ def body_text(value: Any) -> str:
     return dumps(value)
 
 
-def record_key(resource_id: int, scope_name: str, body: bytes) -> bytes:
-    """16 bytes of blake2b over (resource, scope, the encoded record). The scope is
-    length-prefixed so that no scope name and body can pass for another pair."""
+def key_prefix(resource_id: int, scope_name: str) -> bytes:
+    """What the record key hashes before the record: the resource and the scope, the
+    scope length-prefixed so that no scope name and record can pass for another pair."""
     scope = scope_name.encode("utf-8", "surrogatepass")
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(b"%d\n%d\n" % (resource_id, len(scope)))
-    digest.update(scope)
-    digest.update(body)
-    return digest.digest()
+    return b"%d\n%d\n%b" % (resource_id, len(scope), scope)
+
+
+def record_key(prefix: bytes, body: bytes) -> bytes:
+    """16 bytes of blake2b over (resource, scope, the encoded record): `prefix` is
+    key_prefix(resource id, scope name), `body` the record's encode()."""
+    return hashlib.blake2b(prefix + body, digest_size=16).digest()
 
 
 def decode(body: bytes) -> logs_pb2.LogRecord:

@@ -119,7 +119,9 @@ def _log_rows(records: list[LogRecord], project_id: int, resource_ids: dict[int,
     out = []
     fromhex = bytes.fromhex
     log_row, resource_row = rows.LOGS.row, rows.RESOURCES.row
-    key, encode_body, as_text = logbody.record_key, logbody.encode, logbody.body_text
+    encode_body, as_text, key_of = logbody.encode, logbody.body_text, logbody.record_key
+    # What the record key hashes before the record: once per (resource, scope).
+    prefixes: dict[tuple[int, str], bytes] = {}
     for r in records:
         resource = resource_ids.get(id(r.resource_attributes))
         if resource is None:
@@ -127,6 +129,10 @@ def _log_rows(records: list[LogRecord], project_id: int, resource_ids: dict[int,
             resource = resource_ids[id(r.resource_attributes)] = spanbody.resource_id(
                 project_id, text)
             resources.append(resource_row(id=resource, attributes=text))
+        scope = r.scope_name
+        prefix = prefixes.get((resource, scope))
+        if prefix is None:
+            prefix = prefixes[(resource, scope)] = logbody.key_prefix(resource, scope)
         body = encode_body(r)
         message = r.otlp
         if message is not None and r.untouched:
@@ -137,11 +143,11 @@ def _log_rows(records: list[LogRecord], project_id: int, resource_ids: dict[int,
         else:
             attributes, value = r.attributes, r.body
         out.append(log_row(
-            record_key=key(resource, r.scope_name, body), time_ns=r.when_ns,
+            record_key=key_of(prefix, body), time_ns=r.time_ns or r.observed_ns,
             observed_ns=r.observed_ns, severity_number=r.severity_number,
             severity_text=r.severity_text,
             trace_id=fromhex(r.trace_id), span_id=fromhex(r.span_id), flags=r.flags,
-            event_name=r.event_name, service_name=r.service_name, scope_name=r.scope_name,
+            event_name=r.event_name, service_name=r.service_name, scope_name=scope,
             resource_id=resource, body_text=as_text(value), attributes=dumps(attributes),
             body=body))
     return out

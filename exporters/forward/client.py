@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf.message import Message
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest, HTTPResponse
 
@@ -83,23 +85,31 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return min(max(wait, 0.0), MAX_RETRY_AFTER)
 
 
-def rejected_spans(response_body: bytes, content_type: str) -> int:
-    """OTLP partial success: spans the backend took the request with but refused."""
-    if not response_body or "protobuf" not in content_type:
+# The OTLP signals: their reply message and its partial success's count.
+OTLP_REPLIES: dict[str, tuple[type[Message], str]] = {
+    "traces": (ExportTraceServiceResponse, "rejected_spans"),
+    "logs": (ExportLogsServiceResponse, "rejected_log_records"),
+}
+
+
+def rejected_records(response_body: bytes, content_type: str, signal: str) -> int:
+    """OTLP partial success: records the backend took the request with but refused."""
+    reply_of = OTLP_REPLIES.get(signal)
+    if reply_of is None or not response_body or "protobuf" not in content_type:
         return 0
+    reply_type, rejected = reply_of
     try:
-        reply = ExportTraceServiceResponse.FromString(response_body)
+        reply = reply_type.FromString(response_body)
     except Exception:  # noqa: BLE001 - a reply we cannot read is not a refusal
         return 0
-    return int(reply.partial_success.rejected_spans)
+    return int(getattr(reply.partial_success, rejected))  # type: ignore[attr-defined]
 
 
 def classify(code: int, headers: dict[str, str], body: bytes, signal: str) -> Outcome:
     """What an HTTP status means for the row that was sent. Pure."""
     if 200 <= code < 300:
-        rejected = rejected_spans(body, headers.get("Content-Type", "")) \
-            if signal == "traces" else 0
-        return Outcome(sent=True, rejected=rejected)
+        return Outcome(sent=True, rejected=rejected_records(
+            body, headers.get("Content-Type", ""), signal))
     if code in RETRYABLE:
         return Outcome(retry=True, retry_after=parse_retry_after(headers.get("Retry-After")),
                        reason=f"http_{code}")

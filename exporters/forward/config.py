@@ -9,14 +9,15 @@ from urllib.parse import urlsplit
 from sounding.configcheck import require_bool, require_int, require_str
 from sounding.errors import ConfigError
 
-SIGNALS = ("traces", "errors", "deploys", "requests")
+SIGNALS = ("traces", "logs", "errors", "deploys", "requests")
 
 # Where a Sounding gateway takes each signal on its ingest port (receivers.http):
-# with `endpoint: http://gateway:3000` every signal reaches it. Traces go as OTLP/
-# HTTP protobuf, which any OTLP backend also takes: give `signals.traces` a full URL
-# (http://collector:4318/v1/traces) to send them to one.
+# with `endpoint: http://gateway:3000` every signal reaches it. Traces and logs go
+# as OTLP/HTTP protobuf, which any OTLP backend also takes: give `signals.traces`
+# or `signals.logs` a full URL (http://collector:4318/v1/logs) to send them to one.
 PATHS = {
     "traces": "/ingest/v1/traces",
+    "logs": "/ingest/v1/logs",
     "errors": "/ingest/errors/batch",
     "deploys": "/ingest/deploys",
     "requests": "/ingest/requests",

@@ -158,3 +158,8 @@ def request_stored(server: Server, route: str) -> bool:
 def trace_stored(server: Server, trace_id: str) -> bool:
     return bool(server.query("SELECT 1 FROM spans WHERE trace_id = :t",
                              t=bytes.fromhex(trace_id)))
+
+
+def log_stored(server: Server, trace_id: str) -> bool:
+    return bool(server.query("SELECT 1 FROM logs WHERE trace_id = :t",
+                             t=bytes.fromhex(trace_id)))

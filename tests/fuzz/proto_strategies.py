@@ -1,5 +1,6 @@
 """Hypothesis strategies for protobuf bodies: OTLP ExportTraceServiceRequest and
-Sounding's own gRPC messages (proto/sounding/v1/ingest.proto), with the field values
+ExportLogsServiceRequest, and Sounding's own gRPC messages
+(proto/sounding/v1/ingest.proto), with the field values
 that broke Sounding before, deep AnyValue and Struct nesting, strings that are not
 UTF-8 on the wire, and byte-level damage (truncation, flipped and inserted bytes)."""
 
@@ -12,8 +13,10 @@ from typing import Any
 
 from google.protobuf import struct_pb2, timestamp_pb2
 from hypothesis import strategies as st
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 from proto.sounding.v1 import ingest_pb2
@@ -341,3 +344,56 @@ def request_metrics(draw: st.DrawFn) -> ingest_pb2.RequestMetric:
 
 def valid_request_metric(route: str) -> ingest_pb2.RequestMetric:
     return ingest_pb2.RequestMetric(method="GET", route=route, status=200, duration_ms=1.5)
+
+
+# --- OTLP logs ---------------------------------------------------------------------
+
+@st.composite
+def log_records(draw: st.DrawFn) -> logs_pb2.LogRecord:
+    record = logs_pb2.LogRecord(
+        trace_id=draw(uniform(st.just(b""), ids(16))), span_id=draw(uniform(st.just(b""), ids(8))),
+        time_unix_nano=draw(st.sampled_from(U64_EDGES)),
+        observed_time_unix_nano=draw(st.sampled_from(U64_EDGES)),
+        severity_number=draw(uniform(st.sampled_from([0, 9, 24, 25, -1]),
+                                     st.integers(-(2**31), 2**31 - 1))),
+        severity_text=draw(texts()), event_name=draw(texts()),
+        flags=draw(st.sampled_from([0, 1, 2**32 - 1])),
+        dropped_attributes_count=draw(st.sampled_from([0, 1, 2**32 - 1])))
+    record.attributes.extend(draw(attributes()))
+    if draw(st.booleans()):
+        record.body.CopyFrom(draw(any_values()))
+    return record
+
+
+def sentinel_log() -> tuple[logs_pb2.LogRecord, str]:
+    trace_id = uuid.uuid4().hex
+    record = logs_pb2.LogRecord(trace_id=bytes.fromhex(trace_id), span_id=b"\x01" * 8,
+                                time_unix_nano=1_700_000_000_000_000_000, severity_number=9)
+    record.body.string_value = "ok"
+    return record, trace_id
+
+
+@st.composite
+def log_requests(draw: st.DrawFn) -> ProtoCase:
+    """An ExportLogsServiceRequest of odd records, and beside them (in a resource of
+    their own) one valid record that must be stored whenever the body is readable."""
+    request = ExportLogsServiceRequest()
+    resource_logs = request.resource_logs.add()
+    resource_logs.resource.attributes.extend(draw(attributes()))
+    scope_logs = resource_logs.scope_logs.add()
+    scope_logs.scope.name = draw(texts())
+    scope_logs.log_records.extend(draw(st.lists(log_records(), min_size=1, max_size=3)))
+    sentinel, trace_id = sentinel_log()
+    good = request.resource_logs.add()
+    good.resource.attributes.add(key="service.name", value=AnyValue(string_value="fuzz"))
+    good.scope_logs.add().log_records.append(sentinel)
+    body = request.SerializeToString()
+    how = draw(damage())
+    if HOLE.encode() not in body and how == "not_utf8":
+        how = "none"
+    deepest = max([0] + [any_depth(kv.value) for kv in resource_logs.resource.attributes]
+                  + [any_depth(kv.value) for record in scope_logs.log_records
+                     for kv in record.attributes]
+                  + [any_depth(record.body) for record in scope_logs.log_records])
+    must_keep = how == "none" and deepest <= PARSEABLE_ANY_DEPTH
+    return ProtoCase(draw(damaged(body, how)), trace_id, must_keep, how == "none")

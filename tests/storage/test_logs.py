@@ -103,14 +103,19 @@ def test_a_record_built_without_a_message_is_stored_with_its_fields() -> None:
     assert logbody.attributes(stored) == {"k": [1, "a", None]}
 
 
+def key(resource_id: int, scope: str, body: bytes) -> bytes:
+    return logbody.record_key(logbody.key_prefix(resource_id, scope), body)
+
+
 def test_the_record_key_follows_resource_scope_and_record() -> None:
     body = message().SerializeToString()
-    key = logbody.record_key(1, "s", body)
-    assert len(key) == 16 and key == logbody.record_key(1, "s", body)
-    assert len({key, logbody.record_key(2, "s", body), logbody.record_key(1, "t", body),
-                logbody.record_key(1, "s", body + b"\x08\x01")}) == 4
+    first = key(1, "s", body)
+    assert len(first) == 16 and first == key(1, "s", body)
+    assert len({first, key(2, "s", body), key(1, "t", body),
+                key(1, "s", body + b"\x08\x01")}) == 4
     # The scope is length-prefixed: a scope and a body cannot pass for another pair.
-    assert logbody.record_key(1, "s\n", body) != logbody.record_key(1, "s", b"\n" + body)
+    assert key(1, "s\n", body) != key(1, "s", b"\n" + body)
+    assert key(1, "\ud800", body) != key(1, "?", body)  # any scope a stage sets is hashable
 
 
 def test_body_text_is_the_string_or_the_json_of_the_body() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from exporters.forward.client import MAX_RETRY_AFTER, classify, parse_retry_after
@@ -41,3 +42,13 @@ def test_otlp_partial_success_counts_rejected_spans() -> None:
     assert classify(200, {"Content-Type": "application/json"}, b"{}", "traces").rejected == 0
     assert classify(200, {"Content-Type": "application/x-protobuf"}, b"\xff\xff",
                     "traces").rejected == 0
+
+
+def test_otlp_partial_success_counts_rejected_log_records() -> None:
+    reply = ExportLogsServiceResponse()
+    reply.partial_success.rejected_log_records = 2
+    assert classify(202, {"Content-Type": "application/x-protobuf"}, reply.SerializeToString(),
+                    "logs").rejected == 2
+    # Another signal's reply is not read as one.
+    assert classify(202, {"Content-Type": "application/x-protobuf"}, reply.SerializeToString(),
+                    "errors").rejected == 0

@@ -24,6 +24,7 @@ def completed(**config: Any) -> dict[str, Any]:
 def test_an_endpoint_reaches_every_signal_of_a_sounding_gateway() -> None:
     assert routes(completed(endpoint="http://gateway:3000/")) == {
         "traces": "http://gateway:3000/ingest/v1/traces",
+        "logs": "http://gateway:3000/ingest/v1/logs",
         "errors": "http://gateway:3000/ingest/errors/batch",
         "deploys": "http://gateway:3000/ingest/deploys",
         "requests": "http://gateway:3000/ingest/requests",
@@ -32,8 +33,10 @@ def test_an_endpoint_reaches_every_signal_of_a_sounding_gateway() -> None:
 
 def test_per_signal_urls_and_signals_not_forwarded() -> None:
     config = completed(signals={"traces": "https://otel:4318/v1/traces", "errors": False,
-                                "deploys": False, "requests": False})
-    assert routes(config) == {"traces": "https://otel:4318/v1/traces"}
+                                "deploys": False, "requests": False,
+                                "logs": "https://otel:4318/v1/logs"})
+    assert routes(config) == {"traces": "https://otel:4318/v1/traces",
+                              "logs": "https://otel:4318/v1/logs"}
 
 
 @pytest.mark.parametrize(("config", "message"), [

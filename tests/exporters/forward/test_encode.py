@@ -8,6 +8,7 @@ import gzip
 import pickle
 
 import orjson
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from exporters.forward.encode import (
@@ -18,10 +19,13 @@ from exporters.forward.encode import (
 )
 from receiver.decode_custom import decode_deploy, decode_error_batch, decode_request_batch
 from receiver.decode_otlp import decode_traces_body
-from sounding.records import Batch, Deploy, ErrorEvent, RequestMetric, SourceContext
+from receiver.decode_otlp_logs import decode_logs_body
+from sounding.records import Batch, Deploy, ErrorEvent, LogRecord, RequestMetric, SourceContext
 from tests.exporters.senders import trace_request
+from tests.receiver.logs_helpers import log_pb, logs_request
 
-ALL = {"signals": ["deploys", "errors", "requests", "traces"], "gzip": True}
+ALL = {"signals": ["deploys", "errors", "logs", "requests", "traces"], "gzip": True}
+NOW_NS = 1_795_168_800_999_000_000
 
 
 def spans_of(body: bytes) -> Batch:
@@ -61,6 +65,60 @@ def test_changed_spans_are_sent_as_changed() -> None:
     first, second = by_id[batch.spans[0].span_id], by_id[batch.spans[1].span_id]
     assert first.name == "renamed" and first.attributes == {"http.route": "/x", "n": 3}
     assert first.service_name == "durability" and second.service_name == "other"
+
+
+def logs_of(body: bytes) -> Batch:
+    decoded = decode_logs_body(body, True, NOW_NS)
+    assert decoded.dropped == 0
+    return Batch(1, logs=decoded.logs)
+
+
+def test_untouched_log_records_are_sent_as_they_came() -> None:
+    first = log_pb("ab" * 16, "one", observed_time_unix_nano=5, dropped_attributes_count=2)
+    first.attributes.add(key="k").value.int_value = 7
+    original = logs_request(first, log_pb("cd" * 16, "two"), service="shop")
+    original.resource_logs[0].scope_logs[0].scope.version = "9"  # not in the record
+    batch = logs_of(original.SerializeToString())
+    (entry,) = encode(batch, ALL).entries
+    assert (entry.signal, entry.content_type, entry.content_encoding, entry.records) == (
+        "logs", "application/x-protobuf", "gzip", 2)
+    sent = ExportLogsServiceRequest.FromString(gzip.decompress(entry.body))
+    original.resource_logs[0].scope_logs[0].scope.version = ""
+    # Every record byte for byte, the unset observed time of the second one included:
+    # a retried request is the same record upstream.
+    assert sent == original
+    again = decode_logs_body(gzip.decompress(entry.body), True, NOW_NS).logs
+    assert [(r.body, r.attributes, r.service_name, r.scope_name, r.observed_ns)
+            for r in again] == [("one", {"k": 7}, "shop", "lib", 5), ("two", {}, "shop", "lib",
+                                                                     NOW_NS)]
+
+
+def test_changed_log_records_are_sent_as_changed() -> None:
+    batch = logs_of(logs_request(log_pb("ab" * 16, "secret", flags=1)).SerializeToString())
+    record = batch.logs[0]
+    record.body = {"redacted": True}
+    record.attributes = {"added": [1, "x"]}
+    record.severity_text, record.span_id, record.service_name = "WARN", "", "renamed"
+    hand_made = LogRecord(3, 4, 17, "ERROR", "", "ef" * 8, 0, "ev", "other", "s", {},
+                          attributes={"a": 1}, body=2.5)
+    batch.logs.append(hand_made)
+    (entry,) = encode(Batch(1, logs=batch.logs), {**ALL, "gzip": False}).entries
+    first, second = decode_logs_body(entry.body, True, NOW_NS).logs
+    assert (first.body, first.attributes, first.severity_text, first.span_id, first.flags,
+            first.trace_id, first.service_name) == (
+        {"redacted": True}, {"added": [1, "x"]}, "WARN", "", 1, "ab" * 16, "renamed")
+    assert (second.time_ns, second.observed_ns, second.severity_number, second.span_id,
+            second.event_name, second.attributes, second.body, second.scope_name) == (
+        3, 4, 17, "ef" * 8, "ev", {"a": 1}, 2.5, "s")
+
+
+def test_a_log_record_that_cannot_be_encoded_is_counted_and_the_rest_sent() -> None:
+    batch = logs_of(logs_request(log_pb("ab" * 16, "kept")).SerializeToString())
+    bad = LogRecord(1, 1, 9, "", "not hex", "", 0, "", "svc", "", {})
+    encoded = encode(Batch(1, logs=[bad, *batch.logs]), ALL)
+    assert encoded.unencodable == {"logs": 1}
+    (entry,) = encoded.entries
+    assert entry.records == 1
 
 
 def test_errors_deploys_requests_round_trip_through_the_gateway_decoders() -> None:

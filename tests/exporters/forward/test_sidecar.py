@@ -1,6 +1,7 @@
 """Two real collectors: a sidecar (receivers, no processors, `exporters: [forward]`,
 no dashboard, its SQLite file used only as the queue) forwarding to a gateway.
-Every signal arrives exactly once (spans deduplicated by id); a gateway that is
+Every signal arrives exactly once (spans deduplicated by id, log records by their
+key); a gateway that is
 down for a while loses nothing; a sidecar killed with a backlog loses nothing it
 acknowledged."""
 
@@ -26,9 +27,11 @@ from tests.exporters.senders import (
     trace_request,
     wait_for_acks,
 )
+from tests.receiver.logs_helpers import log_pb, logs_request, stored_logs
 from tests.support.server import Server, start_server
 
 GATEWAY_KEY = "gateway-key"
+LOGS_PER_REQUEST = 5
 
 
 def free_port() -> int:
@@ -72,6 +75,7 @@ class Sent:
 
     def __init__(self) -> None:
         self.traces: list[str] = []
+        self.logs: list[str] = []
         self.errors: list[str] = []
         self.deploys: list[str] = []
         self.routes: list[str] = []
@@ -85,6 +89,16 @@ class Sent:
                                               "Content-Type": "application/x-protobuf"})
             assert response.status_code == 202, response.text
         self.traces.append(tag)
+        # No observed time: the sidecar fills in its time of receipt, yet forwards
+        # the record as sent, so that the gateway keeps one of the two.
+        logs = logs_request(*(log_pb(tag, f"{tag} line {i}") for i in range(LOGS_PER_REQUEST)),
+                            service="sidecar-app").SerializeToString()
+        for _ in range(2):
+            response = requests.post(sidecar.base + "/ingest/v1/logs", data=logs, timeout=30,
+                                     headers={"Authorization": f"Bearer {sidecar.key}",
+                                              "Content-Type": "application/x-protobuf"})
+            assert response.status_code == 202, response.text
+        self.logs.append(tag)
         assert sidecar.post("/ingest/errors/batch", error_batch(tag, 3)).status_code == 202
         self.errors += [f"{tag}-{i}" for i in range(3)]
         assert sidecar.post("/ingest/deploys", {"git_sha": tag, "env": "prod"}
@@ -99,10 +113,12 @@ class Sent:
 
     def arrived(self, gateway: Server) -> bool:
         spans = gateway.spans_per_trace()
+        logs = logs_per_trace(gateway)
         errors = {r[0] for r in gateway.query("SELECT request_id FROM error_events")}
         deploys = {r[0] for r in gateway.query("SELECT git_sha FROM deploys")}
         routes = {r[0] for r in gateway.query("SELECT route FROM request_rollups")}
-        return (all(t in spans for t in self.traces) and set(self.errors) <= errors
+        return (all(t in spans for t in self.traces) and all(t in logs for t in self.logs)
+                and set(self.errors) <= errors
                 and set(self.deploys) <= deploys and set(self.routes) <= routes)
 
     def wait_arrived(self, gateway: Server, timeout: float = 20.0) -> None:
@@ -115,6 +131,13 @@ class Sent:
         spans = gateway.spans_per_trace()
         assert {t: spans.get(t) for t in self.traces} == {
             t: SPANS_PER_REQUEST for t in self.traces}
+        logs = logs_per_trace(gateway)
+        assert {t: logs.get(t) for t in self.logs} == {t: LOGS_PER_REQUEST for t in self.logs}
+        records = stored_logs(gateway, self.logs[0])
+        assert sorted(r["body"] for r in records) == [
+            f"{self.logs[0]} line {i}" for i in range(LOGS_PER_REQUEST)]
+        assert {(r["service_name"], r["scope_name"], r["span_id"], r["severity_text"])
+                for r in records} == {("sidecar-app", "lib", "01" * 8, "INFO")}
         errors = gateway.query("SELECT request_id, count(*) FROM error_events "
                                "GROUP BY request_id")
         assert {r: n for r, n in errors if r in set(self.errors)} == {
@@ -126,6 +149,11 @@ class Sent:
                                 "FROM request_rollups GROUP BY route")
         assert {r: (int(c), int(e)) for r, c, e in rollups if r in set(self.routes)} == {
             r: (2, 1) for r in self.routes}
+
+
+def logs_per_trace(server: Server) -> dict[str, int]:
+    return {bytes(trace_id).hex(): count for trace_id, count in server.query(
+        "SELECT trace_id, count(*) FROM logs GROUP BY trace_id")}
 
 
 def test_every_signal_arrives_once_and_a_gateway_outage_loses_nothing(
