@@ -48,18 +48,13 @@ COLUMNS = (_L.c.record_key, _L.c.time_ns, _L.c.observed_ns, _L.c.severity_number
            _L.c.severity_text, _L.c.trace_id, _L.c.span_id, _L.c.flags, _L.c.event_name,
            _L.c.service_name, _L.c.scope_name, _L.c.resource_id, _L.c.body)
 MAX_TRACE_LOGS = 1_000
-_BODY_TYPES = {"string_value": "string", "int_value": "int", "double_value": "double",
-               "bool_value": "bool", "bytes_value": "bytes", "array_value": "array",
-               "kvlist_value": "kvlist"}
 
 
 def log_dict(row: Row[Any], resource: dict[str, Any] | None) -> dict[str, Any]:
     """One stored record. Keys: `id` (the record key, hex: stable, for URLs),
     `time_ns` (its time, or its observed time when it had none), `observed_ns`,
     `severity_number`, `severity_text`, `body` (the typed value: str, int, float,
-    bool, list, dict, base64 text for bytes, None when unset), `body_type` (the
-    OTLP value kind: string, int, double, bool, bytes, array, kvlist; "" when
-    unset or unreadable), `attributes`,
+    bool, list, dict, base64 text for bytes, None when unset), `attributes`,
     `resource` (attributes of its resource), `service_name`, `scope_name`,
     `trace_id` and `span_id` (hex, "" when none), `flags`, `event_name`,
     `dropped_attributes_count`, and `unreadable`: the stored parts that could not be
@@ -69,10 +64,8 @@ def log_dict(row: Row[Any], resource: dict[str, Any] | None) -> dict[str, Any]:
         message = logbody.decode(bytes(row.body))
         body, attributes = logbody.body_value(message), logbody.attributes(message)
         dropped = message.dropped_attributes_count
-        which = message.body.WhichOneof("value") if message.HasField("body") else None
-        body_type = _BODY_TYPES.get(which or "", "")
     except (DecodeError, ValueError, RecursionError):
-        body, attributes, dropped, body_type = None, {}, 0, ""
+        body, attributes, dropped = None, {}, 0
         unreadable.append("body")
     if resource is None:
         resource = {}
@@ -84,7 +77,6 @@ def log_dict(row: Row[Any], resource: dict[str, Any] | None) -> dict[str, Any]:
         "severity_number": row.severity_number,
         "severity_text": row.severity_text,
         "body": body,
-        "body_type": body_type,
         "attributes": attributes,
         "resource": resource,
         "service_name": row.service_name,

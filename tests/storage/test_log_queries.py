@@ -140,7 +140,7 @@ def test_a_record_with_every_field(db: tuple[Store, int]) -> None:
     assert item == {
         "id": item["id"], "time_ns": T0 + 3 * 10**9, "observed_ns": T0 + 3 * 10**9 + 5,
         "severity_number": 17, "severity_text": "", "body": "payment refused",
-        "body_type": "string", "attributes": {"user.id": "42"},
+        "attributes": {"user.id": "42"},
         "resource": {"service.name": "shop"}, "service_name": "shop", "scope_name": "tests",
         "trace_id": TRACE, "span_id": SPAN, "flags": 1, "event_name": "",
         "dropped_attributes_count": 0, "unreadable": []}
@@ -149,7 +149,7 @@ def test_a_record_with_every_field(db: tuple[Store, int]) -> None:
     assert lq.get(store, project + 1, item["id"]) is None
     assert lq.get(store, project, "zz") is None
     (mapped,) = lq.search(store, project, lq.LogFilter(service="worker", min_severity=13)).items
-    assert mapped["body_type"] == "kvlist"
+    assert mapped["body"] == {"msg": "Disk FULL", "free": 0.5}
 
 
 def test_services_and_severity_names(db: tuple[Store, int]) -> None:

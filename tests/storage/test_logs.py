@@ -141,14 +141,14 @@ def test_records_read_back_with_every_field(store: tuple[Store, int]) -> None:
     assert first == {
         "id": first["id"], "time_ns": 1_795_168_800_000_000_000,
         "observed_ns": 1_795_168_800_000_000_000, "severity_number": 0, "severity_text": "",
-        "body": None, "body_type": "", "attributes": {}, "resource": {"service.name": "worker"},
+        "body": None, "attributes": {}, "resource": {"service.name": "worker"},
         "service_name": "worker", "scope_name": "", "trace_id": "", "span_id": "",
         "flags": 0, "event_name": "", "dropped_attributes_count": 0, "unreadable": []}
     assert second == {
         "id": second["id"], "time_ns": 1_795_168_800_000_000_001,
         "observed_ns": 1_795_168_800_000_000_002, "severity_number": 17,
         "severity_text": "ERROR", "body": {"msg": "payment refused", "amount": 12.5},
-        "body_type": "kvlist", "attributes": {"user.id": 42, "raw": "AAE="}, "resource": RESOURCE,
+        "attributes": {"user.id": 42, "raw": "AAE="}, "resource": RESOURCE,
         "service_name": "checkout", "scope_name": "app.scope", "trace_id": TRACE,
         "span_id": SPAN, "flags": 1, "event_name": "checkout.failed",
         "dropped_attributes_count": 2, "unreadable": []}
