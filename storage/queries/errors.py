@@ -59,7 +59,11 @@ class Occurrence:
     request_id: str | None
     user_id: str | None
     trace_id: str | None
-    # The time of the log record it came from (None: it came from no log record).
+    # Where it came from (errors from OpenTelemetry spans and logs; None otherwise).
+    service: str | None = None
+    environment: str | None = None
+    release: str | None = None
+    # The time of the log record it came from: with the trace id, the link to it.
     log_time_ns: int | None = None
 
 
@@ -82,10 +86,7 @@ class ErrorEventDetail:
     # Stored values that could not be read (backtrace, params, source_context): each
     # is shown as empty and named here (storage/queries/values.py).
     unreadable: list[str] = field(default_factory=list)
-    # Where it came from (OpenTelemetry errors; None otherwise): its resource's
-    # service, environment and release, and the time of the log record it came from,
-    # by which (with the trace id) the Logs page finds that record.
-    service: str | None = None
+    service: str | None = None  # as Occurrence's
     environment: str | None = None
     release: str | None = None
     log_time_ns: int | None = None
@@ -191,10 +192,18 @@ def occurrences(store: Store, project_id: int, fingerprint: str, limit: int = 50
     with store.reader.connect() as conn:
         rows = conn.execute(
             select(_E.c.id, _E.c.ts_us, _E.c.exception_class, _E.c.message, _E.c.request_id,
-                   _E.c.user_id, _E.c.trace_id, _E.c.log_time_ns)
+                   _E.c.user_id, _E.c.trace_id, *_ORIGIN)
             .where(where).order_by(_E.c.ts_us.desc(), _E.c.id.desc()).limit(limit)).all()
     return [Occurrence(int(r.id), int(r.ts_us), r.exception_class, r.message, r.request_id,
-                       r.user_id, r.trace_id, r.log_time_ns) for r in rows]
+                       r.user_id, r.trace_id, *_origin(r)) for r in rows]
+
+
+_ORIGIN = (_E.c.service, _E.c.environment, _E.c.release, _E.c.log_time_ns)
+
+
+def _origin(row: Any) -> tuple[str | None, str | None, str | None, int | None]:
+    return (row.service, row.environment, row.release,
+            None if row.log_time_ns is None else int(row.log_time_ns))
 
 
 def event(store: Store, project_id: int, fingerprint: str, event_id: int | None = None
@@ -225,8 +234,7 @@ def event(store: Store, project_id: int, fingerprint: str, event_id: int | None 
         r.message, [] if backtrace is UNREADABLE else backtrace,
         None if params is UNREADABLE else params,
         None if source_context is UNREADABLE else source_context,
-        r.request_id, r.user_id, r.trace_id, r.span_id, unreadable, r.service,
-        r.environment, r.release, r.log_time_ns)
+        r.request_id, r.user_id, r.trace_id, r.span_id, unreadable, *_origin(r))
 
 
 def _backtrace(value: Any) -> Any:
