@@ -32,6 +32,10 @@ class SignalHandler(IngestHandler):
         if outcome.batch is not None:
             self.set_status(202)
             self.write(outcome.batch.as_json())
+        elif outcome.dropped and signal.http.partial is not None:
+            self.set_status(202)
+            self.set_header("Content-Type", self.media_type)
+            self.write(signal.http.partial(outcome, self.media_type))
 
 
 def signal_routes(ctx: ReceiverContext) -> list[Any]:

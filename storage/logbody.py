@@ -65,6 +65,30 @@ def _fill_columns(out: logs_pb2.LogRecord, record: LogRecord) -> None:
         out.span_id = bytes.fromhex(record.span_id)
 
 
+_ESCAPED_NUL = "\\u0000"  # how JSON text writes a NUL
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
+
+
+def attributes_json(attributes: dict[str, Any]) -> str:
+    """The attributes column: JSON text for key=value search. A NUL in a key or a
+    value becomes U+FFFD there, as in every text column (storage/storable.py): a
+    PostgreSQL json value holding \u0000 cannot be read as text (->> fails), so one
+    such record would break every search over its key. The body keeps the NUL."""
+    text = dumps(attributes)
+    if _ESCAPED_NUL in text:  # rare; a literal backslash-u0000 is re-checked, harmless
+        text = dumps(_without_nul(attributes))
+    return text
+
+
 def body_text(value: Any) -> str:
     """The body as text for search: a string as it is, "" when unset, else its JSON."""
     if value is None:

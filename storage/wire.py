@@ -120,6 +120,7 @@ def _log_rows(records: list[LogRecord], project_id: int, resource_ids: dict[int,
     fromhex = bytes.fromhex
     log_row, resource_row = rows.LOGS.row, rows.RESOURCES.row
     encode_body, as_text, key_of = logbody.encode, logbody.body_text, logbody.record_key
+    as_json = logbody.attributes_json
     # What the record key hashes before the record: once per (resource, scope).
     prefixes: dict[tuple[int, str], bytes] = {}
     for r in records:
@@ -148,7 +149,8 @@ def _log_rows(records: list[LogRecord], project_id: int, resource_ids: dict[int,
             severity_text=r.severity_text,
             trace_id=fromhex(r.trace_id), span_id=fromhex(r.span_id), flags=r.flags,
             event_name=r.event_name, service_name=r.service_name, scope_name=scope,
-            resource_id=resource, body_text=as_text(value), attributes=dumps(attributes),
+            resource_id=resource, body_text=as_text(value),
+            attributes=as_json(attributes),
             body=body))
     return out
 

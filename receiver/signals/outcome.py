@@ -45,9 +45,10 @@ class Outcome:
     empty body (gRPC `Accepted`). A batch answered item by item (`batch`): HTTP 202
     with the counts and the refused items (gRPC `BatchResult`), even when none was
     refused, so that a client reads one shape. Records dropped alone (`dropped`,
-    with the first reasons): OTLP's partial success, an empty 202 over HTTP and
-    `partial_success` in the gRPC reply. A document with nothing to keep is not an
-    outcome: the signal raises InvalidInput (400, INVALID_ARGUMENT)."""
+    with the first reasons): OTLP's partial success, `partial_success` in the reply
+    message, over HTTP a 202 whose body is that message in the request's media type.
+    A document with nothing to keep is not an outcome: the signal raises InvalidInput
+    (400, INVALID_ARGUMENT)."""
 
     batch: BatchResult | None = None
     dropped: int = 0

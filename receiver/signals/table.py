@@ -8,10 +8,13 @@ serves `grpc.service`/`grpc.method`. The metrics label the requests by `name`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf import json_format
+from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
@@ -40,6 +43,9 @@ class HttpDoor:
     document: Callable[[bytes, str], Any]
     # The standard OTLP/HTTP path, served on the OTLP port (4318) too.
     otlp_path: str | None = None
+    # OTLP's partial success, (outcome, media type) -> the response body in the
+    # request's media type, when records were dropped alone; None: an empty 202.
+    partial: Callable[[Outcome, str], bytes] | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,21 @@ def _otlp_proto(body: bytes) -> OtlpBody:
     return OtlpBody(body, True)
 
 
+def _otlp_partial(response_type: type[Message], rejected_field: str
+                  ) -> Callable[[Outcome, str], bytes]:
+    """The OTLP/HTTP answer to a request whose records were partly dropped: the
+    Export*ServiceResponse with its partial_success, protobuf or OTLP/JSON as the
+    request was (the OTLP specification's form, which the Collector's exporter logs)."""
+    reply = otlp_reply(response_type, rejected_field)
+
+    def answer(outcome: Outcome, media_type: str) -> bytes:
+        data = reply(outcome)
+        if media_type == PROTOBUF:
+            return data
+        return json.dumps(json_format.MessageToDict(response_type.FromString(data))).encode()
+    return answer
+
+
 def _service(module: Any, name: str) -> str:
     return str(module.DESCRIPTOR.services_by_name[name].full_name)
 
@@ -78,11 +99,15 @@ _ERRORS = _service(ingest_pb2, "ErrorService")
 
 SIGNALS: tuple[Signal, ...] = (
     Signal("traces", handle_traces,
-           HttpDoor("/ingest/v1/traces", (PROTOBUF, JSON), _otlp_body, otlp_path="/v1/traces"),
+           HttpDoor("/ingest/v1/traces", (PROTOBUF, JSON), _otlp_body, otlp_path="/v1/traces",
+                    partial=_otlp_partial(trace_service_pb2.ExportTraceServiceResponse,
+                                          "rejected_spans")),
            GrpcDoor(_service(trace_service_pb2, "TraceService"), "Export", _otlp_proto,
                     otlp_reply(trace_service_pb2.ExportTraceServiceResponse, "rejected_spans"))),
     Signal("logs", handle_logs,
-           HttpDoor("/ingest/v1/logs", (PROTOBUF, JSON), _otlp_body, otlp_path="/v1/logs"),
+           HttpDoor("/ingest/v1/logs", (PROTOBUF, JSON), _otlp_body, otlp_path="/v1/logs",
+                    partial=_otlp_partial(logs_service_pb2.ExportLogsServiceResponse,
+                                          "rejected_log_records")),
            GrpcDoor(_service(logs_service_pb2, "LogsService"), "Export", _otlp_proto,
                     otlp_reply(logs_service_pb2.ExportLogsServiceResponse,
                                "rejected_log_records"))),

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 import zstandard
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from tests.receiver.otlp_helpers import (
     deflate_raw,
@@ -193,7 +194,13 @@ def test_protobuf_spans_with_bad_ids_are_dropped_alone(otlp: Server) -> None:
     bad.span_id = b"\x01\x02"
     before = dropped_spans(otlp)
     body = request_of(span_pb(trace_id, "00000000000000e1"), bad).SerializeToString()
-    assert post(otlp, body).status_code == 202
+    response = post(otlp, body)
+    assert response.status_code == 202
+    # OTLP's partial success, as the OTLP/HTTP specification writes it.
+    assert response.headers["Content-Type"] == "application/x-protobuf"
+    reply = ExportTraceServiceResponse.FromString(response.content)
+    assert reply.partial_success.rejected_spans == 1
+    assert "spanId" in reply.partial_success.error_message
     assert [s["span_id"] for s in stored_spans(otlp, trace_id)] == ["00000000000000e1"]
     assert dropped_spans(otlp) == before + 1
 

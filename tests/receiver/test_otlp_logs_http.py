@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import requests
 import zstandard
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 
 from tests.receiver.logs_helpers import (
     accepted_logs,
@@ -155,6 +156,12 @@ def test_a_record_that_cannot_be_kept_is_dropped_alone_and_counted(otlp: Server)
     bad = json_record(trace_id, "bad", severityNumber=99)
     response = post(otlp, json_body(json_record(trace_id, "good"), bad), "application/json")
     assert response.status_code == 202
+    # OTLP's partial success, in the request's media type.
+    assert response.headers["Content-Type"] == "application/json"
+    assert response.json() == {"partialSuccess": {
+        "rejectedLogRecords": "1",
+        "errorMessage": "resourceLogs[0].scopeLogs[0].logRecords[1]: "
+                        "severityNumber must be 0 to 24, got 99"}}
     assert [r["body"] for r in stored_logs(otlp, trace_id)] == ["good"]
     assert dropped_logs(otlp) == before + 1
     # Alone in its request, the same record is a 400 naming the record and the problem.
@@ -209,7 +216,11 @@ def test_a_large_body_is_decoded_in_a_decode_worker(otlp: Server) -> None:
     bad = log_pb(trace_id, "bad", severity_number=30)
     request = logs_request(*(log_pb(trace_id, text) for text in texts), bad)
     before = dropped_logs(otlp)
-    assert post(otlp, request.SerializeToString()).status_code == 202
+    response = post(otlp, request.SerializeToString())
+    assert response.status_code == 202
+    assert response.headers["Content-Type"] == PROTOBUF
+    reply = ExportLogsServiceResponse.FromString(response.content)
+    assert reply.partial_success.rejected_log_records == 1
     assert sorted(r["body"] for r in stored_logs(otlp, trace_id)) == sorted(texts)
     assert dropped_logs(otlp) == before + 1
     assert offloaded(otlp) == offloaded_before + 1

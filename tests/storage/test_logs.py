@@ -184,3 +184,22 @@ def test_a_body_that_does_not_parse_is_shown_unreadable(store: tuple[Store, int]
     (only,) = _all(db, project)
     assert only["unreadable"] == ["body"] and only["body"] is None
     assert only["severity_text"] == "ERROR"  # the columns are still read
+
+
+def test_a_nul_in_attributes_is_mended_in_the_searched_column_only(
+        store: tuple[Store, int]) -> None:
+    db, project = store
+    otlp = message()
+    otlp.attributes.add(key="k\x00", value=AnyValue(string_value="a\x00b"))
+    otlp.attributes.add(key="path", value=AnyValue(string_value="C:\\u0000"))  # no NUL
+    _write(db, Batch(project, logs=[record(otlp)]))
+    (stored,) = _all(db, project)
+    assert stored["attributes"]["k\x00"] == "a\x00b"  # the record as it came
+    extract = ("json_extract(attributes, '$.\"k\ufffd\"')" if db.writer.dialect.name == "sqlite"
+               else "attributes->>'k\ufffd'")
+    with db.reader.connect() as conn:  # PostgreSQL cannot read \u0000 out of json
+        value, path = conn.execute(sa.text(
+            f"SELECT {extract}, {extract.replace(chr(0xfffd), '').replace('k', 'path')} "
+            "FROM logs")).one()
+    assert (value, path) == ("a\ufffdb", "C:\\u0000")
+    assert logbody.attributes_json({"s": "x\\u0000"}) == '{"s":"x\\\\u0000"}'
