@@ -12,7 +12,9 @@ from tornado.web import HTTPError
 
 from dashboard import views
 from dashboard.base import DashboardHandler
+from dashboard.logargs import log_filter
 from storage.queries import errors as eq
+from storage.queries import logs as lq
 from storage.queries import projects as pq
 
 MAX_LIMIT = 500
@@ -132,3 +134,25 @@ class TraceApi(ApiHandler):
         if view is None:
             raise HTTPError(404, f"no trace {trace_id} in project {project.name!r}")
         self.write_json(asdict(view))
+
+
+class LogsApi(ApiHandler):
+    """The filtered records, newest first with the total (dashboard/logargs.py), paged
+    by `limit` and `offset`; with `after`, what follows the cursor, oldest first."""
+
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        _tr, f = log_filter(self)
+        page = await self.run(lq.search, self.store, project.id, f,
+                              self.int_arg("limit", 50, 1, MAX_LIMIT) or 50,
+                              self.int_arg("offset", 0) or 0)
+        self.write_json(asdict(page))
+
+
+class LogRecordApi(ApiHandler):
+    async def get(self, project_name: str, record_id: str) -> None:
+        project = await self.load_project(project_name)
+        item = await self.run(lq.get, self.store, project.id, record_id.lower())
+        if item is None:
+            raise HTTPError(404, f"no log record {record_id} in project {project.name!r}")
+        self.write_json(item)

@@ -59,6 +59,7 @@ class Dashboard:
             (P + r"/deploys", pages.DeploysPage, args),
             (P + r"/traces", pages.TracesPage, args),
             (P + r"/traces/([0-9a-fA-F]{1,32})", pages.TracePage, args),
+            (P + r"/logs", pages.LogsPage, args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),
             (API + r"/error-groups/([0-9]+)", api.ErrorGroupApi, args),
@@ -67,4 +68,6 @@ class Dashboard:
             (API + r"/performance", api.PerformanceApi, args),
             (API + r"/traces", api.TracesApi, args),
             (API + r"/traces/([0-9a-fA-F]{1,32})", api.TraceApi, args),
+            (API + r"/logs", api.LogsApi, args),
+            (API + r"/logs/([0-9a-fA-F]{32})", api.LogRecordApi, args),
         ]

@@ -254,8 +254,16 @@ class DashboardHandler(RequestHandler):
                          section="errors", here=self.here, kept_args=self.kept_args,
                          range_params={k: v for k in ("range", "from", "to")
                                        if (v := self.get_argument(k, None))},
-                         range_labels=timerange.LABELS, logged_in=self.logged_in)
+                         range_labels=timerange.LABELS, logged_in=self.logged_in,
+                         log_url=self.log_url)
         return namespace
+
+    def log_url(self, trace_id: str | None, service: str | None, time_ns: int) -> str:
+        """The Logs page at one record, found by its time (and trace, or else service):
+        a minute either side, the record at `time_ns` opened and pointed at."""
+        return self.project_url("logs", trace_id=trace_id or None,
+                                service=None if trace_id else service, at=time_ns,
+                                **fmt.range_around_ns(time_ns))
 
     def kept_args(self, drop: tuple[str, ...] = ()) -> list[tuple[str, str]]:
         """This request's query arguments (last value of each), less `drop`."""

@@ -6,6 +6,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from storage.queries.logs import severity_name
+
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -26,6 +28,25 @@ def time_us(ts_us: int | None) -> str:
         return f"out of calendar range ({ts_us} \u00b5s)"
     # isoformat, not strftime: strftime writes year 1 as "1".
     return at.isoformat(" ", "seconds").replace("+00:00", " UTC")
+
+
+def time_ns(ts_ns: int) -> str:
+    """To the microsecond: log records of one second are told apart."""
+    at = _datetime(ts_ns // 1000)
+    if at is None:
+        return f"out of calendar range ({ts_ns} ns)"
+    return at.isoformat(" ", "microseconds").replace("+00:00", " UTC")
+
+
+def severity(number: int, text: str = "") -> str:
+    """What the sender called it, else the name of its number, else "—"."""
+    return text or severity_name(number) or "\u2014"
+
+
+def severity_class(number: int) -> str:
+    """trace, debug, info, warn, error, fatal, or unset: for the badge's colour."""
+    name = severity_name(number).rstrip("234")
+    return name.lower() or "unset"
 
 
 def iso_us(ts_us: int) -> str:
@@ -99,3 +120,24 @@ def window(seconds: int) -> str:
 def pretty_json(value: Any) -> str:
     """For a <pre>: the template escapes it."""
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def compact_json(value: Any) -> str:
+    """One line, for a list row: the template escapes it."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def range_around_ns(start_ns: int, end_ns: int | None = None, margin_s: int = 60
+                    ) -> dict[str, str]:
+    """URL parameters of a custom time range holding [start_ns, end_ns] with a margin:
+    to open the Logs page on a trace's or a record's time. Whole minutes, UTC."""
+    start_s = max(start_ns // 1_000_000_000 - margin_s, 0) // 60 * 60
+    end_s = -(-((end_ns if end_ns is not None else start_ns) // 1_000_000_000 + margin_s
+               + 1) // 60) * 60
+    if end_s - start_s > 399 * 86_400:  # past what a custom range may span: the start
+        end_s = start_s + 2 * margin_s + 60
+
+    def text(ts_s: int) -> str:
+        at = _datetime(ts_s * 1_000_000)
+        return "" if at is None else at.strftime("%Y-%m-%dT%H:%M")
+    return {"range": "custom", "from": text(start_s), "to": text(end_s)}

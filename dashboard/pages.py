@@ -12,6 +12,7 @@ from dashboard import views
 from dashboard.api import sort_arg
 from dashboard.auth import LOGIN_COOKIE, SESSION_COOKIE
 from dashboard.base import DashboardHandler
+from dashboard.logargs import log_filter
 from storage.queries import errors as eq
 from storage.queries import projects as pq
 
@@ -176,3 +177,26 @@ class TracePage(DashboardHandler):
         if view is None:
             raise HTTPError(404, f"no trace {trace_id} in this project")
         self.render("trace.html", view=view, section="traces")
+
+
+class LogsPage(DashboardHandler):
+    """The filtered records, newest first, PAGE_SIZE a page; app.js follows new ones
+    (the live tail) through the read API with the same filters and an `after` cursor."""
+
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        tr, f = log_filter(self)
+        if f.after is not None:
+            raise HTTPError(400, "'after' is for the read API (the live tail)")
+        page = self.int_arg("page", 1, 1, 100_000) or 1
+        at = self.int_arg("at", None, 0, 2**63 - 1)  # a record's time to point at
+        view = await self.run(views.logs_view, self.store, project.id, f, PAGE_SIZE,
+                              (page - 1) * PAGE_SIZE)
+        filters = [("service", f.service), ("severity", self.arg("severity")),
+                   ("text", f.text), ("trace_id", f.trace_id),
+                   *[("attr", f"{k}={v}") for k, v in f.attributes]]
+        tail = f"/api/v1/projects/{quote(project.name, safe='')}/logs?" + urlencode(
+            [(k, v) for k, v in filters if v is not None])
+        self.render("logs.html", view=view, tr=tr, f=f, form=dict(filters[:4]),
+                    attr_filters=[f"{k}={v}" for k, v in f.attributes], page=page,
+                    page_size=PAGE_SIZE, at=at, tail=tail, section="logs")

@@ -8,12 +8,14 @@ API answer cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from dashboard.timerange import TimeRange
-from dashboard.waterfall import WaterfallRow, waterfall
+from dashboard.waterfall import LogMark, WaterfallRow, place_logs, waterfall
 from storage import groups as group_status
 from storage.queries import deploys as dq
 from storage.queries import errors as eq
+from storage.queries import logs as lq
 from storage.queries import performance as pq
 from storage.queries import traces as tq
 from storage.store import Store
@@ -139,13 +141,36 @@ class TraceView:
     rows: list[WaterfallRow]  # spans in display order, with their nesting and scale
     errors: list[eq.TraceError]
     services: list[str] = field(default_factory=list)
+    # The trace's log records, oldest first (each names its span, if any); the page
+    # draws them on their spans, and those on no span of the trace below it.
+    logs: list[dict[str, Any]] = field(default_factory=list)  # storage/queries/logs.py
+
+    def log_marks(self) -> tuple[dict[str, list[LogMark]], list[LogMark]]:
+        return place_logs(self.rows, self.start_ns, self.duration_ns, self.logs)
 
 
 def trace_view(store: Store, project_id: int, trace_id: str) -> TraceView | None:
     spans = tq.get_trace(store, project_id, trace_id)
     errors = eq.errors_for_trace(store, project_id, trace_id)
-    if not spans and not errors:
+    with store.reader.connect() as conn:
+        logs = lq.logs_of_trace(conn, project_id, trace_id)
+    if not spans and not errors and not logs:
         return None
     rows, start, duration = waterfall(spans)
+    if not spans and logs:  # a trace known only by its logs: scale to them
+        start = logs[0]["time_ns"]
+        duration = max(logs[-1]["time_ns"] - start, 0)
     return TraceView(trace_id, start, duration, rows, errors,
-                     sorted({s.service_name for s in spans}))
+                     sorted({s.service_name for s in spans}), logs)
+
+
+@dataclass(frozen=True)
+class LogsView:
+    services: list[str]  # suggestions for the service filter
+    page: lq.LogPage
+
+
+def logs_view(store: Store, project_id: int, f: lq.LogFilter, limit: int, offset: int
+              ) -> LogsView:
+    return LogsView(lq.services(store, project_id), lq.search(store, project_id, f, limit,
+                                                              offset))

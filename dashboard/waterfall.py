@@ -4,6 +4,7 @@ offset and width as a share of the whole trace, so bars are drawn to scale."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from storage.queries.traces import SpanDetail
 
@@ -63,3 +64,29 @@ def waterfall(spans: list[SpanDetail]) -> tuple[list[WaterfallRow], int, int]:
 
 def _order(span: SpanDetail) -> tuple[int, str]:
     return span.start_ns, span.span_id
+
+
+@dataclass(frozen=True)
+class LogMark:
+    log: dict[str, Any]  # a record as storage/queries/logs.py reads it
+    offset_ns: int  # from the trace's start (negative: before its first span)
+    offset_pct: float  # 0..100, clamped to the trace's extent
+
+
+def place_logs(rows: list[WaterfallRow], start_ns: int, duration_ns: int,
+               logs: list[dict[str, Any]]
+               ) -> tuple[dict[str, list[LogMark]], list[LogMark]]:
+    """({span id: its records}, records on no span of the trace), each in time order
+    with its place on the waterfall's scale."""
+    spans = {row.span.span_id for row in rows}
+    total = max(duration_ns, 1)
+    on_spans: dict[str, list[LogMark]] = {}
+    elsewhere: list[LogMark] = []
+    for log in sorted(logs, key=lambda item: (item["time_ns"], item["id"])):
+        offset = log["time_ns"] - start_ns
+        mark = LogMark(log, offset, min(max(100 * offset / total, 0.0), 100.0))
+        if log["span_id"] and log["span_id"] in spans:
+            on_spans.setdefault(log["span_id"], []).append(mark)
+        else:
+            elsewhere.append(mark)
+    return on_spans, elsewhere

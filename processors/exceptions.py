@@ -17,6 +17,11 @@ Normalising replaces UUIDs with `<id>`, hexadecimal (0x-prefixed, or a run of at
 least 8 hex digits with a digit in it) with `<hex>` and every other number with
 `<n>`, then collapses whitespace. So `User 42 not found` and `User 97 not found`
 share a group, and a deploy that moves the failing line does not split one.
+
+Each error also gets the service, environment and release of its resource, and,
+when it has a trace and a span id, an occurrence key (`occurrence_key`): an SDK may
+send one exception twice, as a span event here and as a log record
+(processors/logexceptions.py), and the store keeps only the first copy of a key.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ MAX_NORMALISED = 1_000
 USER_ATTRIBUTES = ("user.id", "enduser.id")  # the first one present wins
 EXCEPTION_ATTRIBUTES = frozenset(
     {"exception.type", "exception.message", "exception.stacktrace"})
+# Resource attributes kept on each error: the first one present wins.
+ENVIRONMENT_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
+RELEASE_ATTRIBUTE = "service.version"
+KEY_MESSAGE_CHARS = 200
 
 _UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                    r"[0-9a-fA-F]{12}\b")
@@ -42,6 +51,7 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 _PYTHON_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 _OTHER_FRAME = re.compile(r"^\s*at\s+\S|^\s*\S+:\d+")
+_QUOTED = re.compile(r"""^(['"])(.*)\1$""", re.DOTALL)
 
 
 def normalise(text: str) -> str:
@@ -66,33 +76,80 @@ def fingerprint(exception_type: str, stacktrace: str, message: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
-def _text(value: Any) -> str:
+def occurrence_key(trace_id: str | None, span_id: str | None, exception_type: str,
+                   message: str) -> str | None:
+    """The key one exception has whichever way it was sent, or None without a trace
+    and a span id (such errors are never merged): the SHA-256 (first 32 hex
+    characters) of the trace id, the span id, the exception type without its module
+    or package (the part after the last `.`) and the message with one pair of
+    surrounding quotes dropped, whitespace collapsed, cut at 200 characters.
+
+    The two copies of a Python exception differ in exactly these ways: a span event
+    names the type `module.Class` and its message is `str(exc)` ('sku-1' for a
+    KeyError), the logging bridge names it `Class` and sends `str(exc.args[0])`
+    (sku-1). Numbers are kept: the same error logged for items 1 and 2 in one span
+    is two occurrences."""
+    if not trace_id or not span_id:
+        return None
+    short_type = exception_type.strip().rsplit(".", 1)[-1]
+    text = message.strip()
+    quoted = _QUOTED.match(text)
+    if quoted is not None:
+        text = quoted.group(2)
+    text = _SPACE.sub(" ", text).strip()[:KEY_MESSAGE_CHARS]
+    parts = (trace_id.lower(), span_id.lower(), short_type, text)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+def text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
-def error_from_event(span: Span, event: dict[str, Any]) -> ErrorEvent | None:
-    attributes = event.get("attributes") or {}
-    exception_type = _text(attributes.get("exception.type"))
-    message = _text(attributes.get("exception.message"))
+def _first(values: dict[str, Any], names: tuple[str, ...]) -> str | None:
+    return next((text(values[n]) for n in names if values.get(n) not in (None, "")), None)
+
+
+def exception_error(attributes: dict[str, Any], params: dict[str, Any], time_ns: int,
+                    trace_id: str | None, span_id: str | None, service: str,
+                    resource: dict[str, Any], user_attributes: dict[str, Any],
+                    log_time_ns: int | None = None) -> ErrorEvent | None:
+    """The error an exception's attributes describe (None when they name neither a
+    type nor a message, as the semantic conventions require one of the two); `params`
+    gets the attributes other than the exception's."""
+    exception_type = text(attributes.get("exception.type"))
+    message = text(attributes.get("exception.message"))
     if not exception_type and not message:
-        return None  # the semantic conventions require at least one of the two
-    stacktrace = _text(attributes.get("exception.stacktrace"))
-    time_ns = int(event.get("time_unix_nano") or 0) or span.end_ns or span.start_ns
-    params: dict[str, Any] = {"service.name": span.service_name, "span.name": span.name}
+        return None
+    stacktrace = text(attributes.get("exception.stacktrace"))
     params.update({k: v for k, v in attributes.items() if k not in EXCEPTION_ATTRIBUTES})
-    users = span.find_attributes(frozenset(USER_ATTRIBUTES))
-    user = next((users[a] for a in USER_ATTRIBUTES if a in users), None)
     return ErrorEvent(
         fingerprint=fingerprint(exception_type, stacktrace, message),
         exception_class=exception_type or DEFAULT_TYPE,
         message=message,
         backtrace=[line.rstrip() for line in stacktrace.rstrip().splitlines()],
         ts_us=time_ns // 1000,
-        user_id=None if user is None else str(user),
+        user_id=_first(user_attributes, USER_ATTRIBUTES),
         params=params,
-        trace_id=span.trace_id,
-        span_id=span.span_id,
+        trace_id=trace_id,
+        span_id=span_id,
+        service=service or None,
+        environment=_first(resource, ENVIRONMENT_ATTRIBUTES),
+        release=_first(resource, (RELEASE_ATTRIBUTE,)),
+        log_time_ns=log_time_ns,
+        occurrence_key=occurrence_key(trace_id, span_id, exception_type, message),
     )
+
+
+def error_from_event(span: Span, event: dict[str, Any]) -> ErrorEvent | None:
+    attributes = event.get("attributes") or {}
+    if not text(attributes.get("exception.type")) \
+            and not text(attributes.get("exception.message")):
+        return None  # without reading the span's attributes
+    time_ns = int(event.get("time_unix_nano") or 0) or span.end_ns or span.start_ns
+    return exception_error(
+        attributes, {"service.name": span.service_name, "span.name": span.name}, time_ns,
+        span.trace_id, span.span_id, span.service_name, span.resource_attributes,
+        span.find_attributes(frozenset(USER_ATTRIBUTES)))
 
 
 class ExceptionsProcessor(Processor):

@@ -15,7 +15,8 @@ from sounding.configcheck import check_keys, nearest, require_int, require_mappi
 from sounding.errors import ConfigError
 from sounding.factory import SECTIONS, factory_for, type_of
 
-DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "grouping", "reopen"]
+DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "logexceptions", "grouping",
+                      "reopen"]
 # Built-in extensions, built in this order (each may ask those before it) and
 # configured by the top-level section of their name. `health` has no settings.
 BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "health")

@@ -210,6 +210,18 @@ class ErrorEvent:
     source_context: SourceContext | None = None
     trace_id: str | None = None
     span_id: str | None = None
+    # From the resource of the span or log record an error came from (OpenTelemetry
+    # only): service.name, deployment.environment(.name), service.version.
+    service: str | None = None
+    environment: str | None = None
+    release: str | None = None
+    # The time of the log record an error came from, so that its record can be found
+    # (by trace id and time); None for an error that came from no log record.
+    log_time_ns: int | None = None
+    # Set by the exceptions processors on errors with a trace and a span id: the same
+    # exception sent as a span event and as a log record has one key, and the store
+    # keeps (and counts) only the first copy (processors/exceptions.occurrence_key).
+    occurrence_key: str | None = None
 
 
 @dataclass(slots=True)

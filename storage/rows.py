@@ -183,6 +183,14 @@ ERROR_EVENTS = _form(
     Field("user_id", TEXT, nullable=True),
     Field("trace_id", TEXT, 32, nullable=True),
     Field("span_id", TEXT, 16, nullable=True),
+    # Added by migration 0007 (sounding/records.py's ErrorEvent says what each holds).
+    Field("service", TEXT, nullable=True),
+    Field("environment", TEXT, nullable=True),
+    Field("release", TEXT, nullable=True),
+    Field("log_time_ns", INT64, nullable=True),
+    # Unique per project where set (storage/schema.py): the writer inserts a keyed
+    # error only if no copy of it is stored (storage/writer_occurrences.py).
+    Field("occurrence_key", TEXT, 32, nullable=True),
     supplied=BY_WRITER,
 )
 

@@ -159,6 +159,13 @@ error_events = Table(
     Index("ix_error_events_group_ts", "project_id", "fingerprint", "ts_us"),
     Index("ix_error_events_trace", "project_id", "trace_id"),
 )
+# One stored copy per occurrence key (migration 0007): the writer's insert of a keyed
+# error does nothing when a copy is stored, on any collector. Partial, so that the
+# errors without a key (most of them) cost this index nothing, and are never merged.
+_KEYED = error_events.c.occurrence_key.isnot(None)
+Index("uq_error_events_occurrence", error_events.c.project_id,
+      error_events.c.occurrence_key, unique=True, sqlite_where=_KEYED,
+      postgresql_where=_KEYED)
 
 deploys = Table(
     rows.DEPLOYS.table,

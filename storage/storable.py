@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import struct
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -25,6 +26,7 @@ from typing import Any
 from storage import rows
 
 NUL = "\x00"
+_IS_SET = functools.partial(operator.is_not, None)  # in C
 REPLACEMENT = "\ufffd"
 
 
@@ -40,8 +42,10 @@ class Columns:
     text: tuple[int, ...] = ()  # NOT NULL text
     optional_text: tuple[int, ...] = ()  # nullable text
     max_len: tuple[tuple[int, int], ...] = ()  # (position, VARCHAR length)
-    ints: tuple[int, ...] = ()  # integer columns, packed as `int_format`
+    ints: tuple[int, ...] = ()  # NOT NULL integer columns, packed as `int_format`
     int_format: str = ""  # struct codes: "i" for INTEGER (32 bits), "q" for BIGINT
+    # Nullable integer columns: (position, struct code), each value packed unless None.
+    optional_ints: tuple[tuple[int, str], ...] = ()
     finite: tuple[int, ...] = ()  # floats
 
     @classmethod
@@ -53,7 +57,7 @@ class Columns:
                          and (nullable is None or f.nullable == nullable))
 
         fields = form.fields
-        ints = where(rows.INT32, rows.INT64)
+        ints = where(rows.INT32, rows.INT64, nullable=False)
         return cls(text=where(rows.TEXT, rows.JSON, nullable=False),
                    optional_text=where(rows.TEXT, rows.JSON, nullable=True),
                    max_len=tuple((i, f.length) for i, f in enumerate(fields)
@@ -61,6 +65,8 @@ class Columns:
                    ints=ints,
                    int_format="".join("i" if fields[i].kind == rows.INT32 else "q"
                                       for i in ints),
+                   optional_ints=tuple((i, "i" if fields[i].kind == rows.INT32 else "q")
+                                       for i in where(rows.INT32, rows.INT64, nullable=True)),
                    finite=where(rows.FLOAT))
 
     @property
@@ -117,6 +123,9 @@ def check(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
             pack = columns.packer.pack
             values = map(itemgetter(*columns.ints), rows)
             deque(map(pack, values) if len(columns.ints) == 1 else starmap(pack, values),
+                  maxlen=0)
+        for position, code in columns.optional_ints:
+            deque(map(_packer(code).pack, filter(_IS_SET, map(itemgetter(position), rows))),
                   maxlen=0)
         if columns.finite and not math.isfinite(sum(_column(rows, columns.finite))):
             raise Unstorable("a number is not finite")

@@ -22,6 +22,7 @@ from typing import Any
 from storage import rows
 from storage.rows import Row, RowForm, WireBatch
 from storage.writer_groups import write_groups, write_requests
+from storage.writer_occurrences import KeyedErrors, key_of
 
 
 def _insert_columns(form: RowForm, received: bool = False) -> tuple[str, ...]:
@@ -71,6 +72,7 @@ class BatchWriter:
         self.resources_sql = insert_sql(dialect, RESOURCES, RESOURCE_COLUMNS,
                                         "ON CONFLICT DO NOTHING")
         self.errors_sql = insert_sql(dialect, ERROR_EVENTS, ERROR_COLUMNS)
+        self.keyed_errors = KeyedErrors(dialect, ERROR_EVENTS, ERROR_COLUMNS)
         self.deploys_sql = insert_sql(dialect, DEPLOYS, DEPLOY_COLUMNS)
         # Log records are keyed by what they are (storage/logbody.py): a retried
         # request that was committed already adds no row.
@@ -82,8 +84,9 @@ class BatchWriter:
         named = [WireBatch._make(batch) for batch in batches]
         self._spans(cursor, named)
         self._logs(cursor, named, received_us)
-        self._errors(cursor, named, received_us)
-        write_groups(cursor, self.dialect, named)
+        # Without the copies of errors stored before (storage/writer_occurrences.py).
+        counted = self._errors(cursor, named, received_us)
+        write_groups(cursor, self.dialect, counted)
         self._deploys(cursor, named, received_us)
         write_requests(cursor, self.dialect, named)
 
@@ -109,11 +112,17 @@ class BatchWriter:
         if logs:
             cursor.executemany(self.logs_sql, logs)
 
-    def _errors(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+    def _errors(self, cursor: Any, batches: Sequence[WireBatch], received_us: int
+                ) -> Sequence[WireBatch]:
+        """Insert the errors; return the batches with what their groups count."""
         errors: list[Row] = [(batch.project_id, *error, received_us) for batch in batches
                              for error in batch.errors]
-        if errors:
+        if not errors:
+            return batches
+        if not any(map(key_of, errors)):  # no key (the API's errors): inserted as they come
             cursor.executemany(self.errors_sql, errors)
+            return batches
+        return self.keyed_errors.write(cursor, batches, errors)
 
     def _deploys(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
         deploys: list[Row] = [(batch.project_id, *deploy, received_us) for batch in batches

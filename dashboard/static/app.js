@@ -1,4 +1,5 @@
-/* Sounding dashboard: charts (uPlot), deploy markers, sparklines, waterfall layout.
+/* Sounding dashboard: charts (uPlot), deploy markers, sparklines, waterfall layout,
+ * the Logs page's live tail.
  *
  * Everything that came from a client is put into the page with textContent or
  * setAttribute, never as HTML. Chart data comes from the read API (data-src) or from
@@ -161,8 +162,128 @@
       bar.style.left = bar.dataset.offset + "%";
       bar.style.width = bar.dataset.width + "%";
     });
+    document.querySelectorAll(".wf-log[data-offset]").forEach(function (mark) {
+      mark.style.left = mark.dataset.offset + "%";
+    });
     document.querySelectorAll("[data-depth]").forEach(function (n) {
       n.style.paddingLeft = (Number(n.dataset.depth) * 16) + "px";
+    });
+  }
+
+  /* The live tail: asks the read API for the records after the newest one shown (the
+   * same filters, an `after` cursor), every TAIL_MS while it runs, and puts them on
+   * top, built as dashboard/templates/_log.html draws a record. */
+  var TAIL_MS = 2000;
+  var TAIL_BATCH = 200;
+  var TAIL_MAX_ROWS = 1000;
+  var SEVERITY = [[21, "FATAL"], [17, "ERROR"], [13, "WARN"], [9, "INFO"], [5, "DEBUG"], [1, "TRACE"]];
+
+  function severityOf(n) {
+    for (var i = 0; i < SEVERITY.length; i++) {
+      if (n >= SEVERITY[i][0] && n <= 24) {
+        var step = n - SEVERITY[i][0] + 1;
+        return SEVERITY[i][1] + (step > 1 ? step : "");
+      }
+    }
+    return "";
+  }
+
+  function el(tag, className, text) {
+    var n = document.createElement(tag);
+    if (className) n.className = className;
+    if (text != null) n.textContent = text;
+    return n;
+  }
+
+  function logNode(item, traceBase) {
+    var name = severityOf(item.severity_number);
+    var node = el("details", "log tail-added sev-" + (name.replace(/[234]$/, "").toLowerCase() || "unset"));
+    node.setAttribute("data-key", item.id);
+    var summary = el("summary");
+    var when = new Date(Math.floor(item.time_ns / 1e6));
+    summary.appendChild(el("time", "log-time", isNaN(when) ? String(item.time_ns)
+      : when.toISOString().replace("T", " ").replace("Z", " UTC")));
+    summary.appendChild(el("span", "badge severity", item.severity_text || name || "\u2014"));
+    summary.appendChild(el("span", "log-service", item.service_name));
+    var body = el("span", "log-body");
+    if (item.event_name) body.appendChild(el("span", "event-name", item.event_name + " "));
+    body.appendChild(document.createTextNode(typeof item.body === "string" ? item.body
+      : item.body == null ? "" : JSON.stringify(item.body)));
+    summary.appendChild(body);
+    node.appendChild(summary);
+    var details = el("div", "log-details");
+    var ids = el("p", null, "record ");
+    ids.appendChild(el("code", "log-key", item.id));
+    details.appendChild(ids);
+    if (item.trace_id) {
+      var trace = el("p", null, "trace ");
+      var link = el("a", "trace-link");
+      link.setAttribute("href", traceBase + item.trace_id);
+      link.appendChild(el("code", null, item.trace_id));
+      trace.appendChild(link);
+      if (item.span_id) trace.appendChild(document.createTextNode(" \u00b7 span " + item.span_id));
+      details.appendChild(trace);
+    }
+    details.appendChild(el("pre", "log-json", JSON.stringify(item, null, 2)));
+    node.appendChild(details);
+    return node;
+  }
+
+  function setupTail(box) {
+    var list = document.getElementById("log-list");
+    var button = box.querySelector(".tail-toggle");
+    var status = box.querySelector(".tail-status");
+    var counter = document.querySelector(".tail-new");
+    var empty = document.querySelector(".log-empty");
+    var after = box.dataset.after;
+    var running = false, busy = false, timer = null, added = 0;
+
+    function url() {
+      var src = box.dataset.src;
+      return src + (src.indexOf("?") >= 0 ? "&" : "?") + "limit=" + TAIL_BATCH +
+        "&after=" + encodeURIComponent(after);
+    }
+    function schedule(ms) {
+      clearTimeout(timer);
+      if (running) timer = setTimeout(poll, ms);
+    }
+    function poll() {
+      if (!running || busy) return;
+      busy = true;
+      var full = false;
+      fetch(url(), { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (r) {
+          if (!r.ok) throw new Error("the read API answered " + r.status);
+          return r.json();
+        })
+        .then(function (doc) {
+          doc.items.forEach(function (item) {  // oldest first: each goes on top
+            list.insertBefore(logNode(item, box.dataset.traces), list.firstChild);
+          });
+          if (doc.next_after) after = doc.next_after;
+          added += doc.items.length;
+          full = doc.items.length >= TAIL_BATCH;
+          while (list.children.length > TAIL_MAX_ROWS) list.removeChild(list.lastChild);
+          if (added) {
+            counter.hidden = false;
+            counter.textContent = "+" + added + " new since the page opened";
+            if (empty) empty.hidden = true;
+          }
+          status.textContent = "following new records";
+        })
+        .catch(function (err) { status.textContent = "retrying: " + err.message; })
+        .then(function () {
+          busy = false;
+          schedule(full ? 0 : TAIL_MS);
+        });
+    }
+    button.addEventListener("click", function () {
+      running = !running;
+      button.setAttribute("aria-pressed", running ? "true" : "false");
+      button.textContent = running ? "Pause" : "Live tail";
+      box.setAttribute("data-state", running ? "running" : "paused");
+      status.textContent = running ? "following new records" : (added ? "paused" : "");
+      if (running) poll(); else clearTimeout(timer);
     });
   }
 
@@ -178,6 +299,9 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     layoutWaterfall();
+    document.querySelectorAll(".tail[data-src]").forEach(setupTail);
+    var linked = document.querySelector(".log.linked");
+    if (linked) linked.scrollIntoView({ block: "center" });
     document.querySelectorAll(".spark[data-spark]").forEach(drawSpark);
     document.querySelectorAll(".chart[data-kind]").forEach(drawChart);
   });

@@ -10,5 +10,5 @@ for spans, epoch seconds for rollup buckets and for chart series.
 Modules: `projects`, `errors` (error groups, occurrences, trends, status history,
 errors of a trace), `performance` (request rollups and latency quantiles),
 `deploys` (deploys and their before/after correlation), `traces` (span search and
-one trace).
+one trace), `logs` (log record search, the live tail's cursor, one trace's records).
 """

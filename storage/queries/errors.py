@@ -59,6 +59,12 @@ class Occurrence:
     request_id: str | None
     user_id: str | None
     trace_id: str | None
+    # Where it came from (errors from OpenTelemetry spans and logs; None otherwise).
+    service: str | None = None
+    environment: str | None = None
+    release: str | None = None
+    # The time of the log record it came from: with the trace id, the link to it.
+    log_time_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,10 @@ class ErrorEventDetail:
     # Stored values that could not be read (backtrace, params, source_context): each
     # is shown as empty and named here (storage/queries/values.py).
     unreadable: list[str] = field(default_factory=list)
+    service: str | None = None  # as Occurrence's
+    environment: str | None = None
+    release: str | None = None
+    log_time_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,7 @@ class TraceError:
     message: str
     ts_us: int
     span_id: str | None
+    log_time_ns: int | None = None  # of the log record it came from, if one
 
 
 _G = schema.error_groups
@@ -181,10 +192,18 @@ def occurrences(store: Store, project_id: int, fingerprint: str, limit: int = 50
     with store.reader.connect() as conn:
         rows = conn.execute(
             select(_E.c.id, _E.c.ts_us, _E.c.exception_class, _E.c.message, _E.c.request_id,
-                   _E.c.user_id, _E.c.trace_id)
+                   _E.c.user_id, _E.c.trace_id, *_ORIGIN)
             .where(where).order_by(_E.c.ts_us.desc(), _E.c.id.desc()).limit(limit)).all()
     return [Occurrence(int(r.id), int(r.ts_us), r.exception_class, r.message, r.request_id,
-                       r.user_id, r.trace_id) for r in rows]
+                       r.user_id, r.trace_id, *_origin(r)) for r in rows]
+
+
+_ORIGIN = (_E.c.service, _E.c.environment, _E.c.release, _E.c.log_time_ns)
+
+
+def _origin(row: Any) -> tuple[str | None, str | None, str | None, int | None]:
+    return (row.service, row.environment, row.release,
+            None if row.log_time_ns is None else int(row.log_time_ns))
 
 
 def event(store: Store, project_id: int, fingerprint: str, event_id: int | None = None
@@ -215,7 +234,7 @@ def event(store: Store, project_id: int, fingerprint: str, event_id: int | None 
         r.message, [] if backtrace is UNREADABLE else backtrace,
         None if params is UNREADABLE else params,
         None if source_context is UNREADABLE else source_context,
-        r.request_id, r.user_id, r.trace_id, r.span_id, unreadable)
+        r.request_id, r.user_id, r.trace_id, r.span_id, unreadable, *_origin(r))
 
 
 def _backtrace(value: Any) -> Any:
@@ -289,13 +308,13 @@ def errors_for_trace(store: Store, project_id: int, trace_id: str, limit: int = 
     with store.reader.connect() as conn:
         rows = conn.execute(
             select(_E.c.id, _G.c.id.label("group_id"), _E.c.fingerprint, _E.c.exception_class,
-                   _E.c.message, _E.c.ts_us, _E.c.span_id)
+                   _E.c.message, _E.c.ts_us, _E.c.span_id, _E.c.log_time_ns)
             .select_from(_E.outerjoin(_G, and_(_G.c.project_id == _E.c.project_id,
                                                _G.c.fingerprint == _E.c.fingerprint)))
             .where(and_(_E.c.project_id == project_id, _E.c.trace_id == trace_id))
             .order_by(_E.c.ts_us).limit(limit)).all()
     return [TraceError(int(r.id), r.group_id, r.fingerprint, r.exception_class, r.message,
-                       int(r.ts_us), r.span_id) for r in rows]
+                       int(r.ts_us), r.span_id, r.log_time_ns) for r in rows]
 
 
 def groups_first_seen(store: Store, project_id: int, start_us: int, end_us: int,

@@ -6,7 +6,11 @@ The small contract the read API and the pages build on:
 - `log_rows(conn, rows)` -> list[dict]: each selected row as a dict of plain,
   JSON-safe values (see `log_dict`), resources looked up in one query;
 - `logs_of_trace(conn, project_id, trace_id, limit=)` -> the trace's records, oldest
-  first (a trace's waterfall, the trace endpoint).
+  first (a trace's waterfall, the trace endpoint);
+- `search(store, project_id, LogFilter(...), limit=, offset=)` -> LogPage: the Logs
+  page and the read API, newest first with the total that matched; with `after` (a
+  Cursor), the records that follow it, oldest first, for a live tail that must not
+  skip any; `get(store, project_id, record_id)` -> one record or None.
 
 `conn` is an open SQLAlchemy connection (`store.reader.connect()`), so that a caller
 reading a trace's spans and logs uses one connection.
@@ -15,13 +19,28 @@ reading a trace's spans and logs uses one connection.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.message import DecodeError
-from sqlalchemy import Connection, Row, Text, and_, cast, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Row,
+    Text,
+    and_,
+    case,
+    cast,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+)
 
 from storage import logbody, schema
 from storage.queries.values import load
+from storage.store import Store
 
 _L = schema.logs
 _R = schema.resources
@@ -98,3 +117,186 @@ def logs_of_trace(conn: Connection, project_id: int, trace_id: str,
         select(*COLUMNS).where(and_(_L.c.project_id == project_id, _L.c.trace_id == key))
         .limit(limit)).all(), key=lambda r: (r.time_ns, bytes(r.record_key)))
     return log_rows(conn, rows)
+
+
+# Severity names as OTLP's SeverityNumber ranges start (TRACE=1 .. FATAL=21): a filter
+# "at least WARN" is severity_number >= 13, whatever text the sender wrote.
+SEVERITIES = {"TRACE": 1, "DEBUG": 5, "INFO": 9, "WARN": 13, "ERROR": 17, "FATAL": 21}
+MAX_SEVERITY = 24
+# Counting every match of a wide range would read the whole index range on each page
+# load (and each poll of a tail): past this, a total reads "at least".
+COUNT_CAP = 100_000
+MAX_RESOURCES_READ = 5_000
+
+
+def severity_name(number: int) -> str:
+    """The short name of a severity number (INFO, WARN3, ...), "" for 0."""
+    base = ""
+    for name, start in SEVERITIES.items():
+        if number >= start:
+            base = name
+    if not base or number > MAX_SEVERITY:
+        return ""
+    step = number - SEVERITIES[base] + 1
+    return base if step == 1 else f"{base}{step}"
+
+
+def parse_severity(raw: str) -> int:
+    """A number 0..24, or a name (TRACE, DEBUG, INFO, WARN, ERROR, FATAL; any case;
+    WARNING too). ValueError otherwise."""
+    text = raw.strip().upper()
+    if text == "WARNING":
+        text = "WARN"
+    if text in SEVERITIES:
+        return SEVERITIES[text]
+    if text.isdigit() and int(text) <= MAX_SEVERITY:
+        return int(text)
+    raise ValueError(f"a severity number 0..{MAX_SEVERITY} or one of "
+                     f"{', '.join(SEVERITIES)}")
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A place in the (time_ns, record key) order: what follows it is newer. In URLs
+    "<time_ns>.<key hex>"; "<time_ns>" alone stands before every record of that time."""
+
+    time_ns: int
+    key: bytes = b""
+
+    def text(self) -> str:
+        return f"{self.time_ns}.{self.key.hex()}" if self.key else str(self.time_ns)
+
+    @classmethod
+    def parse(cls, raw: str) -> Cursor:
+        """ValueError when it is not one."""
+        time_text, _, key_text = raw.strip().partition(".")
+        if not time_text.isascii() or not time_text.isdigit() or len(time_text) > 19:
+            raise ValueError("a cursor is <time_ns>.<record key>")
+        time_ns = int(time_text)
+        key = bytes.fromhex(key_text) if key_text else b""
+        if time_ns >= 2**63 or len(key) > 16:
+            raise ValueError("a cursor is <time_ns>.<record key>")
+        return cls(time_ns, key)
+
+
+@dataclass(frozen=True)
+class LogFilter:
+    """What the Logs page and the API filter on; every field is optional."""
+
+    start_ns: int | None = None  # time_ns in [start_ns, end_ns)
+    end_ns: int | None = None
+    service: str | None = None  # exact
+    min_severity: int | None = None  # severity_number >= this
+    text: str | None = None  # a case-insensitive substring of the body
+    attributes: tuple[tuple[str, str], ...] = ()  # key=value, each must match
+    trace_id: str | None = None  # 32 lowercase hex
+    after: Cursor | None = None  # only records after it, oldest first
+
+
+@dataclass(frozen=True)
+class LogPage:
+    items: list[dict[str, Any]]  # as log_dict makes them
+    total: int  # records matching the filters (after the cursor, with one), to COUNT_CAP
+    total_exact: bool  # False: at least `total` match (counting stopped at COUNT_CAP)
+    limit: int
+    offset: int
+    # The cursor of the newest record returned, or of the one given: what a tail asks
+    # for next. None for a page with neither.
+    next_after: str | None
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _attribute_matches(dialect: str, key: str, value: str) -> ColumnElement[bool]:
+    """The record's attribute `key`, as text, equals `value`: a string as it is, a
+    number as JSON writes it, a boolean as true or false."""
+    if dialect == "postgresql":
+        return _L.c.attributes.op("->>")(literal(key, Text)) == value
+    # SQLite: json_each names every key exactly, whatever characters it holds (a
+    # JSON path would need quoting); booleans come out of it as 1 and 0.
+    each = func.json_each(_L.c.attributes).table_valued("key", "value", "type")
+    as_text = case((each.c.type.in_(["true", "false"]), each.c.type),
+                   else_=cast(each.c.value, Text))
+    return exists(select(literal(1)).select_from(each)
+                  .where(and_(each.c.key == key, as_text == value)))
+
+
+def _where(store: Store, project_id: int, f: LogFilter) -> list[ColumnElement[bool]]:
+    clauses: list[ColumnElement[bool]] = [_L.c.project_id == project_id]
+    if f.start_ns is not None:
+        clauses.append(_L.c.time_ns >= f.start_ns)
+    if f.end_ns is not None:
+        clauses.append(_L.c.time_ns < f.end_ns)
+    if f.service:
+        clauses.append(_L.c.service_name == f.service)
+    if f.min_severity:
+        clauses.append(_L.c.severity_number >= f.min_severity)
+    if f.text:
+        clauses.append(_L.c.body_text.ilike(f"%{_escape_like(f.text)}%", escape="\\"))
+    for key, value in f.attributes:
+        clauses.append(_attribute_matches(store.dialect, key, value))
+    if f.trace_id:
+        clauses.append(_L.c.trace_id == bytes.fromhex(f.trace_id))
+    if f.after is not None:
+        clauses.append(or_(_L.c.time_ns > f.after.time_ns,
+                           and_(_L.c.time_ns == f.after.time_ns,
+                                _L.c.record_key > f.after.key)))
+    return clauses
+
+
+def search(store: Store, project_id: int, f: LogFilter, limit: int = 50, offset: int = 0
+           ) -> LogPage:
+    where = and_(*_where(store, project_id, f))
+    if f.after is None:
+        order = (_L.c.time_ns.desc(), _L.c.record_key.desc())
+    else:
+        order = (_L.c.time_ns.asc(), _L.c.record_key.asc())
+    with store.reader.connect() as conn:
+        rows = conn.execute(select(*COLUMNS).where(where).order_by(*order)
+                            .limit(limit).offset(offset)).all()
+        matches = select(literal(1)).select_from(_L).where(where).limit(COUNT_CAP + 1)
+        counted = int(conn.execute(select(func.count()).select_from(matches.subquery()))
+                      .scalar_one())
+        items = log_rows(conn, rows)
+    if f.after is not None:
+        next_after: str | None = cursor_of(items[-1]) if items else f.after.text()
+    else:
+        next_after = cursor_of(items[0]) if items and offset == 0 else None
+    return LogPage(items, min(counted, COUNT_CAP), counted <= COUNT_CAP, limit, offset,
+                   next_after)
+
+
+def cursor_of(item: dict[str, Any]) -> str:
+    """The cursor (Cursor.text) that a record of log_dict stands at."""
+    return f"{item['time_ns']}.{item['id']}"
+
+
+def get(store: Store, project_id: int, record_id: str) -> dict[str, Any] | None:
+    """One record by its id (the record key, hex), or None."""
+    try:
+        key = bytes.fromhex(record_id)
+    except ValueError:
+        return None
+    with store.reader.connect() as conn:
+        rows = conn.execute(select(*COLUMNS).where(
+            and_(_L.c.project_id == project_id, _L.c.record_key == key))).all()
+        items = log_rows(conn, rows)
+    return items[0] if items else None
+
+
+def services(store: Store, project_id: int, limit: int = 200) -> list[str]:
+    """The project's service names, for the filter's suggestions: read from its
+    resources (a row per distinct resource, shared with spans), not from the records,
+    which may be billions."""
+    names: set[str] = set()
+    with store.reader.connect() as conn:
+        for (attributes,) in conn.execute(
+                select(cast(_R.c.attributes, Text)).where(_R.c.project_id == project_id)
+                .limit(MAX_RESOURCES_READ)):
+            value = load(attributes)
+            name = value.get("service.name") if isinstance(value, dict) else None
+            if isinstance(name, str) and name:
+                names.add(name)
+    return sorted(names)[:limit]

@@ -116,3 +116,33 @@ def checkout_trace(start_s: float | None = None, service: str = "shop",
                         "spans": [root, *children, call, inner]}],
     }]}
     return trace_id, body
+
+
+def log_record(body: Any, time_ns: int | None = None, severity: int = 9,
+               severity_text: str = "INFO", trace_id: str = "", span_id: str = "",
+               event_name: str = "", **attributes: Any) -> dict[str, Any]:
+    """One OTLP/JSON log record; `body` a string, or an AnyValue dict as it is."""
+    at = time_ns if time_ns is not None else time.time_ns()
+    record: dict[str, Any] = {
+        "timeUnixNano": str(at), "observedTimeUnixNano": str(at + 1000),
+        "severityNumber": severity, "severityText": severity_text,
+        "body": body if isinstance(body, dict) else {"stringValue": body},
+        "attributes": [attr(k.replace("__", "."), v) for k, v in attributes.items()],
+        "flags": 1 if trace_id else 0,
+    }
+    if trace_id:
+        record["traceId"] = trace_id
+    if span_id:
+        record["spanId"] = span_id
+    if event_name:
+        record["eventName"] = event_name
+    return record
+
+
+def logs_body(records: list[dict[str, Any]], service: str = "shop",
+              scope: str = "tests") -> dict[str, Any]:
+    return {"resourceLogs": [{
+        "resource": {"attributes": [attr("service.name", service),
+                                    attr("deployment.environment.name", "production")]},
+        "scopeLogs": [{"scope": {"name": scope}, "logRecords": records}],
+    }]}

@@ -1,6 +1,7 @@
 """A realistic day of a small shop, for the screenshots in docs/screenshots/: two
 deploys (the second one makes things worse), request metrics, errors with source
-context, traces. Everything goes through the real ingest endpoints."""
+context, traces and their log records. Everything goes through the real ingest
+endpoints."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import secrets
 import time
 from typing import Any
 
-from tests.dashboard.data import checkout_trace, error, iso, post_ok, post_requests
+from tests.dashboard.data import (
+    checkout_trace,
+    error,
+    iso,
+    log_record,
+    logs_body,
+    post_ok,
+    post_requests,
+)
 from tests.support.server import Server
 
 ROUTES = (("GET", "/products", 40.0), ("GET", "/checkout", 90.0), ("POST", "/cart", 25.0))
@@ -66,8 +75,40 @@ def seed(server: Server) -> dict[str, Any]:
     for i in range(6):
         tid, body = checkout_trace(now - 600 - i * 60, failing=i == 0)
         post_ok(server, "/ingest/v1/traces", body)
+        post_ok(server, "/ingest/v1/logs", logs_body(_trace_logs(tid, body, i == 0)))
         if i == 0:
             trace_id = tid
     post_ok(server, "/ingest/errors", {**new[0], "timestamp": iso(now - 600)},
         headers={"traceparent": f"00-{trace_id}-{secrets.token_hex(8)}-01"})
+    post_ok(server, "/ingest/v1/logs", logs_body([
+        log_record(text, int((now - 900 + n * 37) * 1e9), severity, name, **attributes)
+        for n, (severity, name, text, attributes) in enumerate(WORKER_LOGS * 3)],
+        service="worker", scope="jobs"))
     return {"trace_id": trace_id}
+
+
+WORKER_LOGS: list[tuple[int, str, str, dict[str, Any]]] = [
+    (9, "INFO", "sent order confirmation to user-3", {"job": "mailer", "attempt": 1}),
+    (13, "WARN", "mail relay answered slowly (2.4 s)", {"job": "mailer"}),
+    (9, "INFO", "reindexed 1,204 products", {"job": "search-index"}),
+    (5, "DEBUG", "cache warm: 98.2% hits", {"job": "cache"}),
+]
+
+
+def _trace_logs(trace_id: str, body: dict[str, Any], failing: bool) -> list[dict[str, Any]]:
+    """What the shop logs while serving one checkout, each record on its span."""
+    spans = {s["name"]: s for s in body["resourceSpans"][0]["scopeSpans"][0]["spans"]}
+
+    def on(name: str, after_ms: float, text: str, severity: int = 9, level: str = "INFO",
+           **attributes: Any) -> dict[str, Any]:
+        span = spans[name]
+        at = int(span["startTimeUnixNano"]) + int(after_ms * 1e6)
+        return log_record(text, at, severity, level, trace_id=trace_id,
+                          span_id=span["spanId"], **attributes)
+    records = [on("GET /checkout", 1, "checkout started", **{"cart.items": 3}),
+               on("SELECT orders", 2, "orders query planned", 5, "DEBUG"),
+               on("POST payments", 5, "charging card via payments.example")]
+    if failing:
+        records.append(on("compute tax", 6, "tax service failed", 17, "ERROR", **{
+            "exception.type": "TaxError", "exception.message": "no rate for region EU-XX"}))
+    return records

@@ -38,7 +38,8 @@ def main() -> None:
                         ("performance", "/projects/shop/performance?range=24h"),
                         ("deploys", "/projects/shop/deploys"),
                         ("traces", "/projects/shop/traces"),
-                        ("trace", f"/projects/shop/traces/{trace_id}")):
+                        ("trace", f"/projects/shop/traces/{trace_id}"),
+                        ("logs", "/projects/shop/logs?range=1h")):
                     page.goto(server.base + path)
                     page.wait_for_load_state("networkidle")
                     page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)

@@ -6,7 +6,7 @@ import re
 
 import requests
 
-from tests.dashboard.data import ADMIN_TOKEN, XSS, checkout_trace, error, post_ok
+from tests.dashboard.data import ADMIN_TOKEN, XSS, attr, checkout_trace, error, post_ok
 from tests.support.server import Server
 
 API = "/api/v1/projects/acme"
@@ -138,3 +138,31 @@ def test_first_run_generates_an_admin_token_printed_once(start: object) -> None:
     again = start(server.db_url)  # type: ignore[operator]
     assert again.stop() == 0
     assert "sadm_" not in again.log()
+
+
+def test_an_error_from_a_span_shows_its_service_environment_and_release(
+        dash_server: Server) -> None:
+    trace_id, body = checkout_trace(service="origin-shop")
+    (resource,) = body["resourceSpans"]
+    resource["resource"]["attributes"].append(attr("service.version", "3.1.4"))
+    root = resource["scopeSpans"][0]["spans"][0]
+    root["events"] = [{"name": "exception", "timeUnixNano": root["startTimeUnixNano"],
+                       "attributes": [attr("exception.type", "OriginError"),
+                                      attr("exception.message", "from a span")]}]
+    post_ok(dash_server, "/ingest/v1/traces", body)
+    (group,) = [g for g in groups(dash_server) if g["exception_class"] == "OriginError"]
+    response = requests.get(f"{dash_server.base}{API}/error-groups/{group['id']}",
+                            headers=admin(), timeout=10)
+    assert response.status_code == 200
+    document = response.json()
+    origin = {"service": "origin-shop", "environment": "production", "release": "3.1.4",
+              "log_time_ns": None}
+    assert {k: document["event"][k] for k in origin} == origin
+    (occurrence,) = document["occurrences"]
+    assert {k: occurrence[k] for k in origin} == origin
+    assert occurrence["trace_id"] == trace_id
+    html = requests.get(f"{dash_server.base}/projects/acme/errors/{group['id']}",
+                        headers=admin(), timeout=10).text
+    for css, value in (("service", "origin-shop"), ("environment", "production"),
+                       ("release", "3.1.4")):
+        assert f'<dd class="{css}">{value}</dd>' in html

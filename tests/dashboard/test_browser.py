@@ -13,6 +13,8 @@ from tests.dashboard.data import (
     checkout_trace,
     error,
     iso,
+    log_record,
+    logs_body,
     post_ok,
     post_requests,
     requests_between,
@@ -153,4 +155,57 @@ def test_xss_payload_shows_as_text(page: Any, dash_server: Server) -> None:
     row.locator("a.title").click()
     page.wait_for_load_state()
     assert page.locator("p.message").first.inner_text() == XSS
+    assert alerts == []
+
+
+def test_logs_page_filters_and_live_tail(page: Any, dash_server: Server) -> None:
+    now = time.time_ns()
+    post_ok(dash_server, "/ingest/v1/logs", logs_body([
+        log_record("tail-test booted", now - 30 * 10**9, 9, "INFO", **{"tenant": "a"}),
+        log_record("tail-test disk almost full", now - 20 * 10**9, 13, "WARN",
+                   **{"tenant": "b"}),
+        log_record(XSS, now - 10 * 10**9, 17, "ERROR", **{"tenant": "a"}),
+    ], service="tailsvc"))
+    alerts: list[str] = []
+    page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
+    page.goto(dash_server.base + "/projects/acme/logs?range=1h")
+    page.locator("header nav.sections a.current", has_text="Logs").wait_for()
+    # The form: service, severity at least WARN, an attribute.
+    page.fill("input[name=service]", "tailsvc")
+    page.select_option("select[name=severity]", "WARN")
+    page.locator("button", has_text="Search").click()
+    page.wait_for_load_state()
+    bodies = page.locator("#log-list details.log .log-body").all_inner_texts()
+    assert bodies == [XSS, "tail-test disk almost full"]  # newest first, shown as text
+    assert page.locator(".log-count").inner_text().startswith("1–2 of 2")
+    page.locator("input[name=attr]").first.fill("tenant=a")
+    page.locator("button", has_text="Search").click()
+    page.wait_for_load_state()
+    assert page.locator("#log-list .log-body").all_inner_texts() == [XSS]
+    page.locator("#log-list details.log summary").first.click()
+    assert "tenant" in page.locator("#log-list .log-details").first.inner_text()
+
+    # The live tail: a record sent after the page opened appears on top; none while paused.
+    page.goto(dash_server.base + "/projects/acme/logs?service=tailsvc")
+    page.locator(".tail-toggle").click()
+    page.locator(".tail[data-state=running]").wait_for()
+    post_ok(dash_server, "/ingest/v1/logs", logs_body([
+        log_record("tail-test arrived " + XSS, time.time_ns(), 17, "ERROR"),
+        log_record("tail-test another service", time.time_ns(), 17, "ERROR")],
+        service="tailsvc"))
+    added = page.locator("#log-list details.log.tail-added")
+    added.first.wait_for(timeout=15_000)
+    page.wait_for_function("document.querySelectorAll('#log-list .tail-added').length == 2")
+    tops = page.locator("#log-list .log-body").all_inner_texts()
+    assert set(tops[:2]) == {"tail-test arrived " + XSS, "tail-test another service"}
+    assert "+2 new" in page.locator(".tail-new").inner_text()
+    page.locator(".tail-toggle").click()  # pause
+    page.locator(".tail[data-state=paused]").wait_for()
+    post_ok(dash_server, "/ingest/v1/logs", logs_body([
+        log_record("tail-test while paused", time.time_ns(), 9)], service="tailsvc"))
+    page.wait_for_timeout(3000)  # longer than a poll: nothing is fetched while paused
+    assert page.locator("#log-list .tail-added").count() == 2
+    page.locator(".tail-toggle").click()  # resume: what came meanwhile follows
+    page.locator("#log-list .log-body", has_text="tail-test while paused").wait_for(
+        timeout=15_000)
     assert alerts == []

@@ -13,8 +13,8 @@ from tests.support.server import Server
 
 PAGES = "/projects/acme"
 API = "/api/v1/projects/acme"
-RANGED = ("/errors/{group}", "/performance", "/deploys", "/traces")
-API_RANGED = ("/error-groups/{group}", "/performance", "/deploys", "/traces")
+RANGED = ("/errors/{group}", "/performance", "/deploys", "/traces", "/logs")
+API_RANGED = ("/error-groups/{group}", "/performance", "/deploys", "/traces", "/logs")
 
 
 def admin() -> requests.Session:
@@ -104,6 +104,11 @@ def test_custom_ranges_at_the_edges_of_the_time_range_are_shown(
     ("/traces", {"min_duration_ms": "-1"}), ("/traces", {"min_duration_ms": "1e400"}),
     ("/traces", {"min_duration_ms": "1e13"}), ("/traces", {"status": "broken"}),
     ("/performance", {"range": "custom"}),
+    ("/logs", {"severity": "26"}), ("/logs", {"severity": "9" * 30}),
+    ("/logs", {"trace_id": "g" * 32}), ("/logs", {"after": "9" * 30}),
+    ("/logs", {"after": f"{2**63}"}), ("/logs", {"after": "1." + "ab" * 17}),
+    ("/logs", {"limit": "9" * 30}), ("/logs", {"attr": "novalue"}),
+    ("/logs", {"attr": [f"k{i}=v" for i in range(11)]}),
 ])
 def test_every_other_parameter_is_checked(dash_server: Server, path: str,
                                           params: dict[str, str]) -> None:
@@ -117,6 +122,8 @@ def test_every_other_parameter_is_checked(dash_server: Server, path: str,
     ("/errors", {"status": "gone"}), ("/errors", {"sort": "loudest"}),
     ("/deploys", {"window": "7h"}), ("/traces", {"min_ms": "nan"}),
     ("/traces", {"status": "broken"}), ("/performance", {"range": "forever"}),
+    ("/logs", {"page": "0"}), ("/logs", {"at": "-1"}), ("/logs", {"at": "9" * 30}),
+    ("/logs", {"severity": "-1"}), ("/logs", {"after": "1"}),
 ])
 def test_every_page_parameter_is_checked(dash_server: Server, path: str,
                                          params: dict[str, str]) -> None:
@@ -128,7 +135,8 @@ def test_odd_names_in_paths_are_404(dash_server: Server) -> None:
     session = admin()
     for path in ("/projects/%00/errors", "/projects/no-such/errors", API[:-4] + "%00/traces",
                  f"{PAGES}/traces/abc", f"{PAGES}/traces/{'0' * 33}", f"{API}/traces/xyz",
-                 f"{API}/traces/{'f' * 31}"):
+                 f"{API}/traces/{'f' * 31}", f"{API}/logs/{'f' * 31}", f"{API}/logs/xyz",
+                 f"{API}/logs/{'f' * 33}", f"{API}/logs/{'0' * 32}", f"{PAGES}/logs/x"):
         assert session.get(dash_server.base + path, timeout=10).status_code == 404, path
 
 

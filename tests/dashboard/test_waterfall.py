@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dashboard.waterfall import MIN_WIDTH_PCT, waterfall
+from typing import Any
+
+from dashboard.waterfall import MIN_WIDTH_PCT, place_logs, waterfall
 from storage.queries.traces import SpanDetail
 
 
@@ -39,3 +41,21 @@ def test_a_parent_cycle_still_shows_every_span_once() -> None:
 
 def test_no_spans() -> None:
     assert waterfall([]) == ([], 0, 0)
+
+
+def log(key: str, time_ns: int, span_id: str = "") -> dict[str, Any]:
+    return {"id": key, "time_ns": time_ns, "span_id": span_id, "trace_id": "ab" * 16}
+
+
+def test_logs_go_on_their_spans_in_time_order_and_the_rest_below() -> None:
+    rows, start, duration = waterfall([span("root", "", 1000, 2000),
+                                       span("c1", "root", 1200, 1500)])
+    on_spans, elsewhere = place_logs(rows, start, duration, [
+        log("k3", 1400, "c1"), log("k1", 1100, "root"), log("k2", 1300, "c1"),
+        log("k4", 2500, "gone"), log("k5", 500)])
+    assert {sid: [(m.log["id"], round(m.offset_pct, 1)) for m in marks]
+            for sid, marks in on_spans.items()} == {
+        "root": [("k1", 10.0)], "c1": [("k2", 30.0), ("k3", 40.0)]}
+    # Outside the trace's extent: clamped to its edges, the offset kept as it is.
+    assert [(m.log["id"], m.offset_pct, m.offset_ns) for m in elsewhere] == [
+        ("k5", 0.0, -500), ("k4", 100.0, 1500)]

@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from processors.exceptions import ExceptionsProcessor, fingerprint, normalise, top_frame
+from processors.exceptions import (
+    ExceptionsProcessor,
+    fingerprint,
+    normalise,
+    occurrence_key,
+    top_frame,
+)
 from processors.grouping import GroupingProcessor
 from sounding import config
 from sounding.plugins import build_processor
@@ -136,3 +142,25 @@ def test_it_is_a_registered_processor_that_runs_before_grouping() -> None:
     assert isinstance(build_processor("exceptions", {}), ExceptionsProcessor)
     order = config.DEFAULTS["service"]["pipelines"]["default"]["processors"]
     assert order.index("exceptions") < order.index("grouping")
+
+
+def test_span_errors_keep_their_resource_and_get_an_occurrence_key() -> None:
+    events = [exception_event({"exception.type": "app.errors.Declined",
+                               "exception.message": "'card 4'"})]
+    record = span(events)
+    record.resource_attributes = {"service.name": "web", "deployment.environment.name": "prod",
+                                  "deployment.environment": "old", "service.version": 7}
+    (error,) = ExceptionsProcessor("exceptions").process(
+        Batch(project_id=1, spans=[record])).errors
+    assert (error.service, error.environment, error.release) == ("web", "prod", "7")
+    assert error.log_time_ns is None
+    # The type without its module, the message without its quotes (as a logging
+    # bridge sends them), the ids: one key for both copies of one exception.
+    key = occurrence_key(record.trace_id, record.span_id, "Declined", "card 4")
+    assert error.occurrence_key == key is not None
+    assert occurrence_key(record.trace_id, record.span_id, "Declined", "card  4 ") == key
+    for other in (occurrence_key(record.trace_id, "1" * 16, "Declined", "card 4"),
+                  occurrence_key("2" * 32, record.span_id, "Declined", "card 4"),
+                  occurrence_key(record.trace_id, record.span_id, "Refused", "card 4"),
+                  occurrence_key(record.trace_id, record.span_id, "Declined", "card 5")):
+        assert other != key

@@ -15,7 +15,8 @@ from storage.store import Store
 
 BUILT_IN = {
     "receiver": {"http", "otlp_http", "otlp_grpc"},
-    "processor": {"classify", "spanmetrics", "exceptions", "grouping", "reopen"},
+    "processor": {"classify", "spanmetrics", "exceptions", "logexceptions", "grouping",
+                  "reopen"},
     "exporter": {"sql"},
     "extension": {"storage", "auth", "health", "dashboard"},
 }

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from tests.receiver.logs_helpers import log_pb, logs_request
+from tests.receiver.otlp_helpers import attributes_pb, request_of, span_pb
 from tests.receiver.test_errors import error
 from tests.support.server import Server
 
@@ -60,3 +62,35 @@ def test_two_collectors_one_database_exact_counts(start: Callable[..., Server],
     assert first.query("SELECT count FROM request_rollups")[0][0] == ROUNDS
     assert first.query("SELECT sum(count) FROM request_latency")[0][0] == ROUNDS
     assert second.query("SELECT count(*) FROM logs")[0][0] == len(LOG_RECORDS)
+
+
+def _exception_request(n: int) -> bytes:
+    """One span with an exception event; each `n` is another occurrence."""
+    span = span_pb("ab" * 16, f"{n + 1:016x}")
+    span.events.add(name="exception", time_unix_nano=1_795_255_200_000_000_000 + n,
+                    attributes=attributes_pb({
+                        "exception.type": AnyValue(string_value="KeyError"),
+                        "exception.message": AnyValue(string_value=f"'sku-{n}'")}))
+    return request_of(span, service="shop").SerializeToString()
+
+
+def test_one_exception_sent_to_two_collectors_at_once_counts_once(
+        start: Callable[..., Server], db_url: str) -> None:
+    # An exporter that retries on another collector (or sends the same exception as a
+    # span event and as a log record to two of them): one occurrence, not two.
+    servers = [start(db_url), start(db_url)]
+    jobs = [(server, n) for n in range(ROUNDS) for server in servers]
+
+    def send(job: tuple[Server, int]) -> None:
+        server, n = job
+        response = server.post("/ingest/v1/traces", data=_exception_request(n),
+                               headers={"Content-Type": "application/x-protobuf"})
+        assert response.status_code == 202, response.text
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(send, jobs))
+    first = servers[0]
+    assert first.query("SELECT count(*) FROM error_events")[0][0] == ROUNDS
+    assert first.query("SELECT count(DISTINCT occurrence_key) FROM error_events")[0][0] == ROUNDS
+    assert first.query("SELECT count, exception_class FROM error_groups") == [(ROUNDS, "KeyError")]
+    assert first.query("SELECT sum(count) FROM error_group_hourly")[0][0] == ROUNDS

@@ -6,6 +6,7 @@ import ast
 import sys
 from collections.abc import Callable
 
+import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
@@ -136,4 +137,51 @@ def test_logs_migration_creates_the_table_and_drops_it_back(db_url: str) -> None
     with store.writer.connect() as conn:
         assert "logs" not in sa.inspect(conn).get_table_names()
     _migrate(store, command.upgrade, "head")  # and up again, on a store that had it
+    store.dispose()
+
+
+OLD_ERROR = {"project_id": 1, "fingerprint": "f" * 32, "ts_us": 5, "received_us": 6,
+             "exception_class": "KeyError", "message": "'k'", "backtrace": ["a"],
+             "params": None, "source_context": None, "request_id": "r", "user_id": None,
+             "trace_id": "ab" * 16, "span_id": "01" * 8}
+ORIGIN = ("service", "environment", "release", "log_time_ns", "occurrence_key")
+
+
+def _error_table(*names: str) -> sa.TableClause:
+    return sa.table("error_events", *(sa.column(c, sa.JSON()) if c == "backtrace"
+                                      else sa.column(c) for c in names))
+
+
+def _error_columns(store: Store) -> list[str]:
+    with store.writer.connect() as conn:
+        return [c["name"] for c in sa.inspect(conn).get_columns("error_events")]
+
+
+def test_error_origin_migration_adds_keys_unique_where_set_and_goes_back(db_url: str) -> None:
+    store = Store(db_url)
+    _migrate(store, command.upgrade, "0005")
+    old = _error_table(*OLD_ERROR)
+    with store.writer.begin() as conn:
+        conn.execute(old.insert(), [OLD_ERROR])
+
+    _migrate(store, command.upgrade, "0007")
+    new = _error_table(*OLD_ERROR, *ORIGIN)
+    with store.writer.begin() as conn:
+        stored = conn.execute(new.select()).mappings().one()
+        assert dict(stored) == {**OLD_ERROR, **dict.fromkeys(ORIGIN)}  # kept, no key
+        keyless = {**OLD_ERROR, **dict.fromkeys(ORIGIN), "service": "web", "log_time_ns": 7}
+        conn.execute(new.insert(), [keyless, keyless])  # without a key, never merged
+        keyed = {**keyless, "occurrence_key": "k" * 32}
+        conn.execute(new.insert(), [keyed, {**keyed, "project_id": 2}])  # per project
+    with pytest.raises(sa.exc.IntegrityError), store.writer.begin() as conn:
+        conn.execute(new.insert(), [keyed])
+    with store.reader.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM error_events")).scalar() == 5
+
+    _migrate(store, command.downgrade, "0005")
+    assert _error_columns(store) == ["id", *OLD_ERROR]
+    with store.writer.begin() as conn:
+        rows = conn.execute(old.select()).mappings().all()
+        assert len(rows) == 5 and dict(rows[0]) == OLD_ERROR
+        conn.execute(old.insert(), [OLD_ERROR])  # the old writer's insert works again
     store.dispose()

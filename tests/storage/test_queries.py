@@ -140,6 +140,22 @@ def test_one_group_its_occurrences_trend_and_history(db: Db) -> None:
     assert reopened is not None and (reopened.status, reopened.reopen_count) == ("open", 1)
 
 
+def test_occurrences_say_where_they_came_from(db: Db) -> None:
+    logged = (NOW - 3 * MIN) * NS + 123
+    db.ingest(errors=[err("o", NOW - 3 * MIN, service="shop", environment="prod",
+                          release="1.2", log_time_ns=logged, occurrence_key="k" * 32),
+                      err("o", NOW - 4 * MIN)])
+    from_log, from_api = eq.occurrences(db.store, db.project, "o")
+    assert (from_log.service, from_log.environment, from_log.release,
+            from_log.log_time_ns) == ("shop", "prod", "1.2", logged)
+    assert (from_api.service, from_api.environment, from_api.release,
+            from_api.log_time_ns) == (None, None, None, None)
+    shown = eq.event(db.store, db.project, "o")
+    assert shown is not None and (shown.service, shown.log_time_ns) == ("shop", logged)
+    older = eq.event(db.store, db.project, "o", from_api.id)
+    assert older is not None and older.log_time_ns is None
+
+
 # Traces.
 
 def span(trace: str, sid: str, name: str, start_s: float, ms: float, parent: str = "",

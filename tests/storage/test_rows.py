@@ -50,6 +50,18 @@ def test_the_checks_take_their_positions_from_the_kinds() -> None:
             check([bad], columns)
 
 
+def test_a_nullable_integer_is_checked_when_set() -> None:
+    form = RowForm("t", (Field("n", rows.INT64, nullable=True),
+                         Field("m", rows.INT32, nullable=True)))
+    columns = Columns.of(form)
+    assert columns.ints == () and columns.optional_ints == ((0, "q"), (1, "i"))
+    assert not check([form.row(n=None, m=None), form.row(n=2**63 - 1, m=-(2**31))], columns)
+    for bad in (form.row(n=2**63, m=None), form.row(n=None, m=2**31),
+                form.row(n="1", m=None)):
+        with pytest.raises(Unstorable):
+            check([form.row(n=1, m=1), bad], columns)
+
+
 def test_the_schema_and_the_writer_use_the_declared_columns_in_order() -> None:
     for form, table in ((rows.SPANS, schema.spans), (rows.RESOURCES, schema.resources),
                         (rows.ERROR_EVENTS, schema.error_events), (rows.DEPLOYS, schema.deploys)):
