@@ -42,7 +42,8 @@ class Columns:
     max_len: tuple[tuple[int, int], ...] = ()  # (position, VARCHAR length)
     ints: tuple[int, ...] = ()  # integer columns, packed as `int_format`
     int_format: str = ""  # struct codes: "i" for INTEGER (32 bits), "q" for BIGINT
-    finite: tuple[int, ...] = ()  # floats
+    finite: tuple[int, ...] = ()  # NOT NULL floats
+    optional_finite: tuple[int, ...] = ()  # nullable floats
 
     @classmethod
     def of(cls, form: rows.RowForm) -> Columns:
@@ -61,7 +62,8 @@ class Columns:
                    ints=ints,
                    int_format="".join("i" if fields[i].kind == rows.INT32 else "q"
                                       for i in ints),
-                   finite=where(rows.FLOAT))
+                   finite=where(rows.FLOAT, nullable=False),
+                   optional_finite=where(rows.FLOAT, nullable=True))
 
     @property
     def packer(self) -> struct.Struct:
@@ -119,6 +121,9 @@ def check(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
             deque(map(pack, values) if len(columns.ints) == 1 else starmap(pack, values),
                   maxlen=0)
         if columns.finite and not math.isfinite(sum(_column(rows, columns.finite))):
+            raise Unstorable("a number is not finite")
+        if columns.optional_finite and not math.isfinite(sum(
+                v for v in _column(rows, columns.optional_finite) if v is not None)):
             raise Unstorable("a number is not finite")
     except (TypeError, ValueError, OverflowError, struct.error) as exc:
         raise Unstorable(f"{type(exc).__name__}: {exc}") from exc  # UnicodeEncodeError too

@@ -21,6 +21,7 @@ from typing import Any
 from storage import rows
 from storage.rows import Row, RowForm, WireBatch
 from storage.writer_groups import write_groups, write_requests
+from storage.writer_metrics import MetricsWriter
 
 
 def _insert_columns(form: RowForm, received: bool = False) -> tuple[str, ...]:
@@ -69,6 +70,7 @@ class BatchWriter:
                                         "ON CONFLICT DO NOTHING")
         self.errors_sql = insert_sql(dialect, ERROR_EVENTS, ERROR_COLUMNS)
         self.deploys_sql = insert_sql(dialect, DEPLOYS, DEPLOY_COLUMNS)
+        self.metrics = MetricsWriter(dialect)
 
     def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
         """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
@@ -79,6 +81,7 @@ class BatchWriter:
         write_groups(cursor, self.dialect, named)
         self._deploys(cursor, named, received_us)
         write_requests(cursor, self.dialect, named)
+        self.metrics.write(cursor, named, received_us)
 
     def _spans(self, cursor: Any, batches: Sequence[WireBatch]) -> None:
         # Sorted, so that two transactions meet the same resources in the same order.
