@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.metrics.v1 import (
     metrics_service_pb2_grpc,
 )
 
-from tests.receiver.metrics_helpers import S, T0, collector_request
+from tests.receiver.metrics_helpers import T0, S, collector_request
 from tests.receiver.otlp_helpers import grpc_auth, rpc_error
 from tests.support.server import Server, start_server
 
