@@ -66,13 +66,14 @@ def buckets_json(point: MetricPoint) -> str | None:
         return dumps({"bounds": point.bounds, "counts": point.bucket_counts})
     if kind == EXPONENTIAL_HISTOGRAM:
         return dumps({"scale": point.scale, "zero_count": point.zero_count,
-                      "zero_threshold": point.zero_threshold,
+                      "zero_threshold": _finite(point.zero_threshold),
                       "positive": {"offset": point.positive_offset,
                                    "counts": point.positive_counts},
                       "negative": {"offset": point.negative_offset,
                                    "counts": point.negative_counts}})
     if kind == SUMMARY:
-        return dumps({"quantiles": [[q, v] for q, v in point.quantiles]})
+        # JSON has no NaN: a quantile without a value is null.
+        return dumps({"quantiles": [[_finite(q), _finite(v)] for q, v in point.quantiles]})
     return None
 
 

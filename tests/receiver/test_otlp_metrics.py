@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
@@ -98,3 +98,18 @@ def test_a_body_that_is_not_otlp_is_a_400_and_every_point_bad_too(otlp: Server) 
             "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export")
         error = rpc_error(lambda: export(b"\xff\xff\xff", metadata=grpc_auth(otlp)))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+
+
+def test_small_bodies_decoded_on_the_event_loop_store_the_same(
+        start: Callable[..., Server], sqlite_url: str) -> None:
+    # The module's server sends every body to a decode worker; this one decodes
+    # on the event loop (bodies below decode_min_bytes), as small requests are.
+    server = start(sqlite_url, env={"SOUNDING__SERVICE__DECODE_MIN_BYTES": "100000000"})
+    request = collector_request(60)
+    request.resource_metrics[0].scope_metrics[0].metrics[0].gauge.data_points[0] \
+        .time_unix_nano = 0  # dropped alone
+    response = post(server.base + "/ingest/v1/metrics", server, request.SerializeToString(),
+                    "application/x-protobuf")
+    assert response.status_code == 202, response.text
+    assert set(stored(server, 60)) == {"system.network.io", "http.server.request.duration",
+                                       "rpc.server.duration", "legacy.latency"}

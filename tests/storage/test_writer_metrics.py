@@ -255,3 +255,15 @@ def test_performance_takes_metrics_or_spans_per_service_never_both(store: Store)
     # A range in which web sent no metric: its span rows count.
     before = performance.window(store, 1, start, start + 120, service="web")
     assert before.count == 6 and before.p95_ms == pytest.approx(5.0, rel=0.01)
+
+
+def test_values_json_cannot_carry_are_stored_as_null(store: Store) -> None:
+    write(store, point(GAUGE, name="g", value=float("nan"), flags=1, monotonic=False,
+                       temporality=0),
+          point("summary", name="latency", temporality=0, count=3, sum=float("inf"),
+                quantiles=[(0.5, 2.0), (0.99, float("nan"))], monotonic=False))
+    (gauge,) = stored(store, "g")
+    (summary,) = stored(store, "latency")
+    assert gauge["value"] is None and gauge["flags"] == 1
+    assert summary["sum"] is None and summary["count"] == 3
+    assert as_json(summary["buckets"]) == {"quantiles": [[0.5, 2.0], [0.99, None]]}
