@@ -111,3 +111,21 @@ def test_compact_spans_migration_carries_stored_spans_over_and_back(db_url: str)
         rows = conn.execute(old.select().order_by(old.c.span_id)).mappings().all()
     assert [dict(r) for r in rows] == OLD_SPANS
     store.dispose()
+
+
+METRIC_TABLES = {"metric_series", "metric_points", "metric_cumulative",
+                 "metric_request_rollups", "metric_request_latency"}
+
+
+def test_metrics_migration_goes_both_ways(db_url: str) -> None:
+    store = Store(db_url)
+    _migrate(store, command.upgrade, "head")
+    with store.writer.connect() as conn:
+        assert METRIC_TABLES <= set(sa.inspect(conn).get_table_names())
+    _migrate(store, command.downgrade, "0005")
+    with store.writer.connect() as conn:
+        assert not METRIC_TABLES & set(sa.inspect(conn).get_table_names())
+    _migrate(store, command.upgrade, "head")
+    with store.writer.connect() as conn:
+        assert METRIC_TABLES <= set(sa.inspect(conn).get_table_names())
+    store.dispose()
