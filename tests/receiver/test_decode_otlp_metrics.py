@@ -9,10 +9,13 @@ from typing import Any
 
 import pytest
 from google.protobuf.json_format import MessageToDict
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from receiver.decode_otlp_metrics import decode_metrics_body
 from sounding.errors import InvalidInput
-from sounding.records import TEMPORALITY_CUMULATIVE, TEMPORALITY_DELTA
+from sounding.records import TEMPORALITY_CUMULATIVE, TEMPORALITY_DELTA, Batch
+from storage import wire
 from tests.receiver.metrics_helpers import T0, S, collector_request
 
 
@@ -125,3 +128,51 @@ def test_bad_histograms_are_dropped() -> None:
 def test_a_body_that_is_not_otlp_is_invalid(body: bytes, protobuf: bool) -> None:
     with pytest.raises(InvalidInput):
         decode_metrics_body(body, protobuf)
+
+
+def _damaged(body: bytes, at: int, byte: int, cut: int) -> bytes:
+    at = at % max(len(body), 1)
+    return (body[:at] + bytes([byte]) + body[at + 1:])[:max(cut, 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(at=st.integers(0, 10_000), byte=st.integers(0, 255), cut=st.integers(0, 10_000))
+def test_damaged_protobuf_is_refused_or_decoded_and_storable(at: int, byte: int,
+                                                            cut: int) -> None:
+    """Whatever a damaged request decodes to is storable: the wire form (storage's
+    checks) takes every point, or drops one alone, and never raises."""
+    body = _damaged(collector_request().SerializeToString(), at, byte, cut)
+    try:
+        decoded = decode_metrics_body(body, True)
+    except InvalidInput:
+        return
+    encoded = wire.encode(Batch(1, metrics=decoded.metrics))
+    assert encoded.counts["metrics"] + encoded.unencodable.get("metrics", 0) == len(
+        decoded.metrics)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(field=st.sampled_from(["asInt", "asDouble", "timeUnixNano", "startTimeUnixNano",
+                              "count", "sum", "bucketCounts", "explicitBounds", "scale",
+                              "positive", "flags", "attributes", "exemplars",
+                              "quantileValues", "zeroCount"]),
+       kind=st.sampled_from(["gauge", "sum", "histogram", "exponentialHistogram", "summary"]),
+       value=_JSON_VALUES)
+def test_any_json_field_value_is_refused_or_decoded_and_storable(field: str, kind: str,
+                                                                value: Any) -> None:
+    point = {"timeUnixNano": "5", "asInt": 1, field: value}
+    body = json.dumps({"resourceMetrics": [{"scopeMetrics": [{"metrics": [{
+        "name": "n", kind: {"aggregationTemporality": 2, "dataPoints": [point]}}]}]}]})
+    try:
+        decoded = decode_metrics_body(body.encode(), False)
+    except InvalidInput:
+        return
+    encoded = wire.encode(Batch(1, metrics=decoded.metrics))
+    assert encoded.counts["metrics"] + encoded.unencodable.get("metrics", 0) == len(
+        decoded.metrics)
