@@ -20,10 +20,11 @@ Series rows never change once written: the writer remembers the keys it committe
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
+
+import orjson
 
 from sounding import histogram
 from storage import metric_delta, rows
@@ -148,7 +149,7 @@ class MetricsWriter:
                     (project_id, *chunk))
                 for key, start_ns, time_ns, state in cursor.fetchall():
                     found[(project_id, bytes(key))] = (
-                        None if time_ns < 0 else (start_ns, time_ns, json.loads(state)))
+                        None if time_ns < 0 else (start_ns, time_ns, orjson.loads(state)))
         return found
 
     def _deltas(self, cursor: Any, points: list[tuple[int, Row]]) -> list[Stored]:
@@ -214,11 +215,16 @@ class MetricsWriter:
         upsert_rollups(cursor, self.dialect, rollups, buckets, ROLLUPS, LATENCY)
 
 
+def _number(value: float | None) -> str:
+    """A finite float or None as JSON (the wire form has no other)."""
+    return "null" if value is None else repr(value)
+
+
 def _state_text(kind: str, values: list[Any]) -> str:
     """The state column of a cumulative point, its buckets' JSON text as it came."""
     if kind == "sum":
-        return f'{{"value":{json.dumps(values[_VALUE])}}}'
-    return (f'{{"count":{values[_COUNT]},"sum":{json.dumps(values[_SUM])},'
+        return f'{{"value":{_number(values[_VALUE])}}}'
+    return (f'{{"count":{values[_COUNT]},"sum":{_number(values[_SUM])},'
             f'"buckets":{values[_BUCKETS]}}}')
 
 
@@ -226,7 +232,7 @@ def _cumulative(kind: str, values: list[Any]) -> dict[str, Any]:
     if kind == "sum":
         return {"value": values[_VALUE]}
     return {"count": values[_COUNT], "sum": values[_SUM],
-            "buckets": json.loads(values[_BUCKETS])}
+            "buckets": orjson.loads(values[_BUCKETS])}
 
 
 def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
@@ -237,7 +243,7 @@ def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
         return
     values[_COUNT], values[_SUM] = diff["count"], diff["sum"]
     values[_MIN] = values[_MAX] = None
-    values[_BUCKETS] = json.dumps(diff["buckets"], separators=(",", ":"))
+    values[_BUCKETS] = orjson.dumps(diff["buckets"]).decode()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -257,7 +263,7 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
     if not values[_BUCKETS]:
         return out
     if data is None:
-        data = json.loads(values[_BUCKETS])
+        data = orjson.loads(values[_BUCKETS])
     low, high = values[_MIN], values[_MAX]
 
     def add(upper: float, n: int) -> None:
