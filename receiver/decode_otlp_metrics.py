@@ -318,7 +318,9 @@ def _json_common(m: _Metric, p: Any) -> MetricPoint:
                            "startTimeUnixNano"),
                   _time_ns(_get(p, "timeUnixNano", "time_unix_nano"), "timeUnixNano"))
     out.flags = _int(p.get("flags"), "flags", 33) & 0xFFFFFFFF
-    out.exemplars = _json_exemplars(p)
+    exemplars = _json_exemplars(p)
+    if exemplars:
+        out.exemplars = exemplars
     return out
 
 

@@ -7,6 +7,7 @@ for everything else) so that no stage pays for datetime objects on the hot path.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -280,20 +281,22 @@ class MetricPoint:
     sum: float | None = None
     min: float | None = None
     max: float | None = None
-    bounds: list[float] = field(default_factory=list)
-    bucket_counts: list[int] = field(default_factory=list)
+    # Sequences: decoders set lists; the defaults are shared empty tuples, since a
+    # point has only the few its kind uses and a list each would cost for nothing.
+    bounds: Sequence[float] = ()
+    bucket_counts: Sequence[int] = ()
     scale: int = 0
     zero_count: int = 0
     zero_threshold: float = 0.0
     positive_offset: int = 0
-    positive_counts: list[int] = field(default_factory=list)
+    positive_counts: Sequence[int] = ()
     negative_offset: int = 0
-    negative_counts: list[int] = field(default_factory=list)
-    quantiles: list[tuple[float, float]] = field(default_factory=list)
+    negative_counts: Sequence[int] = ()
+    quantiles: Sequence[tuple[float, float]] = ()
     flags: int = 0  # OTLP DataPointFlags (1: no recorded value)
     # Exemplars as sent, for the forward exporter: {"time_ns", "value", "trace_id",
     # "span_id" (hex, "" when unset), "attributes"}.
-    exemplars: list[dict[str, Any]] = field(default_factory=list)
+    exemplars: Sequence[dict[str, Any]] = ()
     scope_version: str = ""
 
 
