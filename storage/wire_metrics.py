@@ -10,6 +10,7 @@ restarted process, or from another collector, has the same key.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from typing import Any
@@ -60,10 +61,18 @@ def is_cumulative(point: MetricPoint) -> bool:
         point.kind == SUM and point.monotonic)
 
 
+@functools.lru_cache(maxsize=256)
+def _bounds_json(bounds: tuple[float, ...]) -> str:
+    """The same few sets of bounds come in every request: written once each."""
+    return dumps(list(bounds))
+
+
 def buckets_json(point: MetricPoint) -> str | None:
     kind = point.kind
     if kind == HISTOGRAM:
-        return dumps({"bounds": point.bounds, "counts": point.bucket_counts})
+        # As dumps({"bounds": ..., "counts": ...}) writes it.
+        return (f'{{"bounds":{_bounds_json(tuple(point.bounds))},'
+                f'"counts":{dumps(list(point.bucket_counts))}}}')
     if kind == EXPONENTIAL_HISTOGRAM:
         return dumps({"scale": point.scale, "zero_count": point.zero_count,
                       "zero_threshold": _finite(point.zero_threshold),
