@@ -7,6 +7,7 @@ for everything else) so that no stage pays for datetime objects on the hot path.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -247,6 +248,70 @@ class RequestMetric:
     trace_id: str | None = None
 
 
+# OTLP aggregation temporality, as the protocol numbers it.
+TEMPORALITY_UNSPECIFIED = 0
+TEMPORALITY_DELTA = 1
+TEMPORALITY_CUMULATIVE = 2
+# The kinds of metric data point (MetricPoint.kind), named after OTLP's Metric.data.
+GAUGE = "gauge"
+SUM = "sum"
+HISTOGRAM = "histogram"
+EXPONENTIAL_HISTOGRAM = "exponential_histogram"
+SUMMARY = "summary"
+METRIC_KINDS = (GAUGE, SUM, HISTOGRAM, EXPONENTIAL_HISTOGRAM, SUMMARY)
+
+
+@dataclass(slots=True)
+class MetricPoint:
+    """One OTLP metric data point, with what it needs of its metric, scope and
+    resource: a point is a record on its own, as a span is. Values are as sent
+    (cumulative stays cumulative here: the store converts, exporters/forward sends
+    them on as they came). Which value fields mean anything depends on `kind`:
+    - gauge, sum: `value` (an int or a float, as sent);
+    - histogram: `count`, `sum`, `min`, `max`, `bounds` and `bucket_counts`
+      (len(bounds) + 1 of them, or none);
+    - exponential_histogram: `count`, `sum`, `min`, `max`, `scale`, `zero_count`,
+      `zero_threshold`, `positive_offset`/`positive_counts`,
+      `negative_offset`/`negative_counts`;
+    - summary: `count`, `sum`, `quantiles` ([(quantile, value), ...]).
+    `sum`, `min` and `max` are None when the sender left them unset."""
+
+    name: str
+    unit: str
+    description: str
+    kind: str  # one of METRIC_KINDS
+    temporality: int  # TEMPORALITY_*; UNSPECIFIED for gauges and summaries
+    monotonic: bool  # sums only
+    service_name: str
+    resource_attributes: dict[str, Any]  # shared by the points of one resource
+    scope_name: str
+    attributes: dict[str, Any]
+    start_ns: int  # 0 when unset
+    time_ns: int
+    value: float | int | None = None
+    count: int = 0
+    sum: float | None = None
+    min: float | None = None
+    max: float | None = None
+    # Sequences: decoders set lists; the defaults are shared empty tuples, since a
+    # point has only the few its kind uses and a list each would cost for nothing.
+    bounds: Sequence[float] = ()
+    bucket_counts: Sequence[int] = ()
+    scale: int = 0
+    zero_count: int = 0
+    zero_threshold: float = 0.0
+    positive_offset: int = 0
+    positive_counts: Sequence[int] = ()
+    negative_offset: int = 0
+    negative_counts: Sequence[int] = ()
+    quantiles: Sequence[tuple[float, float]] = ()
+    flags: int = 0  # OTLP DataPointFlags (1: no recorded value)
+    # Exemplars as sent, for the forward exporter: {"time_ns", "value", "trace_id",
+    # "span_id" (hex, "" when unset), "attributes"}.
+    exemplars: Sequence[dict[str, Any]] = ()
+    scope_version: str = ""
+
+
 @dataclass(slots=True)
 class GroupDelta:
     """What one batch adds to one error group; built by the grouping processor."""
@@ -270,6 +335,7 @@ class Batch:
     deploys: list[Deploy] = field(default_factory=list)
     requests: list[RequestMetric] = field(default_factory=list)
     logs: list[LogRecord] = field(default_factory=list)
+    metrics: list[MetricPoint] = field(default_factory=list)
     # Derived by processors, persisted by exporters.
     groups: dict[str, GroupDelta] = field(default_factory=dict)
     reopen_after: dict[str, int] = field(default_factory=dict)  # fingerprint -> latest ts_us
@@ -281,4 +347,4 @@ class Batch:
 
     def record_count(self) -> int:
         return (len(self.spans) + len(self.errors) + len(self.deploys) + len(self.requests)
-                + len(self.logs))
+                + len(self.logs) + len(self.metrics))

@@ -207,6 +207,56 @@ DEPLOYS = _form(
     supplied=BY_WRITER,
 )
 
+# Metrics (storage/metrics schema notes: /work/briefs/metrics-schema.md and
+# docs/architecture.md). A series is one metric name, kind and unit of one resource,
+# scope and attribute set, stored once; its points reference it by `series_key`
+# (the first 16 bytes of blake2b over name, kind, unit, resource id, scope and the
+# attributes' JSON: storage/wire.py).
+METRIC_SERIES = _form(
+    "metric_series",
+    PROJECT_ID,
+    Field("series_key", BYTES, 16),
+    Field("name", TEXT),
+    Field("kind", TEXT, 32),  # sounding.records.METRIC_KINDS
+    Field("unit", TEXT),
+    Field("description", TEXT),
+    Field("temporality", INT32),  # as sent: 0 unspecified, 1 delta, 2 cumulative
+    Field("monotonic", INT32),  # 1 for a monotonic sum
+    # How to read the stored points over time: "delta" (each point is what happened
+    # in (start_ns, time_ns]: add them up) or "value" (each point is a value at
+    # time_ns: gauges, non-monotonic cumulative sums, summaries).
+    Field("points", TEXT, 8),
+    Field("service_name", TEXT),
+    Field("scope_name", TEXT),
+    Field("resource_id", INT64),
+    Field("attributes", JSON),
+    Field("received_us", INT64),  # the first time the series was written
+    supplied=BY_WRITER,
+)
+
+# One row per stored point, keyed by (project, series, time): a re-sent point is
+# stored once. Values by kind: gauge and sum in `value`; histograms in `count`,
+# `sum`, `min`, `max` and `buckets`; summaries in `count`, `sum` and `buckets`.
+METRIC_POINTS = _form(
+    "metric_points",
+    PROJECT_ID,
+    Field("series_key", BYTES, 16),
+    Field("time_ns", INT64),
+    Field("start_ns", INT64),  # 0 when unset
+    Field("value", FLOAT, nullable=True),
+    Field("count", INT64),
+    Field("sum", FLOAT, nullable=True),
+    Field("min", FLOAT, nullable=True),
+    Field("max", FLOAT, nullable=True),
+    # Histogram: {"bounds": [...], "counts": [...]}; exponential: {"scale", "zero_count",
+    # "zero_threshold", "positive": {"offset", "counts"}, "negative": {...}}; summary:
+    # {"quantiles": [[q, v], ...]}. None for gauges and sums.
+    Field("buckets", JSON, nullable=True),
+    Field("flags", INT32),
+    Field("received_us", INT64),
+    supplied=BY_WRITER,
+)
+
 # --- tables the writer upserts aggregates into (storage/writer_groups.py) ---------
 
 ERROR_GROUPS = "error_groups"
@@ -214,6 +264,13 @@ ERROR_GROUP_HOURLY = "error_group_hourly"
 ERROR_STATUS_CHANGES = "error_status_changes"
 REQUEST_ROLLUPS = "request_rollups"
 REQUEST_LATENCY = "request_latency"
+# The same rollups from HTTP server duration metrics, kept apart so that the
+# performance queries take, per service, either these or the others, never both
+# (storage/queries/performance.py).
+METRIC_REQUEST_ROLLUPS = "metric_request_rollups"
+METRIC_REQUEST_LATENCY = "metric_request_latency"
+# The last cumulative point of each series the writer turns into deltas.
+METRIC_CUMULATIVE = "metric_cumulative"
 
 # The key of a request-metric rollup row: per minute and per (service, env, method,
 # route). Both rollup tables start with it.
@@ -235,6 +292,19 @@ REQUESTS = _form(
     Field("ts_us", INT64),
     Field("status", INT64),
     Field("duration_ms", FLOAT),
+)
+
+# A metric point as the writer takes it: the stored row's values (METRIC_POINTS),
+# whether the writer converts it from cumulative to delta, and, for HTTP server
+# duration metrics, what the request rollups need (`to_ms` 0 for any other metric).
+METRIC_WIRE = _form(
+    "metrics",
+    *(f for f in METRIC_POINTS.columns if f.name not in BY_WRITER),
+    Field("cumulative", INT32),  # 1: a cumulative monotonic sum or a histogram
+    Field("kind", TEXT, 32),
+    *(ROLLUP_KEY.column(name) for name in ("service", "env", "method", "route")),
+    Field("status", INT64),
+    Field("to_ms", FLOAT),  # milliseconds per unit of the values; 0: not a request metric
 )
 
 # One error group's delta from one batch (sounding.records.GroupDelta).
@@ -267,6 +337,8 @@ class WireBatch(NamedTuple):
     reopen: list[Row]  # REOPEN
     resources: list[Row]  # RESOURCES
     logs: list[Row]  # LOGS
+    metric_series: list[Row]  # METRIC_SERIES
+    metrics: list[Row]  # METRIC_WIRE
 
 
 # WireBatch by keyword, for a third of what the named tuple's own keyword call costs

@@ -204,6 +204,59 @@ request_latency = Table(
     Column("count", BigInteger, nullable=False),
 )
 
+# The same rollups fed by HTTP server duration metrics (storage/writer_metrics.py),
+# apart from those of requests and spans: per service, the performance queries take
+# one source or the other, never both (storage/queries/performance.py).
+metric_request_rollups = Table(
+    rows.METRIC_REQUEST_ROLLUPS,
+    metadata,
+    *_rollup_key_columns(),
+    Column("count", BigInteger, nullable=False),
+    Column("error_count", BigInteger, nullable=False),
+    Column("duration_sum_ms", Float, nullable=False),
+    Index("ix_metric_request_rollups_project_minute", "project_id", "minute"),
+)
+
+metric_request_latency = Table(
+    rows.METRIC_REQUEST_LATENCY,
+    metadata,
+    *_rollup_key_columns(),
+    Column("bucket", Integer, primary_key=True),
+    Column("count", BigInteger, nullable=False),
+)
+
+# Metric series, once per project (storage/rows.py says what each column holds).
+metric_series = Table(
+    rows.METRIC_SERIES.table,
+    metadata,
+    *_columns(rows.METRIC_SERIES, primary_key=("project_id", "series_key")),
+    Index("ix_metric_series_project_name", "project_id", "name"),
+)
+
+# Metric points: cumulative monotonic sums and histograms are stored as deltas
+# (storage/writer_metrics.py); a re-sent point is stored once (the primary key).
+metric_points = Table(
+    rows.METRIC_POINTS.table,
+    metadata,
+    *_columns(rows.METRIC_POINTS, primary_key=("project_id", "series_key", "time_ns")),
+    Index("ix_metric_points_project_time", "project_id", "time_ns"),
+)
+
+# The last cumulative point of each series converted to deltas, so that a restarted
+# collector, or another one behind the same load balancer, goes on from it.
+# `time_ns` is -1 in a row made only to be locked (no point seen yet). `state` is
+# the cumulative values as JSON: {"value"} for a sum, {"count", "sum", "buckets"} for
+# a histogram.
+metric_cumulative = Table(
+    rows.METRIC_CUMULATIVE,
+    metadata,
+    Column("project_id", Integer, primary_key=True),
+    Column("series_key", LargeBinary(16), primary_key=True),
+    Column("start_ns", BigInteger, nullable=False),
+    Column("time_ns", BigInteger, nullable=False),
+    Column("state", Text, nullable=False),
+)
+
 # Secrets every collector on one database shares (migration 0002): the SHA-256 of a
 # generated dashboard admin token (never the token), and the key that signs session
 # cookies, so that a session made on one collector is valid on all of them.

@@ -46,7 +46,8 @@ class Columns:
     int_format: str = ""  # struct codes: "i" for INTEGER (32 bits), "q" for BIGINT
     # Nullable integer columns: (position, struct code), each value packed unless None.
     optional_ints: tuple[tuple[int, str], ...] = ()
-    finite: tuple[int, ...] = ()  # floats
+    finite: tuple[int, ...] = ()  # NOT NULL floats
+    optional_finite: tuple[int, ...] = ()  # nullable floats
 
     @classmethod
     def of(cls, form: rows.RowForm) -> Columns:
@@ -67,7 +68,8 @@ class Columns:
                                       for i in ints),
                    optional_ints=tuple((i, "i" if fields[i].kind == rows.INT32 else "q")
                                        for i in where(rows.INT32, rows.INT64, nullable=True)),
-                   finite=where(rows.FLOAT))
+                   finite=where(rows.FLOAT, nullable=False),
+                   optional_finite=where(rows.FLOAT, nullable=True))
 
     @property
     def packer(self) -> struct.Struct:
@@ -128,6 +130,9 @@ def check(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
             deque(map(_packer(code).pack, filter(_IS_SET, map(itemgetter(position), rows))),
                   maxlen=0)
         if columns.finite and not math.isfinite(sum(_column(rows, columns.finite))):
+            raise Unstorable("a number is not finite")
+        if columns.optional_finite and not math.isfinite(sum(
+                v for v in _column(rows, columns.optional_finite) if v is not None)):
             raise Unstorable("a number is not finite")
     except (TypeError, ValueError, OverflowError, struct.error) as exc:
         raise Unstorable(f"{type(exc).__name__}: {exc}") from exc  # UnicodeEncodeError too

@@ -24,6 +24,7 @@ from storage import logbody, rows, spanbody, storable
 from storage.jsontext import dumps
 from storage.rows import Row, WireBatch
 from storage.storable import Columns
+from storage.wire_metrics import encode_metrics
 from storage.writer import BatchWriter
 
 # What each list of a wire batch is checked for, derived from its row form.
@@ -34,11 +35,13 @@ REQUEST_COLUMNS = Columns.of(rows.REQUESTS)
 GROUP_COLUMNS = Columns.of(rows.GROUPS)
 REOPEN_COLUMNS = Columns.of(rows.REOPEN)
 LOG_COLUMNS = Columns.of(rows.LOGS)
+METRIC_COLUMNS = Columns.of(rows.METRIC_WIRE)
+SERIES_COLUMNS = Columns.of(rows.METRIC_SERIES)
 _CHECKS = {"spans": SPAN_COLUMNS, "errors": ERROR_COLUMNS, "deploys": DEPLOY_COLUMNS,
            "requests": REQUEST_COLUMNS, "groups": GROUP_COLUMNS, "reopen": REOPEN_COLUMNS,
-           "logs": LOG_COLUMNS}
+           "logs": LOG_COLUMNS, "metrics": METRIC_COLUMNS, "metric_series": SERIES_COLUMNS}
 # Named alike in Batch and WireBatch.
-_SIGNALS = ("spans", "errors", "deploys", "requests", "logs")
+_SIGNALS = ("spans", "errors", "deploys", "requests", "logs", "metrics")
 _HOURLY = rows.GROUPS.getter("hourly")
 _CHECKED_LISTS = attrgetter(*_CHECKS)
 
@@ -108,10 +111,13 @@ def _encode(batch: Batch) -> WireBatch:
     requests = [request_row(service=r.service, env=r.env, method=r.method, route=r.route,
                             ts_us=r.ts_us, status=r.status, duration_ms=r.duration_ms)
                 for r in batch.requests]
+    series, metrics = (encode_metrics(project_id, batch.metrics, resource_ids, resources)
+                       if batch.metrics else ([], []))
     return rows.wire_batch(project_id=project_id, spans=spans, errors=errors, deploys=deploys,
                            requests=requests, groups=_group_rows(batch.groups.values()),
                            reopen=_reopen_rows(batch.reopen_after.items()),
-                           resources=resources, logs=logs)
+                           resources=resources, logs=logs,
+                           metric_series=series, metrics=metrics)
 
 
 def _log_rows(records: list[LogRecord], project_id: int, resource_ids: dict[int, int],
@@ -187,6 +193,7 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
     dropped: dict[str, int] = {}
     kept: dict[str, list[Row]] = {signal: [] for signal in _SIGNALS}
     resources: dict[Row, None] = {}  # a set that keeps its order
+    series: dict[Row, None] = {}
     kept_errors: list[ErrorEvent] = []
     for signal in _SIGNALS:
         for record in getattr(batch, signal):
@@ -200,11 +207,12 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
             for name, table in kept.items():
                 table.extend(getattr(wire, name))
             resources.update(dict.fromkeys(wire.resources))
+            series.update(dict.fromkeys(wire.metric_series))
             if isinstance(record, ErrorEvent):
                 kept_errors.append(record)
     groups, reopen = _regroup(batch, kept_errors)
     return rows.wire_batch(project_id=project_id, **kept, groups=groups, reopen=reopen,
-                           resources=list(resources)), dropped
+                           resources=list(resources), metric_series=list(series)), dropped
 
 
 def _regroup(batch: Batch, kept: list[ErrorEvent]) -> tuple[list[Row], list[Row]]:
@@ -289,7 +297,7 @@ def wire_records(wire: WireBatch) -> dict[str, int]:
     """Records per signal in a wire batch, for the accepted/refused counters."""
     return {"spans": len(wire.spans), "errors": len(wire.errors),
             "deploys": len(wire.deploys), "requests": len(wire.requests),
-            "logs": len(wire.logs)}
+            "logs": len(wire.logs), "metrics": len(wire.metrics)}
 
 
 def write_batches(conn: Any, batches: Sequence[Batch], received_us: int) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from storage import rows
 from storage.rows import Row, RowForm, WireBatch
 from storage.writer_groups import write_groups, write_requests
+from storage.writer_metrics import MetricsWriter
 from storage.writer_occurrences import KeyedErrors, key_of
 
 
@@ -77,6 +78,7 @@ class BatchWriter:
         # Log records are keyed by what they are (storage/logbody.py): a retried
         # request that was committed already adds no row.
         self.logs_sql = insert_sql(dialect, LOGS, LOG_COLUMNS, "ON CONFLICT DO NOTHING")
+        self.metrics = MetricsWriter(dialect)
 
     def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
         """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
@@ -89,6 +91,11 @@ class BatchWriter:
         write_groups(cursor, self.dialect, counted)
         self._deploys(cursor, named, received_us)
         write_requests(cursor, self.dialect, named)
+        self.metrics.write(cursor, named, received_us)
+
+    def committed(self) -> None:
+        """Called once the transaction of the last `write` is committed."""
+        self.metrics.committed()
 
     def _spans(self, cursor: Any, batches: Sequence[WireBatch]) -> None:
         # Sorted, so that two transactions meet the same resources in the same order.

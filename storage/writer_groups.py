@@ -171,12 +171,20 @@ def write_requests(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> N
             agg[2] += duration_ms
             bkey = (key, bucket_of(duration_ms))
             buckets[bkey] = buckets.get(bkey, 0) + 1
+    upsert_rollups(cursor, dialect, rollups, buckets, ROLLUPS, LATENCY)
+
+
+def upsert_rollups(cursor: Any, dialect: str, rollups: dict[RollupKey, list[Any]],
+                   buckets: dict[tuple[RollupKey, int], int], rollups_table: str,
+                   latency_table: str) -> None:
+    """Add per-minute counts ([count, error count, duration sum in ms] per key) and
+    latency buckets to a pair of rollup tables, in key order."""
     if not rollups:
         return
     q = _q(dialect)
     names = ", ".join(ROLLUP_KEY)
     marks = ", ".join([q] * len(ROLLUP_KEY))
-    r = ROLLUPS
+    r = rollups_table
     cursor.executemany(
         f'INSERT INTO "{r}" ({names}, count, error_count, duration_sum_ms) '
         f"VALUES ({marks}, {q}, {q}, {q}) ON CONFLICT ({names}) DO UPDATE SET "
@@ -184,7 +192,7 @@ def write_requests(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> N
         f'error_count = "{r}".error_count + excluded.error_count, '
         f'duration_sum_ms = "{r}".duration_sum_ms + excluded.duration_sum_ms',
         [(*key, c, e, s) for key, (c, e, s) in sorted(rollups.items())])
-    latency = LATENCY
+    latency = latency_table
     cursor.executemany(
         f'INSERT INTO "{latency}" ({names}, bucket, count) VALUES ({marks}, {q}, {q}) '
         f"ON CONFLICT ({names}, bucket) DO UPDATE SET "

@@ -9,18 +9,20 @@ from urllib.parse import urlsplit
 from sounding.configcheck import require_bool, require_int, require_str
 from sounding.errors import ConfigError
 
-SIGNALS = ("traces", "logs", "errors", "deploys", "requests")
+SIGNALS = ("traces", "logs", "errors", "deploys", "requests", "metrics")
 
 # Where a Sounding gateway takes each signal on its ingest port (receivers.http):
-# with `endpoint: http://gateway:3000` every signal reaches it. Traces and logs go
-# as OTLP/HTTP protobuf, which any OTLP backend also takes: give `signals.traces`
-# or `signals.logs` a full URL (http://collector:4318/v1/logs) to send them to one.
+# with `endpoint: http://gateway:3000` every signal reaches it. Traces, logs and
+# metrics go as OTLP/HTTP protobuf, which any OTLP backend also takes: give
+# `signals.traces`, `signals.logs` or `signals.metrics` a full URL
+# (http://collector:4318/v1/logs) to send them to one.
 PATHS = {
     "traces": "/ingest/v1/traces",
     "logs": "/ingest/v1/logs",
     "errors": "/ingest/errors/batch",
     "deploys": "/ingest/deploys",
     "requests": "/ingest/requests",
+    "metrics": "/ingest/v1/metrics",
 }
 
 DEFAULTS: dict[str, Any] = {

@@ -10,6 +10,8 @@ out, no I/O; the decode workers run it off the event loop (the exporter's
 - Log records: one OTLP ExportLogsServiceRequest (protobuf), built as for spans: a
   record no stage looked into is copied from the message it arrived in, and its
   columns (times, severity, ids, flags, event name) are written over it.
+- Metric points: one OTLP ExportMetricsServiceRequest (exporters/forward/
+  encode_metrics.py), each point as it arrived, cumulative or delta.
 - Errors, deploys, request metrics: the JSON documents of Sounding's own endpoints
   (README, "Sending data"), every field of the contract, times as ISO 8601 with
   microseconds, so that the gateway decodes exactly what this collector did.
@@ -31,6 +33,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from exporters.forward.encode_metrics import encode_metrics
 from sounding.otlp_values import fill_any_value, fill_key_values
 from sounding.records import Batch, Deploy, ErrorEvent, LogRecord, RequestMetric, Span
 from storage.outbox import Entry
@@ -292,6 +295,14 @@ def encode(batch: Batch, settings: dict[str, Any]) -> Encoded:
             body, encoding = _compress(logs_request.SerializeToString(), use_gzip)
             out.entries.append(Entry("logs", body, PROTOBUF, encoding,
                                      len(batch.logs) - failed))
+    if "metrics" in signals and batch.metrics:
+        metrics_request, failed = encode_metrics(batch.metrics)
+        if failed:
+            out.unencodable["metrics"] = failed
+        if failed < len(batch.metrics):
+            body, encoding = _compress(metrics_request.SerializeToString(), use_gzip)
+            out.entries.append(Entry("metrics", body, PROTOBUF, encoding,
+                                     len(batch.metrics) - failed))
     if "errors" in signals and batch.errors:
         out.entries += _json_entries("errors", "errors",
                                      [error_document(e) for e in batch.errors],

@@ -16,6 +16,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from proto.sounding.v1 import ingest_pb2
@@ -25,6 +26,7 @@ from receiver.jsonbody import parse_json
 from receiver.signals.deploys import handle_deploy
 from receiver.signals.errors import handle_error, handle_error_batch
 from receiver.signals.logs import handle_logs
+from receiver.signals.metrics import handle_metrics
 from receiver.signals.otlp import OtlpBody
 from receiver.signals.outcome import Origin, Outcome
 from receiver.signals.requests import handle_requests
@@ -111,6 +113,14 @@ SIGNALS: tuple[Signal, ...] = (
            GrpcDoor(_service(logs_service_pb2, "LogsService"), "Export", _otlp_proto,
                     otlp_reply(logs_service_pb2.ExportLogsServiceResponse,
                                "rejected_log_records"))),
+    Signal("metrics", handle_metrics,
+           HttpDoor("/ingest/v1/metrics", (PROTOBUF, JSON), _otlp_body,
+                    otlp_path="/v1/metrics",
+                    partial=_otlp_partial(metrics_service_pb2.ExportMetricsServiceResponse,
+                                          "rejected_data_points")),
+           GrpcDoor(_service(metrics_service_pb2, "MetricsService"), "Export", _otlp_proto,
+                    otlp_reply(metrics_service_pb2.ExportMetricsServiceResponse,
+                               "rejected_data_points"))),
     Signal("errors", handle_error,
            HttpDoor("/ingest/errors", (JSON,), _json_body),
            GrpcDoor(_ERRORS, "Report", json_document(ingest_pb2.ErrorRecord), sounding_reply)),

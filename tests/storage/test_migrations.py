@@ -184,4 +184,21 @@ def test_error_origin_migration_adds_keys_unique_where_set_and_goes_back(db_url:
         rows = conn.execute(old.select()).mappings().all()
         assert len(rows) == 5 and dict(rows[0]) == OLD_ERROR
         conn.execute(old.insert(), [OLD_ERROR])  # the old writer's insert works again
+
+
+METRIC_TABLES = {"metric_series", "metric_points", "metric_cumulative",
+                 "metric_request_rollups", "metric_request_latency"}
+
+
+def test_metrics_migration_goes_both_ways(db_url: str) -> None:
+    store = Store(db_url)
+    _migrate(store, command.upgrade, "head")
+    with store.writer.connect() as conn:
+        assert METRIC_TABLES <= set(sa.inspect(conn).get_table_names())
+    _migrate(store, command.downgrade, "0007")
+    with store.writer.connect() as conn:
+        assert not METRIC_TABLES & set(sa.inspect(conn).get_table_names())
+    _migrate(store, command.upgrade, "head")
+    with store.writer.connect() as conn:
+        assert METRIC_TABLES <= set(sa.inspect(conn).get_table_names())
     store.dispose()

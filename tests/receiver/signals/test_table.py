@@ -15,7 +15,8 @@ from tests.receiver.otlp_helpers import grpc_auth
 from tests.support.server import Server, start_server
 
 # The contract's ingest paths (README, "Ingestion API"): one row each.
-PATHS = {"/ingest/v1/traces", "/ingest/v1/logs", "/ingest/errors", "/ingest/errors/batch",
+PATHS = {"/ingest/v1/traces", "/ingest/v1/logs", "/ingest/v1/metrics", "/ingest/errors",
+         "/ingest/errors/batch",
          "/ingest/deploys", "/ingest/requests"}
 
 

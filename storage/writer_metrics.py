@@ -1,0 +1,312 @@
+"""The metrics part of a group commit: series, points, cumulative-to-delta
+conversion with its state in the store, and HTTP server durations into the request
+rollups kept for metrics (metric_request_rollups, metric_request_latency).
+
+Conversion (the rules: storage/metric_delta.py) reads and writes the state of each
+converted series inside the commit's transaction. On PostgreSQL the state rows are
+locked (a row is first made, empty, for a new series, so there is one to lock), in
+key order: two collectors behind one load balancer take turns per series, and
+neither counts an interval twice nor loses one. SQLite has one writer.
+
+A converted point is new by the rules (a re-sent one is skipped by its state). A
+delta point that feeds the rollups is inserted alone with RETURNING: only a point
+stored now (not one re-sent) is counted. Every other point is inserted ON CONFLICT
+DO NOTHING: a re-sent point is stored once.
+
+Series rows never change once written: the writer remembers the keys it committed
+(`committed`, called after each commit) and does not insert them again.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from sounding import histogram
+from storage import metric_delta, rows
+from storage.rows import Row, WireBatch
+from storage.writer_groups import RollupKey, upsert_rollups
+
+SERIES, POINTS = rows.METRIC_SERIES.table, rows.METRIC_POINTS.table
+STATE = rows.METRIC_CUMULATIVE
+ROLLUPS, LATENCY = rows.METRIC_REQUEST_ROLLUPS, rows.METRIC_REQUEST_LATENCY
+SERIES_COLUMNS = ("project_id", *rows.METRIC_SERIES.names, "received_us")
+POINT_FIELDS = tuple(f for f in rows.METRIC_POINTS.names)
+POINT_COLUMNS = ("project_id", *POINT_FIELDS, "received_us")
+_POINT = rows.METRIC_WIRE.getter(*POINT_FIELDS)
+_META = rows.METRIC_WIRE.getter("cumulative", "kind", "to_ms")
+_REQUEST = rows.METRIC_WIRE.getter("service", "env", "method", "route", "status")
+_KEY, _TIME = (rows.METRIC_WIRE.position(name) for name in ("series_key", "time_ns"))
+_START, _VALUE = (POINT_FIELDS.index(name) for name in ("start_ns", "value"))
+_COUNT, _SUM, _MIN, _MAX, _BUCKETS = (
+    POINT_FIELDS.index(name) for name in ("count", "sum", "min", "max", "buckets"))
+SERVER_ERROR = 500
+IN_CHUNK = 500
+# Series keys remembered as committed; past this many the memory starts again empty.
+MAX_KNOWN_SERIES = 200_000
+StateKey = tuple[int, bytes]
+Stored = tuple[int, Row, tuple[Any, ...], Any]
+
+
+def _q(dialect: str) -> str:
+    return "%s" if dialect == "postgresql" else "?"
+
+
+def _sql(dialect: str, table: str, columns: Sequence[str], suffix: str) -> str:
+    q = _q(dialect)
+    return (f'INSERT INTO "{table}" ({", ".join(columns)}) '
+            f'VALUES ({", ".join([q] * len(columns))}) {suffix}')
+
+
+class MetricsWriter:
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        self.series_sql = _sql(dialect, SERIES, SERIES_COLUMNS, "ON CONFLICT DO NOTHING")
+        self.points_sql = _sql(dialect, POINTS, POINT_COLUMNS, "ON CONFLICT DO NOTHING")
+        self.counted_sql = _sql(dialect, POINTS, POINT_COLUMNS,
+                                "ON CONFLICT DO NOTHING RETURNING time_ns")
+        q = _q(dialect)
+        self.new_state_sql = (f'INSERT INTO "{STATE}" (project_id, series_key, start_ns, '
+                              f"time_ns, state) VALUES ({q}, {q}, 0, -1, '{{}}') "
+                              "ON CONFLICT DO NOTHING")
+        self.save_state_sql = (f'INSERT INTO "{STATE}" (project_id, series_key, start_ns, '
+                               f"time_ns, state) VALUES ({q}, {q}, {q}, {q}, {q}) "
+                               "ON CONFLICT (project_id, series_key) DO UPDATE SET "
+                               "start_ns = excluded.start_ns, time_ns = excluded.time_ns, "
+                               "state = excluded.state")
+        # PostgreSQL: lock each series' state row, made first if new, so that two
+        # collectors take turns. SQLite: one writer at a time holds the database.
+        self.lock = dialect == "postgresql"
+        self.known: set[tuple[int, bytes]] = set()
+        self.pending: list[tuple[int, bytes]] = []
+
+    def committed(self) -> None:
+        """The last `write` was committed: its series exist."""
+        if len(self.known) + len(self.pending) > MAX_KNOWN_SERIES:
+            self.known.clear()
+        self.known.update(self.pending)
+        self.pending = []
+
+    def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        known = self.known
+        series = sorted({(b.project_id, *s, received_us) for b in batches
+                         for s in b.metric_series if (b.project_id, s[0]) not in known})
+        self.pending = [(row[0], row[1]) for row in series]
+        if series:
+            cursor.executemany(self.series_sql, series)
+        points = [(b.project_id, p) for b in batches for p in b.metrics]
+        if not points:
+            return
+        cumulative = [(project_id, p) for project_id, p in points if _META(p)[0]]
+        # (project, wire row, stored row, its buckets parsed when they were)
+        stored: list[Stored] = []
+        for project_id, p in points:
+            if not _META(p)[0]:
+                stored.append((project_id, p, _POINT(p), None))
+        if cumulative:
+            stored += self._deltas(cursor, cumulative)
+        plain = [(project_id, *values, received_us) for project_id, p, values, _ in stored
+                 if not _META(p)[2]]
+        if plain:
+            cursor.executemany(self.points_sql, plain)
+        # Converted points are new (the state skips what was counted); a delta point
+        # is counted only if this insert stored it.
+        counted = [s for s in stored if _META(s[1])[2] and _META(s[1])[0]]
+        for project_id, p, values, parsed in sorted(
+                (s for s in stored if _META(s[1])[2] and not _META(s[1])[0]),
+                key=lambda s: (s[0], s[2][0], s[2][1])):
+            cursor.execute(self.counted_sql, (project_id, *values, received_us))
+            if cursor.fetchone() is not None:
+                counted.append((project_id, p, values, parsed))
+        converted = [(project_id, *values, received_us)
+                     for project_id, p, values, _ in counted if _META(p)[0]]
+        if converted:
+            cursor.executemany(self.points_sql, converted)
+        if counted:
+            self._rollups(cursor, counted)
+
+    # --- cumulative to delta ---------------------------------------------------
+
+    def _states(self, cursor: Any, keys: list[StateKey]) -> dict[StateKey, Any]:
+        if self.lock:
+            cursor.executemany(self.new_state_sql, keys)
+        q = _q(self.dialect)
+        found: dict[StateKey, Any] = {}
+        by_project: dict[int, list[bytes]] = {}
+        for project_id, key in keys:
+            by_project.setdefault(project_id, []).append(key)
+        for project_id, series_keys in sorted(by_project.items()):
+            for i in range(0, len(series_keys), IN_CHUNK):
+                chunk = series_keys[i:i + IN_CHUNK]
+                cursor.execute(
+                    f'SELECT series_key, start_ns, time_ns, state FROM "{STATE}" '
+                    f"WHERE project_id = {q} AND series_key IN ({', '.join([q] * len(chunk))}) "
+                    f"ORDER BY series_key{' FOR UPDATE' if self.lock else ''}",
+                    (project_id, *chunk))
+                for key, start_ns, time_ns, state in cursor.fetchall():
+                    found[(project_id, bytes(key))] = (
+                        None if time_ns < 0 else (start_ns, time_ns, orjson.loads(state)))
+        return found
+
+    def _deltas(self, cursor: Any, points: list[tuple[int, Row]]) -> list[Stored]:
+        # Per series, oldest first: several points of one series in one commit follow
+        # one another.
+        points.sort(key=lambda item: (item[0], item[1][_KEY], item[1][_TIME]))
+        keys = sorted({(project_id, p[_KEY]) for project_id, p in points})
+        states = self._states(cursor, keys)
+        out = []
+        changed: dict[StateKey, tuple[int, int, str]] = {}
+        for project_id, p in points:
+            skey = (project_id, p[_KEY])
+            values = list(_POINT(p))
+            kind = _META(p)[1]
+            cumulative = _cumulative(kind, values)
+            try:
+                found = metric_delta.delta(kind, values[_START], p[_TIME], cumulative,
+                                           states.get(skey))
+            except metric_delta.Skip:
+                continue
+            states[skey] = (values[_START], p[_TIME], cumulative)
+            changed[skey] = (values[_START], p[_TIME], _state_text(kind, values))
+            if found is None:
+                continue
+            start_ns, diff, whole = found
+            values[_START] = start_ns
+            if not whole:
+                _apply(kind, values, diff)
+            out.append((project_id, p, tuple(values),
+                        None if kind == "sum" else (cumulative if whole else diff)["buckets"]))
+        if changed:
+            cursor.executemany(self.save_state_sql,
+                               [(project_id, key, start, time_ns, text)
+                                for (project_id, key), (start, time_ns, text)
+                                in sorted(changed.items())])
+        return out
+
+    # --- HTTP server durations into request rollups -------------------------------
+
+    def _rollups(self, cursor: Any, points: list[Stored]) -> None:
+        rollups: dict[RollupKey, list[Any]] = {}
+        buckets: dict[tuple[RollupKey, int], int] = {}
+        for project_id, p, values, parsed in points:
+            to_ms = _META(p)[2]
+            service, env, method, route, status = _REQUEST(p)
+            key: RollupKey = (project_id, service, env, method, route,
+                              p[_TIME] // 60_000_000_000 * 60)
+            spread = sounding_buckets(_META(p)[1], values, to_ms, parsed)
+            count = sum(spread.values())
+            if not count:
+                continue
+            total = values[_SUM]
+            total_ms = (total * to_ms if total is not None
+                        else sum(histogram.bucket_value(b) * n for b, n in spread.items()))
+            agg = rollups.get(key)
+            if agg is None:
+                agg = rollups[key] = [0, 0, 0.0]
+            agg[0] += count
+            agg[1] += count if status >= SERVER_ERROR else 0
+            agg[2] += total_ms
+            for bucket, n in spread.items():
+                buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
+        upsert_rollups(cursor, self.dialect, rollups, buckets, ROLLUPS, LATENCY)
+
+
+def _number(value: float | None) -> str:
+    """A finite float or None as JSON (the wire form has no other)."""
+    return "null" if value is None else repr(value)
+
+
+def _state_text(kind: str, values: list[Any]) -> str:
+    """The state column of a cumulative point, its buckets' JSON text as it came."""
+    if kind == "sum":
+        return f'{{"value":{_number(values[_VALUE])}}}'
+    return (f'{{"count":{values[_COUNT]},"sum":{_number(values[_SUM])},'
+            f'"buckets":{values[_BUCKETS]}}}')
+
+
+def _cumulative(kind: str, values: list[Any]) -> dict[str, Any]:
+    if kind == "sum":
+        return {"value": values[_VALUE]}
+    return {"count": values[_COUNT], "sum": values[_SUM],
+            "buckets": orjson.loads(values[_BUCKETS])}
+
+
+def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
+    """The stored row's values set to the delta. The min and max of a cumulative
+    histogram are over its whole time: they say nothing of the delta's, so unset."""
+    if kind == "sum":
+        values[_VALUE] = diff["value"]
+        return
+    values[_COUNT], values[_SUM] = diff["count"], diff["sum"]
+    values[_MIN] = values[_MAX] = None
+    values[_BUCKETS] = orjson.dumps(diff["buckets"]).decode()
+
+
+@functools.lru_cache(maxsize=1024)
+def _explicit_map(bounds: tuple[float, ...], to_ms: float) -> tuple[int, ...]:
+    """Sounding's bucket of each explicit bound, in milliseconds."""
+    return tuple(histogram.bucket_of(max(b, 0.0) * to_ms) for b in bounds)
+
+
+def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
+                     data: dict[str, Any] | None = None) -> dict[int, int]:
+    """A stored histogram point's counts in Sounding's latency buckets
+    (sounding/histogram.py). The counts of an OTLP bucket go to the bucket of its
+    upper bound (its lower bound for the last, unbounded one, or the max when known),
+    kept within the point's min and max when known: a quantile read from them is
+    within the OTLP histogram's own resolution."""
+    out: dict[int, int] = {}
+    if not values[_BUCKETS]:
+        return out
+    if data is None:
+        data = orjson.loads(values[_BUCKETS])
+    low, high = values[_MIN], values[_MAX]
+
+    def add(upper: float, n: int) -> None:
+        if n <= 0:
+            return
+        if high is not None:
+            upper = min(upper, high)
+        if low is not None:
+            upper = max(upper, low)
+        if not math.isfinite(upper):
+            upper = 1e300  # past any duration, still a bucket
+        bucket = histogram.bucket_of(max(upper, 0.0) * to_ms)
+        out[bucket] = out.get(bucket, 0) + n
+
+    if kind == "histogram":
+        bounds, counts = data.get("bounds") or [], data.get("counts") or []
+        if not bounds:  # one bucket: all values in (-inf, +inf)
+            if counts:
+                add(high if high is not None else (values[_SUM] or 0.0)
+                    / max(values[_COUNT], 1), counts[0])
+            return out
+        mapped = _explicit_map(tuple(bounds), to_ms)
+        last = len(bounds)
+        for i, n in enumerate(counts):
+            if not n:
+                continue
+            if i == last:
+                add(high if high is not None else bounds[-1], n)
+            elif (high is not None and bounds[i] > high) or (
+                    low is not None and bounds[i] < low):
+                add(bounds[i], n)  # kept within the point's min and max
+            else:
+                out[mapped[i]] = out.get(mapped[i], 0) + n
+        return out
+    if kind == "exponential_histogram":
+        base_exp = 2.0 ** -data["scale"]
+        add(0.0, data["zero_count"])
+        add(0.0, sum(data["negative"]["counts"]))
+        offset = data["positive"]["offset"]
+        for i, n in enumerate(data["positive"]["counts"]):
+            try:
+                upper = 2.0 ** ((offset + i + 1) * base_exp)
+            except OverflowError:
+                upper = math.inf
+            add(upper, n)
+    return out
