@@ -9,10 +9,11 @@ from urllib.parse import quote, urlencode
 from tornado.web import HTTPError
 
 from dashboard import views
-from dashboard.api import sort_arg
+from dashboard.api import load_metric, metric_query, sort_arg
 from dashboard.auth import LOGIN_COOKIE, SESSION_COOKIE
 from dashboard.base import DashboardHandler
 from storage.queries import errors as eq
+from storage.queries import metrics as mq
 from storage.queries import projects as pq
 
 PAGE_SIZE = 50
@@ -176,3 +177,20 @@ class TracePage(DashboardHandler):
         if view is None:
             raise HTTPError(404, f"no trace {trace_id} in this project")
         self.render("trace.html", view=view, section="traces")
+
+
+class MetricsPage(DashboardHandler):
+    """The metric names, and the one picked (`metric=`) charted with the read API's
+    parameters; the chart draws from the same document the API answers."""
+
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        tr = self.time_range()
+        service = self.arg("service")
+        metrics = await self.run(mq.list_metrics, self.store, project.id, service)
+        name = self.arg("metric")
+        data = None
+        if name is not None:
+            data = await load_metric(self, project.id, metric_query(self, name, tr))
+        self.render("metrics.html", metrics=metrics, data=data, tr=tr, service=service,
+                    chart={"series": asdict(data)} if data else None, section="metrics")

@@ -10,5 +10,6 @@ for spans, epoch seconds for rollup buckets and for chart series.
 Modules: `projects`, `errors` (error groups, occurrences, trends, status history,
 errors of a trace), `performance` (request rollups and latency quantiles),
 `deploys` (deploys and their before/after correlation), `traces` (span search and
-one trace).
+one trace), `metrics` (metric names and one metric's series over time, with the
+bucket arithmetic of histograms in `metric_buckets`).
 """
