@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench import payloads
+from bench import payloads, payloads_metrics
 
 BodySource = Callable[[int], Callable[[int], bytes]]  # worker -> (request number -> body)
 
@@ -50,6 +50,19 @@ def _fixed(make: Callable[[int], bytes]) -> BodySource:
 SPANS_SQL = "SELECT count(*) FROM spans"
 ERRORS_SQL = "SELECT count(*) FROM error_events"
 REQUESTS_SQL = "SELECT coalesce(sum(count), 0) FROM request_rollups"
+POINTS_SQL = "SELECT count(*) FROM metric_points"
+# Process slots per load worker: the same series come back every METRIC_SLOTS
+# requests, as one process's do every export interval, and never two at once.
+METRIC_SLOTS = 64
+
+
+def _metrics(worker: int) -> Callable[[int], bytes]:
+    templates = [payloads_metrics.metrics_proto(worker * METRIC_SLOTS + i)
+                 for i in range(METRIC_SLOTS)]
+
+    def body(n: int) -> bytes:
+        return templates[n % METRIC_SLOTS].render(n, time.time_ns())
+    return body
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("traces_proto", "OTLP/HTTP protobuf, 512 spans", "/ingest/v1/traces",
@@ -72,4 +85,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("requests", "/ingest/requests, 1,000 items", "/ingest/requests",
              "application/json", payloads.REQUESTS_PER_BATCH, "items",
              _fixed(payloads.requests_batch), False, 8, REQUESTS_SQL),
+    Scenario("metrics_proto", "OTLP/HTTP protobuf, SDK export of 50 series",
+             "/ingest/v1/metrics", "application/x-protobuf",
+             payloads_metrics.SERIES_PER_REQUEST, "points", _metrics, True, 8, POINTS_SQL),
 )}

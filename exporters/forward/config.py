@@ -9,17 +9,18 @@ from urllib.parse import urlsplit
 from sounding.configcheck import require_bool, require_int, require_str
 from sounding.errors import ConfigError
 
-SIGNALS = ("traces", "errors", "deploys", "requests")
+SIGNALS = ("traces", "errors", "deploys", "requests", "metrics")
 
 # Where a Sounding gateway takes each signal on its ingest port (receivers.http):
 # with `endpoint: http://gateway:3000` every signal reaches it. Traces go as OTLP/
 # HTTP protobuf, which any OTLP backend also takes: give `signals.traces` a full URL
-# (http://collector:4318/v1/traces) to send them to one.
+# (http://collector:4318/v1/traces) to send them to one. Metrics too (/v1/metrics).
 PATHS = {
     "traces": "/ingest/v1/traces",
     "errors": "/ingest/errors/batch",
     "deploys": "/ingest/deploys",
     "requests": "/ingest/requests",
+    "metrics": "/ingest/v1/metrics",
 }
 
 DEFAULTS: dict[str, Any] = {

@@ -7,6 +7,8 @@ out, no I/O; the decode workers run it off the event loop (the exporter's
   looked into is copied from the message it arrived in, attributes, events, links
   and all; the record's columns (ids, name, kind, times, status) are written over it,
   since a processor may have changed them.
+- Metric points: one OTLP ExportMetricsServiceRequest (exporters/forward/
+  encode_metrics.py), each point as it arrived, cumulative or delta.
 - Errors, deploys, request metrics: the JSON documents of Sounding's own endpoints
   (README, "Sending data"), every field of the contract, times as ISO 8601 with
   microseconds, so that the gateway decodes exactly what this collector did.
@@ -26,6 +28,7 @@ import orjson
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from exporters.forward.encode_metrics import encode_metrics
 from sounding.otlp_values import fill_key_values
 from sounding.records import Batch, Deploy, ErrorEvent, RequestMetric, Span
 from storage.outbox import Entry
@@ -213,6 +216,14 @@ def encode(batch: Batch, settings: dict[str, Any]) -> Encoded:
             body, encoding = _compress(request.SerializeToString(), use_gzip)
             out.entries.append(Entry("traces", body, PROTOBUF, encoding,
                                      len(batch.spans) - failed))
+    if "metrics" in signals and batch.metrics:
+        metrics_request, failed = encode_metrics(batch.metrics)
+        if failed:
+            out.unencodable["metrics"] = failed
+        if failed < len(batch.metrics):
+            body, encoding = _compress(metrics_request.SerializeToString(), use_gzip)
+            out.entries.append(Entry("metrics", body, PROTOBUF, encoding,
+                                     len(batch.metrics) - failed))
     if "errors" in signals and batch.errors:
         out.entries += _json_entries("errors", "errors",
                                      [error_document(e) for e in batch.errors],

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from proto.sounding.v1 import ingest_pb2
@@ -20,6 +21,7 @@ from receiver.handlers import JSON, PROTOBUF
 from receiver.jsonbody import parse_json
 from receiver.signals.deploys import handle_deploy
 from receiver.signals.errors import handle_error, handle_error_batch
+from receiver.signals.metrics import handle_metrics
 from receiver.signals.outcome import Origin, Outcome
 from receiver.signals.requests import handle_requests
 from receiver.signals.traces import OtlpBody, handle_traces
@@ -78,6 +80,12 @@ SIGNALS: tuple[Signal, ...] = (
            HttpDoor("/ingest/v1/traces", (PROTOBUF, JSON), _otlp_body, otlp_path="/v1/traces"),
            GrpcDoor(_service(trace_service_pb2, "TraceService"), "Export", _otlp_proto,
                     otlp_reply(trace_service_pb2.ExportTraceServiceResponse, "rejected_spans"))),
+    Signal("metrics", handle_metrics,
+           HttpDoor("/ingest/v1/metrics", (PROTOBUF, JSON), _otlp_body,
+                    otlp_path="/v1/metrics"),
+           GrpcDoor(_service(metrics_service_pb2, "MetricsService"), "Export", _otlp_proto,
+                    otlp_reply(metrics_service_pb2.ExportMetricsServiceResponse,
+                               "rejected_data_points"))),
     Signal("errors", handle_error,
            HttpDoor("/ingest/errors", (JSON,), _json_body),
            GrpcDoor(_ERRORS, "Report", json_document(ingest_pb2.ErrorRecord), sounding_reply)),

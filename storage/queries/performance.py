@@ -1,6 +1,13 @@
 """Performance from the per-minute request rollups (fed by POST /ingest/requests and
-by server spans, processors/spanmetrics.py): throughput, error rate and latency
+by server spans, processors/spanmetrics.py, and apart from those by HTTP server
+duration metrics, storage/writer_metrics.py): throughput, error rate and latency
 quantiles over time, per route, and over one window.
+
+One request must not count twice when a service reports it both as a span and in
+its duration metric. So, per service and over the range asked for, the metric
+rollups are used when that service has any in the range, and the others only
+otherwise (restart- and multi-collector-safe: the choice is made when reading,
+with no state shared while writing).
 
 Quantiles come from merging the stored log-bucket histograms (sounding/histogram.py),
 so they are within 1% of the exact value at that rank, over any range and step.
@@ -11,14 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, func, literal, select
+from sqlalchemy import ColumnElement, FromClause, Subquery, and_, func, literal, select, union_all
 
 from sounding import histogram
 from storage import schema
 from storage.store import Store
 
-_R = schema.request_rollups
-_L = schema.request_latency
+_SPAN_R, _SPAN_L = schema.request_rollups, schema.request_latency
+_METRIC_R, _METRIC_L = schema.metric_request_rollups, schema.metric_request_latency
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,7 @@ class WindowStats:
     p99_ms: float | None
 
 
-def _where(table: Table, project_id: int, start_s: int, end_s: int, service: str | None,
+def _where(table: FromClause, project_id: int, start_s: int, end_s: int, service: str | None,
            env: str | None, method: str | None = None, route: str | None = None
            ) -> ColumnElement[bool]:
     """None means any; the rollups store a missing service or env as ''."""
@@ -77,8 +84,28 @@ def _where(table: Table, project_id: int, start_s: int, end_s: int, service: str
     return and_(*clauses)
 
 
+def _chosen(spans: FromClause, metric: FromClause, project_id: int, start_s: int,
+            end_s: int) -> Subquery:
+    """The rows of a pair of tables (rollups or latency) that count: a service's
+    metric rows when it has any in [start_s, end_s), its other rows otherwise."""
+    in_range = _where(_METRIC_R, project_id, start_s, end_s, None, None)
+    measured = select(_METRIC_R.c.service).where(in_range).distinct()
+    return union_all(
+        select(*spans.c).where(_where(spans, project_id, start_s, end_s, None, None),
+                               spans.c.service.not_in(measured)),
+        select(*metric.c).where(_where(metric, project_id, start_s, end_s, None, None)),
+    ).subquery()
+
+
+def _tables(project_id: int, start_s: int, end_s: int) -> tuple[Subquery, Subquery]:
+    """(rollups, latency) as they count over the range."""
+    return (_chosen(_SPAN_R, _METRIC_R, project_id, start_s, end_s),
+            _chosen(_SPAN_L, _METRIC_L, project_id, start_s, end_s))
+
+
 def services(store: Store, project_id: int, start_s: int, end_s: int) -> list[ServiceEnv]:
     """The (service, environment) pairs with requests in the range, busiest first."""
+    _R, _L = _tables(project_id, start_s, end_s)
     with store.reader.connect() as conn:
         rows = conn.execute(
             select(_R.c.service, _R.c.env, func.sum(_R.c.count).label("n"))
@@ -96,6 +123,7 @@ def series(store: Store, project_id: int, start_s: int, end_s: int, step_s: int,
     count = [0] * n
     errors = [0] * n
     hists: list[dict[int, int]] = [{} for _ in range(n)]
+    _R, _L = _tables(project_id, start_s, end_s)
     with store.reader.connect() as conn:
         slot = ((_R.c.minute - start_s) // literal(step_s)).label("slot")
         for index, c, e in conn.execute(
@@ -129,6 +157,7 @@ def routes(store: Store, project_id: int, start_s: int, end_s: int,
            service: str | None = None, env: str | None = None, limit: int = 100
            ) -> list[RouteStats]:
     """Per (method, route): count, error rate, mean and p95 latency; busiest first."""
+    _R, _L = _tables(project_id, start_s, end_s)
     with store.reader.connect() as conn:
         rows = conn.execute(
             select(_R.c.method, _R.c.route, func.sum(_R.c.count).label("n"),
@@ -154,6 +183,7 @@ def routes(store: Store, project_id: int, start_s: int, end_s: int,
 def window(store: Store, project_id: int, start_s: int, end_s: int,
            service: str | None = None, env: str | None = None) -> WindowStats:
     """Totals over the whole minutes in [start_s, end_s)."""
+    _R, _L = _tables(project_id, start_s, end_s)
     with store.reader.connect() as conn:
         row: Any = conn.execute(
             select(func.sum(_R.c.count), func.sum(_R.c.error_count))
@@ -175,5 +205,6 @@ def window(store: Store, project_id: int, start_s: int, end_s: int,
 def has_env(store: Store, project_id: int, env: str) -> bool:
     """Whether any request was ever recorded for this environment."""
     with store.reader.connect() as conn:
-        return conn.execute(select(_R.c.minute).where(
-            and_(_R.c.project_id == project_id, _R.c.env == env)).limit(1)).first() is not None
+        return any(conn.execute(select(table.c.minute).where(
+            and_(table.c.project_id == project_id, table.c.env == env)).limit(1)).first()
+            is not None for table in (_SPAN_R, _METRIC_R))

@@ -19,7 +19,9 @@ from sounding.records import (
     TEMPORALITY_DELTA,
     Batch,
     MetricPoint,
+    RequestMetric,
 )
+from storage.queries import performance
 from storage.store import Store
 from storage.wire import write_batches
 
@@ -225,3 +227,31 @@ def test_two_writers_on_postgres_neither_double_count_nor_lose(pg_url: str) -> N
     # a newer one is skipped, so the total is the newest cumulative value, exactly.
     assert total == 400
     assert sum(r["count"] for r in durations) == 80 and counted == 80
+
+
+def test_performance_takes_metrics_or_spans_per_service_never_both(store: Store) -> None:
+    ts_us = (T0 + 90 * S) // 1000
+    spans = [RequestMetric("GET", "/a", 200, 5.0, ts_us, service="web", env="prod")
+             for _ in range(6)]  # the same requests the metric below counts, as spans
+    other = [RequestMetric("GET", "/b", 500, 7.0, ts_us, service="api", env="prod")
+             for _ in range(3)]
+    with store.writer.begin() as conn:
+        write_batches(conn, [Batch(1, requests=spans + other)], 1)
+    write(store, duration(120, [1, 2, 0, 0], 0.1, temporality=TEMPORALITY_DELTA),
+          duration(120, [0, 2, 1, 0], 0.5, status=503, temporality=TEMPORALITY_DELTA))
+    start, end = T0 // S, T0 // S + 600
+    window = performance.window(store, 1, start, end)
+    assert (window.count, window.error_count) == (9, 6)  # web: 6 from metrics; api: 3
+    assert {(s.service, s.count) for s in performance.services(store, 1, start, end)} == {
+        ("web", 6), ("api", 3)}
+    routes = {r.route: (r.count, r.error_count) for r in performance.routes(store, 1, start,
+                                                                              end)}
+    assert routes == {"/a": (6, 3), "/b": (3, 3)}
+    series = performance.series(store, 1, start, end, 60, service="web")
+    assert sum(series.count) == 6
+    # p95 of web's 6 requests: in the (0.1, 1] s bucket, read as its upper bound.
+    web = performance.window(store, 1, start, end, service="web")
+    assert web.p95_ms == pytest.approx(1000, rel=0.01)
+    # A range in which web sent no metric: its span rows count.
+    before = performance.window(store, 1, start, start + 120, service="web")
+    assert before.count == 6 and before.p95_ms == pytest.approx(5.0, rel=0.01)

@@ -27,12 +27,13 @@ def test_an_endpoint_reaches_every_signal_of_a_sounding_gateway() -> None:
         "errors": "http://gateway:3000/ingest/errors/batch",
         "deploys": "http://gateway:3000/ingest/deploys",
         "requests": "http://gateway:3000/ingest/requests",
+        "metrics": "http://gateway:3000/ingest/v1/metrics",
     }
 
 
 def test_per_signal_urls_and_signals_not_forwarded() -> None:
     config = completed(signals={"traces": "https://otel:4318/v1/traces", "errors": False,
-                                "deploys": False, "requests": False})
+                                "deploys": False, "requests": False, "metrics": False})
     assert routes(config) == {"traces": "https://otel:4318/v1/traces"}
 
 

@@ -8,6 +8,9 @@ import gzip
 import pickle
 
 import orjson
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from exporters.forward.encode import (
@@ -18,8 +21,10 @@ from exporters.forward.encode import (
 )
 from receiver.decode_custom import decode_deploy, decode_error_batch, decode_request_batch
 from receiver.decode_otlp import decode_traces_body
+from receiver.decode_otlp_metrics import decode_metrics_body
 from sounding.records import Batch, Deploy, ErrorEvent, RequestMetric, SourceContext
 from tests.exporters.senders import trace_request
+from tests.receiver.metrics_helpers import collector_request
 
 ALL = {"signals": ["deploys", "errors", "requests", "traces"], "gzip": True}
 
@@ -101,3 +106,16 @@ def test_preparation_pickles_and_leaves_the_batch_as_it_was() -> None:
     prepared = pickle.loads(pickle.dumps(prepare(batch, ALL)))
     assert prepared.records == 2 and prepared.unencodable == {}
     assert all(span.untouched for span in batch.spans)
+
+
+def test_metrics_are_sent_as_they_arrived() -> None:
+    original = collector_request()
+    decoded = decode_metrics_body(original.SerializeToString(), True)
+    batch = Batch(1, metrics=decoded.metrics)
+    (entry,) = encode(batch, {"signals": ["metrics"], "gzip": True}).entries
+    assert (entry.signal, entry.content_type, entry.records) == (
+        "metrics", "application/x-protobuf", 5)
+    sent = ExportMetricsServiceRequest.FromString(gzip.decompress(entry.body))
+    # Every point, metric, scope and resource as the Collector sent them, cumulative
+    # histogram and sum still cumulative.
+    assert sent == original

@@ -15,8 +15,8 @@ from tests.receiver.otlp_helpers import grpc_auth
 from tests.support.server import Server, start_server
 
 # The contract's ingest paths (README, "Ingestion API"): one row each.
-PATHS = {"/ingest/v1/traces", "/ingest/errors", "/ingest/errors/batch", "/ingest/deploys",
-         "/ingest/requests"}
+PATHS = {"/ingest/v1/traces", "/ingest/v1/metrics", "/ingest/errors", "/ingest/errors/batch",
+         "/ingest/deploys", "/ingest/requests"}
 
 
 def test_each_signal_has_its_own_name_path_and_method() -> None:

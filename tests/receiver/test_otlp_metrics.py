@@ -1,0 +1,100 @@
+"""OTLP metrics through every door of the real server: a Collector-shaped protobuf
+request (gzip) with every kind of point stored, OTLP/JSON on the OTLP/HTTP port,
+gRPC with partial success, and a body that is not OTLP."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+
+import grpc
+import pytest
+import requests
+from opentelemetry.proto.collector.metrics.v1 import (
+    metrics_service_pb2,
+    metrics_service_pb2_grpc,
+)
+
+from tests.receiver.metrics_helpers import T0, S, collector_request
+from tests.receiver.otlp_helpers import grpc_auth, rpc_error
+from tests.support.server import Server, start_server
+
+
+@pytest.fixture(scope="module")
+def otlp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    path = tmp_path_factory.mktemp("metrics") / "sounding.db"
+    server = start_server(f"sqlite:///{path}", wait_for=2,
+                          env={"SOUNDING__RECEIVERS__OTLP_HTTP__ENABLED": "true"})
+    yield server
+    assert server.stop() == 0, server.log()
+    assert "Traceback" not in server.log(), server.log()
+
+
+def post(url: str, server: Server, body: bytes, content_type: str, **headers: str
+         ) -> requests.Response:
+    return requests.post(url, data=body, timeout=30, headers={
+        "Authorization": f"Bearer {server.key}", "Content-Type": content_type, **headers})
+
+
+def stored(server: Server, time_s: int) -> dict[str, tuple[object, ...]]:
+    rows = server.query(
+        "SELECT s.name, s.kind, s.points, s.service_name, p.value, p.count "
+        "FROM metric_points p JOIN metric_series s ON s.project_id = p.project_id "
+        "AND s.series_key = p.series_key WHERE p.time_ns = :t", t=T0 + time_s * S)
+    return {r[0]: tuple(r[1:]) for r in rows}
+
+
+def test_a_collector_request_gzip_stores_every_kind(otlp: Server) -> None:
+    body = gzip.compress(collector_request(60).SerializeToString())
+    response = post(otlp.base + "/ingest/v1/metrics", otlp, body, "application/x-protobuf",
+                    **{"Content-Encoding": "gzip"})
+    assert response.status_code == 202, response.text
+    assert stored(otlp, 60) == {
+        "system.memory.utilization": ("gauge", "value", "checkout", 0.42, 0),
+        "system.network.io": ("sum", "delta", "checkout", 1234.0, 0),
+        "http.server.request.duration": ("histogram", "delta", "checkout", None, 6),
+        "rpc.server.duration": ("exponential_histogram", "delta", "checkout", None, 5),
+        "legacy.latency": ("summary", "value", "checkout", None, 10),
+    }
+    rollups = otlp.query("SELECT service, env, method, route, count FROM "
+                         "metric_request_rollups")
+    assert [tuple(r) for r in rollups] == [("checkout", "prod", "GET", "/pay", 6)]
+
+
+def test_otlp_json_on_the_otlp_port(otlp: Server) -> None:
+    body = json.dumps({"resourceMetrics": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "js"}}]},
+        "scopeMetrics": [{"metrics": [{"name": "queue.depth", "gauge": {"dataPoints": [
+            {"asInt": "17", "timeUnixNano": str(T0 + 70 * S)}]}}]}]}]}).encode()
+    response = post(otlp.urls[1] + "/v1/metrics", otlp, body, "application/json")
+    assert response.status_code == 202, response.text
+    assert stored(otlp, 70) == {"queue.depth": ("gauge", "value", "js", 17.0, 0)}
+
+
+def test_grpc_with_a_bad_point_answers_partial_success(otlp: Server) -> None:
+    request = collector_request(80)
+    request.resource_metrics[0].scope_metrics[0].metrics[3].exponential_histogram \
+        .data_points[0].scale = 99
+    with grpc.insecure_channel(otlp.grpc_target) as channel:
+        stub = metrics_service_pb2_grpc.MetricsServiceStub(channel)
+        reply: metrics_service_pb2.ExportMetricsServiceResponse = stub.Export(
+            request, metadata=grpc_auth(otlp), compression=grpc.Compression.Gzip)
+    assert reply.partial_success.rejected_data_points == 1
+    assert "scale" in reply.partial_success.error_message
+    assert len(stored(otlp, 80)) == 4
+
+
+def test_a_body_that_is_not_otlp_is_a_400_and_every_point_bad_too(otlp: Server) -> None:
+    response = post(otlp.base + "/ingest/v1/metrics", otlp, b"\xff\xff", "application/x-protobuf")
+    assert response.status_code == 400
+    bad = json.dumps({"resourceMetrics": [{"scopeMetrics": [{"metrics": [{
+        "name": "n", "gauge": {"dataPoints": [{"asInt": 1}]}}]}]}]}).encode()
+    response = post(otlp.base + "/ingest/v1/metrics", otlp, bad, "application/json")
+    assert response.status_code == 400
+    assert "timeUnixNano" in response.text
+    with grpc.insecure_channel(otlp.grpc_target) as channel:
+        export = channel.unary_unary(
+            "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export")
+        error = rpc_error(lambda: export(b"\xff\xff\xff", metadata=grpc_auth(otlp)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]

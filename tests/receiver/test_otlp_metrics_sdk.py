@@ -1,0 +1,122 @@
+"""The OpenTelemetry Python metrics SDK (OTLPMetricExporter over HTTP protobuf,
+configured by OTEL_EXPORTER_OTLP_* only) recording `http.server.request.duration`
+over several export intervals: performance shows exactly the requests recorded,
+their errors and their p95 within the histogram's resolution, with the SDK's
+default cumulative temporality, with delta, with exponential histograms, and
+across a restart of the collector between exports."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from storage.queries import performance
+from storage.store import Store
+from tests.support.server import Server
+
+HERE = Path(__file__).resolve().parent
+# Three export intervals: 60 fast requests, 30 more with 10 server errors, then 10
+# slow ones. Of 100: 90 at most 0.1 s, so p95 is among the 0.3 s ones.
+INTERVALS = [
+    [[0.02, 200, "/cart"]] * 40 + [[0.04, 200, "/pay"]] * 20,
+    [[0.03, 200, "/cart"]] * 20 + [[0.08, 500, "/pay"]] * 10,
+    [[0.3, 200, "/cart"]] * 10,
+]
+
+
+class SdkApp:
+    """The SDK application: one process across every export interval."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+
+    def export(self, requests: list[list[Any]]) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(requests) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert json.loads(line) == {"result": "SUCCESS"}, line
+
+
+@contextmanager
+def sdk_app(endpoint: str, key: str, **otel: str) -> Iterator[SdkApp]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+                "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {key}",
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", **otel})
+    proc = subprocess.Popen([sys.executable, str(HERE / "otlp_sdk_metrics_client.py")],
+                            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        yield SdkApp(proc)
+    finally:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()
+        proc.stderr.close()
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
+def assert_performance(db_url: str, total: int = 100, errors: int = 10) -> None:
+    now = int(time.time())
+    store = Store(db_url)
+    try:
+        window = performance.window(store, 1, now // 60 * 60 - 3600, now + 3600, "shop")
+        routes = {r.route: (r.count, r.error_count)
+                  for r in performance.routes(store, 1, now - 3600, now + 3600)}
+    finally:
+        store.dispose()
+    assert (window.count, window.error_count) == (total, errors)
+    assert routes == {"/cart": (70, 0), "/pay": (30, 10)}
+    # p95 is a 0.3 s request: its bucket is (0.25, 0.5].
+    assert window.p95_ms is not None and 250 < window.p95_ms <= 505, window
+    # p50 is a 0.02-0.04 s request: buckets (0.01, 0.025] and (0.025, 0.05].
+    assert window.p50_ms is not None and 10 < window.p50_ms <= 50.5, window
+
+
+@pytest.mark.parametrize("otel", [
+    {},  # the SDK's default: cumulative
+    {"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "delta"},
+    {"OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION":
+     "base2_exponential_bucket_histogram"},
+], ids=["cumulative", "delta", "exponential"])
+def test_sdk_durations_feed_performance_exactly(start: Callable[..., Server], db_url: str,
+                                                otel: dict[str, str]) -> None:
+    server = start(db_url, env={"SOUNDING__RECEIVERS__OTLP_HTTP__ENABLED": "true"},
+                   wait_for=2)
+    with sdk_app(server.urls[1], server.key, **otel) as app:
+        for requests in INTERVALS:
+            app.export(requests)
+        app.export([])  # an interval with nothing new: a cumulative SDK sends it all again
+    assert_performance(db_url)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_collector_restart_between_exports_neither_double_counts_nor_loses(
+        start: Callable[..., Server], sqlite_url: str) -> None:
+    port = str(_free_port())
+    env = {"SOUNDING_HTTP_PORT": port}
+    server = start(sqlite_url, env=env)
+    with sdk_app(server.base + "/ingest", server.key) as app:
+        app.export(INTERVALS[0])
+        assert server.stop() == 0, server.log()
+        server = start(sqlite_url, env=env)  # same file, same port
+        app.export(INTERVALS[1])
+        app.export(INTERVALS[2])
+    assert_performance(sqlite_url)
