@@ -10,6 +10,7 @@ import requests
 
 from tests.dashboard.data import ADMIN_TOKEN, XSS
 from tests.dashboard.metric_data import RANGE, T0, point, write_metrics
+from tests.receiver.metrics_helpers import collector_request
 from tests.support.server import Server
 
 API = "/api/v1/projects/acme/metrics"
@@ -139,3 +140,27 @@ def test_the_page_lists_and_charts_with_client_data_escaped(stored: Server) -> N
     bad = session.get(stored.base + "/projects/acme/metrics", timeout=10,
                       params={"metric": "http.requests", "agg": "p99"})
     assert bad.status_code == 400 and "agg" in bad.text
+
+
+def test_a_collector_request_through_the_door_reads_back(dash_server: Server) -> None:
+    """Every kind of point, sent as OTLP protobuf to /ingest/v1/metrics."""
+    body = collector_request(60).SerializeToString()
+    response = requests.post(dash_server.base + "/ingest/v1/metrics", data=body, timeout=10,
+                             headers={"Authorization": f"Bearer {dash_server.key}",
+                                      "Content-Type": "application/x-protobuf"})
+    assert response.status_code == 202, response.text
+    at = {"range": "custom", "from": "2025-11-24T16:00", "to": "2025-11-24T16:10"}
+
+    def first(name: str, **params: str) -> Any:
+        (line,) = metric(dash_server, name, **at, **params)["groups"]
+        return line["values"][1]  # the point is at 16:01
+
+    assert first("system.network.io") == 1234.0
+    assert first("system.memory.utilization") == 0.42
+    assert first("legacy.latency") == 5.5  # a summary reads as its mean
+    # Six durations in (0, 0.005], (0.005, 0.1], (0.1, 0.5], beyond: rank 3 in (0.005, 0.1].
+    assert 0.005 < first("http.server.request.duration", agg="p50") <= 0.1
+    assert 0 < first("rpc.server.duration", agg="p99") <= 20.0
+    listed = {m["name"]: m for m in get(dash_server, API).json()["metrics"]}
+    assert listed["rpc.server.duration"]["kind"] == "exponential_histogram"
+    assert listed["legacy.latency"]["services"] == ["checkout"]
