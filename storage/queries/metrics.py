@@ -194,6 +194,8 @@ def _series(conn: Connection, project_id: int, name: str) -> list[_Series]:
 def metric_data(store: Store, project_id: int, query: Query) -> MetricData | None:
     """The metric's lines over the range; None when the project has no such metric
     (of that kind). Raises ValueError naming `agg` when the aggregation does not fit."""
+    if "\x00" in query.name:  # no stored name holds one (PostgreSQL text cannot)
+        return None
     with store.reader.connect() as conn:
         every = _series(conn, project_id, query.name)
         counts: dict[str, int] = {}

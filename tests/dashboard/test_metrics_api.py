@@ -112,6 +112,17 @@ def test_bad_parameters_are_a_400_naming_them(stored: Server, params: dict[str, 
     assert named in response.json()["error"]
 
 
+@pytest.mark.parametrize("edges", [
+    {"from": "1970-01-01T00:00:00Z", "to": "1970-01-02"},
+    {"from": "2262-04-11T23:00:00", "to": "2262-04-11T23:47:16"},
+])
+def test_ranges_at_the_edges_of_time_are_answered(stored: Server, edges: dict[str, str]
+                                                  ) -> None:
+    for name in ("http.requests", "latency", "queue/depth"):
+        document = metric(stored, name, **{"range": "custom", **edges})
+        assert document["groups"] == [] and document["t"]
+
+
 def test_an_unknown_metric_is_a_404(stored: Server) -> None:
     for path, params in ((f"{API}/nope", {}), (f"{API}/http.requests", {"kind": "gauge"}),
                          ("/api/v1/projects/nobody/metrics", {})):

@@ -13,7 +13,7 @@ from tests.support.server import Server
 
 PAGES = "/projects/acme"
 API = "/api/v1/projects/acme"
-RANGED = ("/errors/{group}", "/performance", "/deploys", "/traces")
+RANGED = ("/errors/{group}", "/performance", "/deploys", "/traces", "/metrics")
 API_RANGED = ("/error-groups/{group}", "/performance", "/deploys", "/traces")
 
 
@@ -104,6 +104,8 @@ def test_custom_ranges_at_the_edges_of_the_time_range_are_shown(
     ("/traces", {"min_duration_ms": "-1"}), ("/traces", {"min_duration_ms": "1e400"}),
     ("/traces", {"min_duration_ms": "1e13"}), ("/traces", {"status": "broken"}),
     ("/performance", {"range": "custom"}),
+    ("/metrics/any", {"step": "0"}), ("/metrics/any", {"max_groups": "0"}),
+    ("/metrics/any", {"agg": "nan"}), ("/metrics/any", {"range": "forever"}),
 ])
 def test_every_other_parameter_is_checked(dash_server: Server, path: str,
                                           params: dict[str, str]) -> None:
@@ -117,6 +119,7 @@ def test_every_other_parameter_is_checked(dash_server: Server, path: str,
     ("/errors", {"status": "gone"}), ("/errors", {"sort": "loudest"}),
     ("/deploys", {"window": "7h"}), ("/traces", {"min_ms": "nan"}),
     ("/traces", {"status": "broken"}), ("/performance", {"range": "forever"}),
+    ("/metrics", {"range": "forever"}), ("/metrics", {"metric": "any", "step": "-1"}),
 ])
 def test_every_page_parameter_is_checked(dash_server: Server, path: str,
                                          params: dict[str, str]) -> None:
@@ -128,7 +131,7 @@ def test_odd_names_in_paths_are_404(dash_server: Server) -> None:
     session = admin()
     for path in ("/projects/%00/errors", "/projects/no-such/errors", API[:-4] + "%00/traces",
                  f"{PAGES}/traces/abc", f"{PAGES}/traces/{'0' * 33}", f"{API}/traces/xyz",
-                 f"{API}/traces/{'f' * 31}"):
+                 f"{API}/traces/{'f' * 31}", f"{API}/metrics/%00", f"{API}/metrics/no-such"):
         assert session.get(dash_server.base + path, timeout=10).status_code == 404, path
 
 

@@ -212,6 +212,8 @@ def test_unknown_metric_or_kind_is_none(store: Store) -> None:
     assert mq.metric_data(store, PROJECT, query("nope")) is None
     assert mq.metric_data(store, PROJECT, query("requests", kind=GAUGE)) is None
     assert mq.metric_data(store, PROJECT + 1, query("requests")) is None
+    # A name from a URL path may hold what no stored name can (PostgreSQL refuses NUL).
+    assert mq.metric_data(store, PROJECT, query("requests\x00")) is None
 
 
 def test_the_list_names_each_metric_once_with_its_services(store: Store) -> None:
