@@ -10,6 +10,7 @@ for spans, epoch seconds for rollup buckets and for chart series.
 Modules: `projects`, `errors` (error groups, occurrences, trends, status history,
 errors of a trace), `performance` (request rollups and latency quantiles),
 `deploys` (deploys and their before/after correlation), `traces` (span search and
-one trace), `metrics` (metric names and one metric's series over time, with the
-bucket arithmetic of histograms in `metric_buckets`).
+one trace), `metrics` (metric names and one metric's series over time: its points
+aggregated per step in `metric_lines`, the bucket arithmetic of histograms in
+`metric_buckets`).
 """

@@ -21,16 +21,17 @@ The attributes that filter and group are the point's, then its resource's
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Text, and_, cast, func, literal, select
+from sqlalchemy import Text, and_, cast, func, select
 from sqlalchemy.engine import Connection
 
 from sounding.records import METRIC_KINDS
 from storage import schema
-from storage.queries.metric_buckets import BucketSum, attribute_text
+from storage.queries import metric_lines
+from storage.queries.metric_buckets import attribute_text
+from storage.queries.metric_lines import GroupSeries, Steps, chunks
 from storage.queries.values import load
 from storage.store import Store
 
@@ -40,11 +41,8 @@ HISTOGRAM_KINDS = ("histogram", "exponential_histogram")
 # The aggregations each reading allows; the first is the default.
 AGGREGATIONS = {"delta": ("sum", "rate"), "value": ("last", "avg", "min", "max"),
                 "histogram": ("p95", "p50", "p99", "count", "sum")}
-QUANTILES = {"p50": 0.50, "p95": 0.95, "p99": 0.99}
 MAX_SERIES = 2000  # series of one metric read for one answer
-MAX_HISTOGRAM_POINTS = 200_000  # histogram points read for one answer
 MAX_METRICS = 1000
-IN_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -76,15 +74,6 @@ class Query:
 
 
 @dataclass(frozen=True)
-class GroupSeries:
-    group: str | None  # the group_by attribute's value as text; None: without it / all
-    series: int  # how many stored series make this line
-    values: list[float | None]  # one per step: the aggregation
-    count: list[int] | None = None  # histograms: points counted per step
-    sum: list[float | None] | None = None  # histograms: sum of the values per step
-
-
-@dataclass(frozen=True)
 class MetricData:
     name: str
     kind: str
@@ -108,7 +97,7 @@ class MetricData:
     series_matched: int  # series of this kind and reading matching the filters
     series_read: int  # at most MAX_SERIES of them
     series_capped: bool  # more than MAX_SERIES matched: only the first were read
-    points_capped: bool  # histograms: more than MAX_HISTOGRAM_POINTS in the range
+    points_capped: bool  # histograms: more points in the range than were read
 
 
 def reading_of(kind: str, points: str) -> str:
@@ -165,11 +154,6 @@ class _Series:
     attributes: dict[str, str]
 
 
-def _chunks(keys: list[bytes]) -> Iterator[list[bytes]]:
-    for i in range(0, len(keys), IN_CHUNK):
-        yield keys[i:i + IN_CHUNK]
-
-
 def _flat(value: Any) -> dict[str, str]:
     return {str(k): attribute_text(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
@@ -182,9 +166,9 @@ def _series(conn: Connection, project_id: int, name: str) -> list[_Series]:
         .order_by(_S.c.series_key)).all()
     resource_ids = sorted({int(r[6]) for r in rows})
     resources: dict[int, dict[str, str]] = {}
-    for i in range(0, len(resource_ids), IN_CHUNK):
+    for ids in chunks(resource_ids):
         for rid, text in conn.execute(select(_RES.c.id, cast(_RES.c.attributes, Text))
-                                      .where(_RES.c.id.in_(resource_ids[i:i + IN_CHUNK]))):
+                                      .where(_RES.c.id.in_(ids))):
             resources[int(rid)] = _flat(load(text))
     return [_Series(bytes(key), kind, unit, description, reading_of(kind, points), service,
                     {**resources.get(int(rid), {}), **_flat(load(attrs))})
@@ -219,12 +203,13 @@ def metric_data(store: Store, project_id: int, query: Query) -> MetricData | Non
                    and (query.service is None or s.service == query.service)
                    and all(s.attributes.get(k) == v for k, v in query.filters.items())]
         read = matched[:MAX_SERIES]
-        n = max(0, -(-(query.end_ns - query.start_ns) // (query.step_s * 1_000_000_000)))
         grouped: dict[str | None, list[bytes]] = {}
         for s in read:
             group = s.attributes.get(query.group_by) if query.group_by else None
             grouped.setdefault(group, []).append(s.key)
-        lines, points_capped = _lines(conn, project_id, query, reading, aggregation, grouped, n)
+        steps = Steps(query.start_ns, query.end_ns, query.step_s)
+        lines, points_capped = metric_lines.lines(conn, project_id, steps, reading, aggregation,
+                                                  grouped)
     main = of_kind[0]
     lines = [g for g in lines if any(v is not None for v in g.values) or any(g.count or ())]
     lines.sort(key=lambda g: (-_weight(g), g.group is None, g.group or ""))
@@ -235,7 +220,7 @@ def metric_data(store: Store, project_id: int, query: Query) -> MetricData | Non
         reading=reading, aggregation=aggregation, aggregations=list(allowed), kinds=kinds,
         services=services, attribute_keys=keys_seen, service=query.service,
         filters=dict(query.filters), group_by=query.group_by, step_s=query.step_s,
-        t=[start_s + i * query.step_s for i in range(n)], groups=lines[:query.max_groups],
+        t=[start_s + i * query.step_s for i in range(steps.n)], groups=lines[:query.max_groups],
         groups_total=len(lines), max_groups=query.max_groups,
         groups_capped=len(lines) > query.max_groups, series_matched=len(matched),
         series_read=len(read), series_capped=len(matched) > MAX_SERIES,
@@ -246,106 +231,3 @@ def _weight(group: GroupSeries) -> float:
     if group.count is not None:
         return float(sum(group.count))
     return sum(abs(v) for v in group.values if v is not None)
-
-
-def _slot(query: Query) -> Any:
-    return ((_P.c.time_ns - query.start_ns) // literal(query.step_s * 1_000_000_000)).label("slot")
-
-
-def _in_range(project_id: int, query: Query, keys: list[bytes]) -> Any:
-    return and_(_P.c.project_id == project_id, _P.c.series_key.in_(keys),
-                _P.c.time_ns >= query.start_ns, _P.c.time_ns < query.end_ns)
-
-
-def _lines(conn: Connection, project_id: int, query: Query, reading: str, aggregation: str,
-           grouped: dict[str | None, list[bytes]], n: int) -> tuple[list[GroupSeries], bool]:
-    if reading == "histogram":
-        return _histogram_lines(conn, project_id, query, aggregation, grouped, n)
-    group_of = {key: group for group, keys in grouped.items() for key in keys}
-    # Per group and step: [total, points, min, max, sum of each series' last value].
-    acc: dict[str | None, list[list[Any]]] = {
-        g: [[0.0, 0, None, None, 0.0] for _ in range(n)] for g in grouped}
-    value = func.coalesce(_P.c.value, _P.c.sum / func.nullif(_P.c.count, 0))
-    for keys in _chunks(list(group_of)):
-        slot = _slot(query)
-        stats = select(_P.c.series_key, slot, func.sum(value), func.count(value),
-                       func.min(value), func.max(value), func.max(_P.c.time_ns).label("last"))
-        stats = stats.where(_in_range(project_id, query, keys)).group_by(_P.c.series_key, slot)
-        if reading == "value" and aggregation == "last":
-            inner = stats.subquery()
-            rows: Iterable[Any] = conn.execute(
-                select(inner.c.series_key, inner.c.slot, value).join_from(
-                    inner, _P, and_(_P.c.project_id == project_id,
-                                    _P.c.series_key == inner.c.series_key,
-                                    _P.c.time_ns == inner.c.last)))
-            for key, index, v in rows:
-                if v is not None and 0 <= int(index) < n:
-                    cell = acc[group_of[bytes(key)]][int(index)]
-                    cell[4] += float(v)
-                    cell[1] += 1
-            continue
-        for key, index, total, points, low, high, _ in conn.execute(stats):
-            if not points or not 0 <= int(index) < n:
-                continue
-            cell = acc[group_of[bytes(key)]][int(index)]
-            cell[0] += float(total)
-            cell[1] += int(points)
-            cell[2] = float(low) if cell[2] is None else min(cell[2], float(low))
-            cell[3] = float(high) if cell[3] is None else max(cell[3], float(high))
-    out = []
-    for group, cells in acc.items():
-        values = [_read(cell, aggregation, query.step_s) for cell in cells]
-        out.append(GroupSeries(group, len(grouped[group]), values))
-    return out, False
-
-
-def _read(cell: list[Any], aggregation: str, step_s: int) -> float | None:
-    total, points, low, high, last = cell
-    if not points:
-        return None
-    if aggregation == "sum":
-        return float(total)
-    if aggregation == "rate":
-        return float(total) / step_s
-    if aggregation == "avg":
-        return float(total) / points
-    if aggregation == "last":
-        return float(last)
-    return low if aggregation == "min" else high
-
-
-def _histogram_lines(conn: Connection, project_id: int, query: Query, aggregation: str,
-                     grouped: dict[str | None, list[bytes]], n: int
-                     ) -> tuple[list[GroupSeries], bool]:
-    group_of = {key: group for group, keys in grouped.items() for key in keys}
-    sums = {g: [BucketSum() for _ in range(n)] for g in grouped}
-    read = 0
-    capped = False
-    for keys in _chunks(list(group_of)):
-        slot = _slot(query)
-        result = conn.execute(
-            select(_P.c.series_key, slot, _P.c.count, _P.c.sum, _P.c.min, _P.c.max,
-                   cast(_P.c.buckets, Text)).where(_in_range(project_id, query, keys))
-            .limit(MAX_HISTOGRAM_POINTS - read + 1))
-        for key, index, count, total, low, high, buckets in result:
-            read += 1
-            if read > MAX_HISTOGRAM_POINTS:
-                capped = True
-                break
-            if 0 <= int(index) < n:
-                sums[group_of[bytes(key)]][int(index)].add(int(count), total, low, high,
-                                                           load(buckets))
-        if capped:
-            break
-    out = []
-    for group, cells in sums.items():
-        if aggregation in QUANTILES:
-            values = [cell.quantile(QUANTILES[aggregation]) for cell in cells]
-        elif aggregation == "count":
-            values = [float(cell.count) if cell.count else None for cell in cells]
-        else:
-            values = [cell.sum if cell.sum_known and cell.count else None for cell in cells]
-        out.append(GroupSeries(group, len(grouped[group]), values,
-                               count=[cell.count for cell in cells],
-                               sum=[cell.sum if cell.sum_known else None for cell in cells]))
-    return out, capped

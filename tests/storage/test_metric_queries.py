@@ -15,6 +15,7 @@ from sounding.records import (
     GAUGE,
     HISTOGRAM,
     SUM,
+    SUMMARY,
     TEMPORALITY_CUMULATIVE,
     TEMPORALITY_DELTA,
     Batch,
@@ -104,6 +105,14 @@ def test_a_gauge_reads_as_last_avg_min_max(store: Store) -> None:
     assert only(data(store, "temp", steps=2, aggregation="max")) == [26.0, -4.0]
     with pytest.raises(ValueError, match="'agg'.* must be one of last, avg, min, max"):
         data(store, "temp", aggregation="rate")
+
+
+def test_a_summary_reads_as_its_mean(store: Store) -> None:
+    write(store, point("legacy", SUMMARY, 10, temporality=0, count=4, sum=10.0,
+                       quantiles=[(0.5, 2.0), (0.99, 4.0)]),
+          point("legacy", SUMMARY, 20, temporality=0, count=0, sum=0.0))
+    result = data(store, "legacy", steps=1, aggregation="avg")
+    assert (result.reading, only(result)) == ("value", [2.5])  # the empty point: no value
 
 
 def test_grouped_gauges_add_up_each_series_last_value(store: Store) -> None:
