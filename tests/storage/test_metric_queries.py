@@ -240,3 +240,15 @@ def test_the_list_names_each_metric_once_with_its_services(store: Store) -> None
     assert (listed["temp"].kind, listed["temp"].unit) == ("gauge", "Cel")
     assert [m.name for m in mq.list_metrics(store, PROJECT, "api")] == ["requests"]
     assert mq.list_metrics(store, PROJECT + 1) == []
+
+
+def test_one_name_of_two_kinds_reads_the_more_common_unless_told(store: Store) -> None:
+    write(store, point("mixed", SUM, 30, temporality=TEMPORALITY_DELTA, value=2),
+          point("mixed", SUM, 30, API, temporality=TEMPORALITY_DELTA, value=3),
+          point("mixed", GAUGE, 30, temporality=0, value=7.0, monotonic=False))
+    counter = data(store, "mixed", steps=1)
+    assert (counter.kind, counter.kinds, only(counter)) == ("sum", ["sum", "gauge"], [5.0])
+    gauge = data(store, "mixed", steps=1, kind=GAUGE)
+    assert (gauge.kind, gauge.reading, only(gauge)) == ("gauge", "value", [7.0])
+    (listed,) = mq.list_metrics(store, PROJECT)
+    assert (listed.kind, listed.kinds, listed.series) == ("sum", ["sum", "gauge"], 3)
