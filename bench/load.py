@@ -116,7 +116,9 @@ def run_worker(spec: WorkerSpec) -> WorkerResult:
         return request_bytes(spec.host, spec.port, scenario.path, spec.key,
                              scenario.content_type, bodies(n))
 
-    prebuilt = [make(n) for n in range(spec.prebuild)] if spec.prebuild else []
+    # Popped from the end, so built last first: bodies go out in the order they were
+    # made, as a client sends them (a series' cumulative metric points oldest first).
+    prebuilt = [make(n) for n in range(spec.prebuild)][::-1] if spec.prebuild else []
     counter = [len(prebuilt)]
     cache: list[bytes] = [] if scenario.unique_bodies else [make(0)]
 

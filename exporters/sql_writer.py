@@ -107,6 +107,7 @@ class Database:
                 cursor.execute("BEGIN IMMEDIATE")
             writer.write(cursor, batches, int(time.time() * 1_000_000))
             conn.commit() if self.dialect != "sqlite" else cursor.execute("COMMIT")
+            writer.committed()
         except BaseException:
             try:
                 if self.dialect == "sqlite":

@@ -11,6 +11,7 @@ Values stay as sent (cumulative stays cumulative): the store converts them
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,13 +100,19 @@ class _Metric:
                            scope_version=self.scope_version)
 
 
+@functools.lru_cache(maxsize=256)
+def _good_bounds(bounds: tuple[float, ...]) -> bool:
+    """Finite and increasing; the same few sets of bounds come in every request."""
+    return all(math.isfinite(b) for b in bounds) and all(
+        a < b for a, b in zip(bounds, bounds[1:], strict=False))
+
+
 def _check_histogram(bounds: list[float], counts: list[int]) -> None:
     if len(counts) > MAX_BUCKETS:
         raise _Drop(f"more than {MAX_BUCKETS} buckets")
     if counts and len(counts) != len(bounds) + 1:
         raise _Drop("bucketCounts must have one more element than explicitBounds")
-    if not all(math.isfinite(b) for b in bounds) or any(
-            a >= b for a, b in zip(bounds, bounds[1:], strict=False)):
+    if not _good_bounds(tuple(bounds)):
         raise _Drop("explicitBounds must be finite and increasing")
 
 

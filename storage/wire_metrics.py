@@ -104,18 +104,26 @@ def encode_metrics(project_id: int, points: list[MetricPoint],
     series: dict[bytes, Row] = {}
     out = []
     series_row, point_row = rows.METRIC_SERIES.row, rows.METRIC_WIRE.row
+    blake2b = hashlib.blake2b
+    # What the points of one metric share: the start of their series key's hash,
+    # the resource id and the unit's scale to milliseconds.
+    metrics: dict[tuple[int, str, str, str, str], tuple[bytes, int, float]] = {}
     for p in points:
-        resource = resource_ids.get(id(p.resource_attributes))
-        if resource is None:
-            text = dumps(p.resource_attributes)
-            resource = resource_ids[id(p.resource_attributes)] = spanbody.resource_id(
-                project_id, text)
-            resources.append(rows.RESOURCES.row(id=resource, attributes=text))
+        metric_key = (id(p.resource_attributes), p.name, p.kind, p.unit, p.scope_name)
+        shared = metrics.get(metric_key)
+        if shared is None:
+            resource = resource_ids.get(id(p.resource_attributes))
+            if resource is None:
+                text = dumps(p.resource_attributes)
+                resource = resource_ids[id(p.resource_attributes)] = spanbody.resource_id(
+                    project_id, text)
+                resources.append(rows.RESOURCES.row(id=resource, attributes=text))
+            prefix = b"\n".join((p.name.encode(), p.kind.encode(), p.unit.encode(),
+                                 str(resource).encode(), p.scope_name.encode(), b""))
+            shared = metrics[metric_key] = (prefix, resource, _to_ms(p))
+        prefix, resource, to_ms = shared
         attributes = dumps(dict(sorted(p.attributes.items())))
-        key = hashlib.blake2b(
-            b"\n".join((p.name.encode(), p.kind.encode(), p.unit.encode(),
-                        str(resource).encode(), p.scope_name.encode(), attributes.encode())),
-            digest_size=16).digest()
+        key = blake2b(prefix + attributes.encode(), digest_size=16).digest()
         if key not in series:
             series[key] = series_row(
                 series_key=key, name=p.name, kind=p.kind, unit=p.unit,
@@ -123,7 +131,6 @@ def encode_metrics(project_id: int, points: list[MetricPoint],
                 monotonic=int(p.monotonic), points=points_reading(p),
                 service_name=p.service_name, scope_name=p.scope_name, resource_id=resource,
                 attributes=attributes)
-        to_ms = _to_ms(p)
         if to_ms:
             attrs = p.attributes
             method = attrs.get("http.request.method") or attrs.get("http.method") or ""

@@ -83,6 +83,10 @@ class BatchWriter:
         write_requests(cursor, self.dialect, named)
         self.metrics.write(cursor, named, received_us)
 
+    def committed(self) -> None:
+        """Called once the transaction of the last `write` is committed."""
+        self.metrics.committed()
+
     def _spans(self, cursor: Any, batches: Sequence[WireBatch]) -> None:
         # Sorted, so that two transactions meet the same resources in the same order.
         resources = sorted({(batch.project_id, *resource)

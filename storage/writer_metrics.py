@@ -8,13 +8,18 @@ locked (a row is first made, empty, for a new series, so there is one to lock), 
 key order: two collectors behind one load balancer take turns per series, and
 neither counts an interval twice nor loses one. SQLite has one writer.
 
-A point that feeds the rollups is inserted alone with RETURNING: only a point
+A converted point is new by the rules (a re-sent one is skipped by its state). A
+delta point that feeds the rollups is inserted alone with RETURNING: only a point
 stored now (not one re-sent) is counted. Every other point is inserted ON CONFLICT
 DO NOTHING: a re-sent point is stored once.
+
+Series rows never change once written: the writer remembers the keys it committed
+(`committed`, called after each commit) and does not insert them again.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -40,7 +45,10 @@ _COUNT, _SUM, _MIN, _MAX, _BUCKETS = (
     POINT_FIELDS.index(name) for name in ("count", "sum", "min", "max", "buckets"))
 SERVER_ERROR = 500
 IN_CHUNK = 500
+# Series keys remembered as committed; past this many the memory starts again empty.
+MAX_KNOWN_SERIES = 200_000
 StateKey = tuple[int, bytes]
+Stored = tuple[int, Row, tuple[Any, ...], Any]
 
 
 def _q(dialect: str) -> str:
@@ -64,42 +72,67 @@ class MetricsWriter:
         self.new_state_sql = (f'INSERT INTO "{STATE}" (project_id, series_key, start_ns, '
                               f"time_ns, state) VALUES ({q}, {q}, 0, -1, '{{}}') "
                               "ON CONFLICT DO NOTHING")
-        self.save_state_sql = (f'UPDATE "{STATE}" SET start_ns = {q}, time_ns = {q}, '
-                               f"state = {q} WHERE project_id = {q} AND series_key = {q}")
-        self.lock = " FOR UPDATE" if dialect == "postgresql" else ""
+        self.save_state_sql = (f'INSERT INTO "{STATE}" (project_id, series_key, start_ns, '
+                               f"time_ns, state) VALUES ({q}, {q}, {q}, {q}, {q}) "
+                               "ON CONFLICT (project_id, series_key) DO UPDATE SET "
+                               "start_ns = excluded.start_ns, time_ns = excluded.time_ns, "
+                               "state = excluded.state")
+        # PostgreSQL: lock each series' state row, made first if new, so that two
+        # collectors take turns. SQLite: one writer at a time holds the database.
+        self.lock = dialect == "postgresql"
+        self.known: set[tuple[int, bytes]] = set()
+        self.pending: list[tuple[int, bytes]] = []
+
+    def committed(self) -> None:
+        """The last `write` was committed: its series exist."""
+        if len(self.known) + len(self.pending) > MAX_KNOWN_SERIES:
+            self.known.clear()
+        self.known.update(self.pending)
+        self.pending = []
 
     def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        known = self.known
         series = sorted({(b.project_id, *s, received_us) for b in batches
-                         for s in b.metric_series})
+                         for s in b.metric_series if (b.project_id, s[0]) not in known})
+        self.pending = [(row[0], row[1]) for row in series]
         if series:
             cursor.executemany(self.series_sql, series)
         points = [(b.project_id, p) for b in batches for p in b.metrics]
         if not points:
             return
         cumulative = [(project_id, p) for project_id, p in points if _META(p)[0]]
-        stored: list[tuple[int, Row, tuple[Any, ...]]] = []  # (project, wire row, stored row)
+        # (project, wire row, stored row, its buckets parsed when they were)
+        stored: list[Stored] = []
         for project_id, p in points:
             if not _META(p)[0]:
-                stored.append((project_id, p, _POINT(p)))
+                stored.append((project_id, p, _POINT(p), None))
         if cumulative:
             stored += self._deltas(cursor, cumulative)
-        plain = [(project_id, *values, received_us) for project_id, p, values in stored
+        plain = [(project_id, *values, received_us) for project_id, p, values, _ in stored
                  if not _META(p)[2]]
         if plain:
             cursor.executemany(self.points_sql, plain)
-        counted = []
-        for project_id, p, values in sorted((s for s in stored if _META(s[1])[2]),
-                                            key=lambda s: (s[0], s[2][0], s[2][1])):
+        # Converted points are new (the state skips what was counted); a delta point
+        # is counted only if this insert stored it.
+        counted = [s for s in stored if _META(s[1])[2] and _META(s[1])[0]]
+        for project_id, p, values, parsed in sorted(
+                (s for s in stored if _META(s[1])[2] and not _META(s[1])[0]),
+                key=lambda s: (s[0], s[2][0], s[2][1])):
             cursor.execute(self.counted_sql, (project_id, *values, received_us))
             if cursor.fetchone() is not None:
-                counted.append((project_id, p, values))
+                counted.append((project_id, p, values, parsed))
+        converted = [(project_id, *values, received_us)
+                     for project_id, p, values, _ in counted if _META(p)[0]]
+        if converted:
+            cursor.executemany(self.points_sql, converted)
         if counted:
             self._rollups(cursor, counted)
 
     # --- cumulative to delta ---------------------------------------------------
 
     def _states(self, cursor: Any, keys: list[StateKey]) -> dict[StateKey, Any]:
-        cursor.executemany(self.new_state_sql, keys)
+        if self.lock:
+            cursor.executemany(self.new_state_sql, keys)
         q = _q(self.dialect)
         found: dict[StateKey, Any] = {}
         by_project: dict[int, list[bytes]] = {}
@@ -111,14 +144,14 @@ class MetricsWriter:
                 cursor.execute(
                     f'SELECT series_key, start_ns, time_ns, state FROM "{STATE}" '
                     f"WHERE project_id = {q} AND series_key IN ({', '.join([q] * len(chunk))}) "
-                    f"ORDER BY series_key{self.lock}", (project_id, *chunk))
+                    f"ORDER BY series_key{' FOR UPDATE' if self.lock else ''}",
+                    (project_id, *chunk))
                 for key, start_ns, time_ns, state in cursor.fetchall():
                     found[(project_id, bytes(key))] = (
                         None if time_ns < 0 else (start_ns, time_ns, json.loads(state)))
         return found
 
-    def _deltas(self, cursor: Any, points: list[tuple[int, Row]]
-                ) -> list[tuple[int, Row, tuple[Any, ...]]]:
+    def _deltas(self, cursor: Any, points: list[tuple[int, Row]]) -> list[Stored]:
         # Per series, oldest first: several points of one series in one commit follow
         # one another.
         points.sort(key=lambda item: (item[0], item[1][_KEY], item[1][_TIME]))
@@ -137,32 +170,33 @@ class MetricsWriter:
             except metric_delta.Skip:
                 continue
             states[skey] = (values[_START], p[_TIME], cumulative)
-            changed[skey] = (values[_START], p[_TIME], json.dumps(cumulative))
+            changed[skey] = (values[_START], p[_TIME], _state_text(kind, values))
             if found is None:
                 continue
             start_ns, diff, whole = found
             values[_START] = start_ns
             if not whole:
                 _apply(kind, values, diff)
-            out.append((project_id, p, tuple(values)))
+            out.append((project_id, p, tuple(values),
+                        None if kind == "sum" else (cumulative if whole else diff)["buckets"]))
         if changed:
             cursor.executemany(self.save_state_sql,
-                               [(start, time_ns, text, project_id, key)
+                               [(project_id, key, start, time_ns, text)
                                 for (project_id, key), (start, time_ns, text)
                                 in sorted(changed.items())])
         return out
 
     # --- HTTP server durations into request rollups -------------------------------
 
-    def _rollups(self, cursor: Any, points: list[tuple[int, Row, tuple[Any, ...]]]) -> None:
+    def _rollups(self, cursor: Any, points: list[Stored]) -> None:
         rollups: dict[RollupKey, list[Any]] = {}
         buckets: dict[tuple[RollupKey, int], int] = {}
-        for project_id, p, values in points:
+        for project_id, p, values, parsed in points:
             to_ms = _META(p)[2]
             service, env, method, route, status = _REQUEST(p)
             key: RollupKey = (project_id, service, env, method, route,
                               p[_TIME] // 60_000_000_000 * 60)
-            spread = sounding_buckets(_META(p)[1], values, to_ms)
+            spread = sounding_buckets(_META(p)[1], values, to_ms, parsed)
             count = sum(spread.values())
             if not count:
                 continue
@@ -178,6 +212,14 @@ class MetricsWriter:
             for bucket, n in spread.items():
                 buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
         upsert_rollups(cursor, self.dialect, rollups, buckets, ROLLUPS, LATENCY)
+
+
+def _state_text(kind: str, values: list[Any]) -> str:
+    """The state column of a cumulative point, its buckets' JSON text as it came."""
+    if kind == "sum":
+        return f'{{"value":{json.dumps(values[_VALUE])}}}'
+    return (f'{{"count":{values[_COUNT]},"sum":{json.dumps(values[_SUM])},'
+            f'"buckets":{values[_BUCKETS]}}}')
 
 
 def _cumulative(kind: str, values: list[Any]) -> dict[str, Any]:
@@ -198,7 +240,14 @@ def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
     values[_BUCKETS] = json.dumps(diff["buckets"], separators=(",", ":"))
 
 
-def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float) -> dict[int, int]:
+@functools.lru_cache(maxsize=1024)
+def _explicit_map(bounds: tuple[float, ...], to_ms: float) -> tuple[int, ...]:
+    """Sounding's bucket of each explicit bound, in milliseconds."""
+    return tuple(histogram.bucket_of(max(b, 0.0) * to_ms) for b in bounds)
+
+
+def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
+                     data: dict[str, Any] | None = None) -> dict[int, int]:
     """A stored histogram point's counts in Sounding's latency buckets
     (sounding/histogram.py). The counts of an OTLP bucket go to the bucket of its
     upper bound (its lower bound for the last, unbounded one, or the max when known),
@@ -207,7 +256,8 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float) -> dict[int
     out: dict[int, int] = {}
     if not values[_BUCKETS]:
         return out
-    data = json.loads(values[_BUCKETS])
+    if data is None:
+        data = json.loads(values[_BUCKETS])
     low, high = values[_MIN], values[_MAX]
 
     def add(upper: float, n: int) -> None:
@@ -229,11 +279,18 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float) -> dict[int
                 add(high if high is not None else (values[_SUM] or 0.0)
                     / max(values[_COUNT], 1), counts[0])
             return out
+        mapped = _explicit_map(tuple(bounds), to_ms)
+        last = len(bounds)
         for i, n in enumerate(counts):
-            if i < len(bounds):
-                add(bounds[i], n)
-            else:
+            if not n:
+                continue
+            if i == last:
                 add(high if high is not None else bounds[-1], n)
+            elif (high is not None and bounds[i] > high) or (
+                    low is not None and bounds[i] < low):
+                add(bounds[i], n)  # kept within the point's min and max
+            else:
+                out[mapped[i]] = out.get(mapped[i], 0) + n
         return out
     if kind == "exponential_histogram":
         base_exp = 2.0 ** -data["scale"]
