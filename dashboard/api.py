@@ -13,11 +13,16 @@ from tornado.web import HTTPError
 from dashboard import views
 from dashboard.base import DashboardHandler
 from dashboard.logargs import log_filter
+from dashboard.timerange import TimeRange
 from storage.queries import errors as eq
 from storage.queries import logs as lq
+from storage.queries import metrics as mq
 from storage.queries import projects as pq
 
 MAX_LIMIT = 500
+MAX_STEPS = 1000  # points per line of a metric chart
+MAX_FILTERS = 10
+MAX_GROUPS = 100
 
 
 def statuses_arg(raw: str | None) -> list[str]:
@@ -39,6 +44,52 @@ def sort_arg(raw: str | None) -> str:
     if sort not in eq.SORTS:
         raise HTTPError(400, f"sort must be one of {', '.join(eq.SORTS)}")
     return sort
+
+
+def metric_query(handler: DashboardHandler, name: str, tr: TimeRange) -> mq.Query:
+    """One metric chart's parameters (README.md, "Read API"), every bad one a 400
+    naming it: `step` (seconds), `agg`, `kind`, `service`, `filter=key=value`
+    (repeated: all must match), `group_by` (an attribute key), `max_groups`."""
+    step = handler.int_arg("step", tr.step_s, 1, 400 * 86_400) or tr.step_s
+    if -(-(tr.end_s - tr.start_s) // step) > MAX_STEPS:
+        raise HTTPError(400, f"'step' of {step} s gives more than {MAX_STEPS} points over "
+                             "this range: take a larger one")
+    kind = handler.arg("kind")
+    if kind is not None and kind not in mq.KINDS:
+        raise HTTPError(400, f"'kind' must be one of {', '.join(mq.KINDS)}")
+    agg = handler.arg("agg")
+    known = sorted({a for allowed in mq.AGGREGATIONS.values() for a in allowed})
+    if agg is not None and agg not in known:
+        raise HTTPError(400, f"'agg' must be one of {', '.join(known)}")
+    filters: dict[str, str] = {}
+    for raw in handler.get_arguments("filter"):
+        if not raw.strip():
+            continue  # the page's empty filter field
+        key, sep, value = raw.partition("=")
+        if not sep or not key.strip():
+            raise HTTPError(400, "'filter' must be key=value (one attribute; repeat "
+                                 "'filter' for more)")
+        filters[key.strip()] = value.strip()
+    if len(filters) > MAX_FILTERS:
+        raise HTTPError(400, f"at most {MAX_FILTERS} 'filter' parameters")
+    return mq.Query(name=name, start_ns=tr.start_ns, end_ns=tr.end_ns, step_s=step,
+                    aggregation=agg, kind=kind, service=handler.arg("service"),
+                    filters=filters, group_by=handler.arg("group_by"),
+                    max_groups=handler.int_arg("max_groups", 20, 1, MAX_GROUPS) or 20)
+
+
+async def load_metric(handler: DashboardHandler, project_id: int, query: mq.Query
+                      ) -> mq.MetricData:
+    """The metric's data, or a 404 when there is no such metric (of that kind) and a
+    400 when the aggregation does not fit its kind."""
+    try:
+        data = await handler.run(mq.metric_data, handler.store, project_id, query)
+    except ValueError as exc:
+        raise HTTPError(400, str(exc)) from exc
+    if data is None:
+        kind = f" of kind {query.kind}" if query.kind else ""
+        raise HTTPError(404, f"no metric named {query.name!r}{kind} in this project")
+    return data
 
 
 class ApiHandler(DashboardHandler):
@@ -156,3 +207,22 @@ class LogRecordApi(ApiHandler):
         if item is None:
             raise HTTPError(404, f"no log record {record_id} in project {project.name!r}")
         self.write_json(item)
+
+
+class MetricsApi(ApiHandler):
+    """The project's metric names (or one service's)."""
+
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        metrics = await self.run(mq.list_metrics, self.store, project.id, self.arg("service"))
+        self.write_json({"metrics": [asdict(m) for m in metrics]})
+
+
+class MetricApi(ApiHandler):
+    """One metric's lines over a time range (storage/queries/metrics.py)."""
+
+    async def get(self, project_name: str, name: str) -> None:
+        project = await self.load_project(project_name)
+        tr = self.time_range()
+        data = await load_metric(self, project.id, metric_query(self, name, tr))
+        self.write_json({**asdict(data), "range": tr.params()})

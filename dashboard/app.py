@@ -60,6 +60,7 @@ class Dashboard:
             (P + r"/traces", pages.TracesPage, args),
             (P + r"/traces/([0-9a-fA-F]{1,32})", pages.TracePage, args),
             (P + r"/logs", pages.LogsPage, args),
+            (P + r"/metrics", pages.MetricsPage, args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),
             (API + r"/error-groups/([0-9]+)", api.ErrorGroupApi, args),
@@ -70,4 +71,7 @@ class Dashboard:
             (API + r"/traces/([0-9a-fA-F]{1,32})", api.TraceApi, args),
             (API + r"/logs", api.LogsApi, args),
             (API + r"/logs/([0-9a-fA-F]{32})", api.LogRecordApi, args),
+            (API + r"/metrics", api.MetricsApi, args),
+            # OpenTelemetry instrument names may hold "/": the rest of the path is the name.
+            (API + r"/metrics/(.+)", api.MetricApi, args),
         ]

@@ -9,11 +9,12 @@ from urllib.parse import quote, urlencode
 from tornado.web import HTTPError
 
 from dashboard import views
-from dashboard.api import sort_arg
+from dashboard.api import load_metric, metric_query, sort_arg
 from dashboard.auth import LOGIN_COOKIE, SESSION_COOKIE
 from dashboard.base import DashboardHandler
 from dashboard.logargs import log_filter
 from storage.queries import errors as eq
+from storage.queries import metrics as mq
 from storage.queries import projects as pq
 
 PAGE_SIZE = 50
@@ -200,3 +201,20 @@ class LogsPage(DashboardHandler):
         self.render("logs.html", view=view, tr=tr, f=f, form=dict(filters[:4]),
                     attr_filters=[f"{k}={v}" for k, v in f.attributes], page=page,
                     page_size=PAGE_SIZE, at=at, tail=tail, section="logs")
+
+
+class MetricsPage(DashboardHandler):
+    """The metric names, and the one picked (`metric=`) charted with the read API's
+    parameters; the chart draws from the same document the API answers."""
+
+    async def get(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        tr = self.time_range()
+        service = self.arg("service")
+        metrics = await self.run(mq.list_metrics, self.store, project.id, service)
+        name = self.arg("metric")
+        data = None
+        if name is not None:
+            data = await load_metric(self, project.id, metric_query(self, name, tr))
+        self.render("metrics.html", metrics=metrics, data=data, tr=tr, service=service,
+                    chart={"series": asdict(data)} if data else None, section="metrics")

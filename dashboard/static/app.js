@@ -10,6 +10,8 @@
 
   var COLORS = { count: "#4c7bd9", errors: "#c4372b", p50: "#2e9b8f", p95: "#d08a2a",
                  p99: "#8a5cc9", spark: "#c4372b" };
+  var METRIC_COLORS = ["#4c7bd9", "#d08a2a", "#2e9b8f", "#8a5cc9", "#c4372b", "#5b8c2a",
+                       "#b0489a", "#3d9bc4", "#7a6a3a", "#66707c"];
   var HEIGHT = 190;
   var charts = [];
   var pending = {};
@@ -57,6 +59,30 @@
       return { series: [line("p50", COLORS.p50, ms), line("p95", COLORS.p95, ms),
                         line("p99", COLORS.p99, ms)],
                data: [s.t, s.p50_ms, s.p95_ms, s.p99_ms] };
+    },
+    /* One line per group of a metric (storage/queries/metrics.py); labels are the
+     * group's attribute value, which uPlot's legend writes as text. */
+    metric: function (s) {
+      var unit = s.aggregation === "rate" ? (s.unit || "") + "/s"
+        : (s.aggregation === "count" ? "" : s.unit || "");
+      var fmt = function (v) {
+        var text = Math.abs(v) >= 1000 || v === Math.round(v) ? String(Math.round(v * 100) / 100)
+          : v.toPrecision(4);
+        return unit ? text + " " + unit : text;
+      };
+      var series = s.groups.map(function (g, i) {
+        var label = s.group_by == null ? s.name + " (" + s.aggregation + ")"
+          : s.group_by + "=" + (g.group == null ? "(none)" : g.group);
+        return line(label, METRIC_COLORS[i % METRIC_COLORS.length], fmt,
+                    { spanGaps: false, points: { show: true, size: 4 } });
+      });
+      return { series: series,
+               data: [s.t].concat(s.groups.map(function (g) { return g.values; })),
+               range: function (u, min, max) {
+                 if (min == null || max == null) return [0, 1];
+                 var lo = Math.min(0, min), hi = max > lo ? max * (max > 0 ? 1.1 : 0.9) : lo + 1;
+                 return [lo, hi];
+               } };
     },
     trend: function (s) {
       return { series: [line("events", COLORS.errors, function (v) { return String(v); },
@@ -127,7 +153,7 @@
       var opts = {
         width: Math.max(node.clientWidth, 200), height: HEIGHT, tzDate: utc,
         series: [{ label: "time (UTC)" }].concat(spec.series),
-        scales: { x: { time: true }, y: { range: function (u, min, max) {
+        scales: { x: { time: true }, y: { range: spec.range || function (u, min, max) {
           return [0, max > 0 ? max * 1.1 : 1]; } } },
         axes: [{}, { size: 56 }],
         cursor: { sync: { key: "sounding" } },

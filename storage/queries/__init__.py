@@ -10,5 +10,7 @@ for spans, epoch seconds for rollup buckets and for chart series.
 Modules: `projects`, `errors` (error groups, occurrences, trends, status history,
 errors of a trace), `performance` (request rollups and latency quantiles),
 `deploys` (deploys and their before/after correlation), `traces` (span search and
-one trace), `logs` (log record search, the live tail's cursor, one trace's records).
+one trace), `logs` (log record search, the live tail's cursor, one trace's records),
+`metrics` (metric names and one metric's series over time: its points aggregated per
+step in `metric_lines`, the bucket arithmetic of histograms in `metric_buckets`).
 """

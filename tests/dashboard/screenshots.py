@@ -13,6 +13,7 @@ from playwright.sync_api import sync_playwright
 from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS, login
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.dashboard.demo import seed
+from tests.dashboard.demo_metrics import seed_metrics
 from tests.support.server import REPO, start_server
 
 OUT = REPO / "docs" / "screenshots"
@@ -25,6 +26,7 @@ def main() -> None:
                               env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
         try:
             trace_id = seed(server)["trace_id"]
+            seed_metrics(server)
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                                      args=CHROMIUM_ARGS)
@@ -39,7 +41,9 @@ def main() -> None:
                         ("deploys", "/projects/shop/deploys"),
                         ("traces", "/projects/shop/traces"),
                         ("trace", f"/projects/shop/traces/{trace_id}"),
-                        ("logs", "/projects/shop/logs?range=1h")):
+                        ("logs", "/projects/shop/logs?range=1h"),
+                        ("metrics", "/projects/shop/metrics?range=24h&metric=worker.job.duration"
+                                    "&group_by=queue&agg=p95")):
                     page.goto(server.base + path)
                     page.wait_for_load_state("networkidle")
                     page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)

@@ -13,7 +13,7 @@ from tests.support.server import Server
 
 PAGES = "/projects/acme"
 API = "/api/v1/projects/acme"
-RANGED = ("/errors/{group}", "/performance", "/deploys", "/traces", "/logs")
+RANGED = ("/errors/{group}", "/performance", "/deploys", "/traces", "/logs", "/metrics")
 API_RANGED = ("/error-groups/{group}", "/performance", "/deploys", "/traces", "/logs")
 
 
@@ -109,6 +109,8 @@ def test_custom_ranges_at_the_edges_of_the_time_range_are_shown(
     ("/logs", {"after": f"{2**63}"}), ("/logs", {"after": "1." + "ab" * 17}),
     ("/logs", {"limit": "9" * 30}), ("/logs", {"attr": "novalue"}),
     ("/logs", {"attr": [f"k{i}=v" for i in range(11)]}),
+    ("/metrics/any", {"step": "0"}), ("/metrics/any", {"max_groups": "0"}),
+    ("/metrics/any", {"agg": "nan"}), ("/metrics/any", {"range": "forever"}),
 ])
 def test_every_other_parameter_is_checked(dash_server: Server, path: str,
                                           params: dict[str, str]) -> None:
@@ -124,6 +126,7 @@ def test_every_other_parameter_is_checked(dash_server: Server, path: str,
     ("/traces", {"status": "broken"}), ("/performance", {"range": "forever"}),
     ("/logs", {"page": "0"}), ("/logs", {"at": "-1"}), ("/logs", {"at": "9" * 30}),
     ("/logs", {"severity": "-1"}), ("/logs", {"after": "1"}),
+    ("/metrics", {"range": "forever"}), ("/metrics", {"metric": "any", "step": "-1"}),
 ])
 def test_every_page_parameter_is_checked(dash_server: Server, path: str,
                                          params: dict[str, str]) -> None:
@@ -136,7 +139,8 @@ def test_odd_names_in_paths_are_404(dash_server: Server) -> None:
     for path in ("/projects/%00/errors", "/projects/no-such/errors", API[:-4] + "%00/traces",
                  f"{PAGES}/traces/abc", f"{PAGES}/traces/{'0' * 33}", f"{API}/traces/xyz",
                  f"{API}/traces/{'f' * 31}", f"{API}/logs/{'f' * 31}", f"{API}/logs/xyz",
-                 f"{API}/logs/{'f' * 33}", f"{API}/logs/{'0' * 32}", f"{PAGES}/logs/x"):
+                 f"{API}/logs/{'f' * 33}", f"{API}/logs/{'0' * 32}", f"{PAGES}/logs/x",
+                 f"{API}/traces/{'f' * 31}", f"{API}/metrics/%00", f"{API}/metrics/no-such"):
         assert session.get(dash_server.base + path, timeout=10).status_code == 404, path
 
 
