@@ -16,6 +16,7 @@ deadlock.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 from storage import rows
@@ -46,6 +47,7 @@ RESOURCE_COLUMNS = _insert_columns(rows.RESOURCES)
 ERROR_COLUMNS = _insert_columns(rows.ERROR_EVENTS, received=True)
 DEPLOY_COLUMNS = _insert_columns(rows.DEPLOYS, received=True)
 LOG_COLUMNS = _insert_columns(rows.LOGS, received=True)
+_LOG_KEY = itemgetter(0, LOG_COLUMNS.index("record_key"))  # (project, record key)
 
 
 def placeholders(dialect: str, n: int) -> str:
@@ -100,9 +102,13 @@ class BatchWriter:
             cursor.executemany(self.spans_sql, spans)
 
     def _logs(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
-        # After _spans, which inserted the resources of every batch, logs' too.
-        logs: list[Row] = [(batch.project_id, *record, received_us) for batch in batches
-                           for record in batch.logs]
+        # After _spans, which inserted the resources of every batch, logs' too. Sorted
+        # by key: two PostgreSQL transactions inserting the same records (a retry that
+        # reached another collector) then wait for each other in one order, never in a
+        # deadlock.
+        logs: list[Row] = sorted(((batch.project_id, *record, received_us)
+                                  for batch in batches for record in batch.logs),
+                                 key=_LOG_KEY)
         if logs:
             cursor.executemany(self.logs_sql, logs)
 

@@ -1,6 +1,7 @@
 """Two collector processes writing one database at once (PostgreSQL, as several
 stateless collectors would; and one SQLite file): grouping counts, first/last
-seen and rollups stay exact (atomic upserts)."""
+seen and rollups stay exact (atomic upserts); the same log records sent to both
+(a retry reaching another collector), in varying order, are stored once."""
 
 from __future__ import annotations
 
@@ -8,14 +9,18 @@ import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import requests
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from tests.receiver.logs_helpers import log_pb, logs_request
 from tests.receiver.otlp_helpers import attributes_pb, request_of, span_pb
 from tests.receiver.test_errors import error
 from tests.support.server import Server
 
 FINGERPRINTS = [f"fp-{i}" for i in range(5)]
 ROUNDS = 40
+LOG_TRACE = "ab" * 16
+LOG_RECORDS = [log_pb(LOG_TRACE, f"line {i}") for i in range(50)]
 
 
 def _send(server: Server, round_no: int) -> None:
@@ -28,6 +33,13 @@ def _send(server: Server, round_no: int) -> None:
     requests_body = {"requests": [{"method": "GET", "route": "/r", "status": 200,
                                    "duration_ms": 10.0, "timestamp": "2026-11-21T10:00:30Z"}]}
     assert server.post("/ingest/requests", requests_body).status_code == 202
+    # The same records in another order each time: the two processes' transactions
+    # insert the same keys at once.
+    at = round_no * 7 % len(LOG_RECORDS)
+    logs = logs_request(*(LOG_RECORDS[at:] + LOG_RECORDS[:at])).SerializeToString()
+    response = requests.post(server.base + "/ingest/v1/logs", data=logs, timeout=60, headers={
+        "Authorization": f"Bearer {server.key}", "Content-Type": "application/x-protobuf"})
+    assert response.status_code == 202, response.text
 
 
 def test_two_collectors_one_database_exact_counts(start: Callable[..., Server],
@@ -49,6 +61,7 @@ def test_two_collectors_one_database_exact_counts(start: Callable[..., Server],
     assert hourly == ROUNDS * 2 * len(FINGERPRINTS)
     assert first.query("SELECT count FROM request_rollups")[0][0] == ROUNDS
     assert first.query("SELECT sum(count) FROM request_latency")[0][0] == ROUNDS
+    assert second.query("SELECT count(*) FROM logs")[0][0] == len(LOG_RECORDS)
 
 
 def _exception_request(n: int) -> bytes:
