@@ -7,12 +7,15 @@ and shown like an error sent to /ingest/errors. Runs before `grouping`.
 
 The fingerprint is Sounding's, since an SDK sends none: the SHA-256 (first 32 hex
 characters) of three parts, each normalised (see `normalise`):
-  1. the exception type;
+  1. the exception type without its module or package (the part after the last
+     `.`: a Python SDK names it `module.Class` on a span event, `Class` in a log
+     record);
   2. the top stack frame: in a Python traceback the last `File "...", line N, in f`
      line (Python prints the innermost frame last); in any other trace the first
      line that looks like a frame (`at ...` for Java, JavaScript and .NET,
      `file:line` for Ruby, Go and most others); empty when there is none;
-  3. the message.
+  3. the message, with one pair of surrounding quotes dropped (a KeyError's message
+     is `'k'` on a span event and `k` in a log record).
 Normalising replaces UUIDs with `<id>`, hexadecimal (0x-prefixed, or a run of at
 least 8 hex digits with a digit in it) with `<hex>` and every other number with
 `<n>`, then collapses whitespace. So `User 42 not found` and `User 97 not found`
@@ -71,8 +74,23 @@ def top_frame(stacktrace: str) -> str:
     return next((line.strip() for line in lines if _OTHER_FRAME.match(line)), "")
 
 
+def short_type(exception_type: str) -> str:
+    """The type without its module or package: the part after the last `.`."""
+    return exception_type.strip().rsplit(".", 1)[-1]
+
+
+def unquoted(message: str) -> str:
+    """The message with one pair of surrounding quotes dropped."""
+    text = message.strip()
+    quoted = _QUOTED.match(text)
+    return text if quoted is None else quoted.group(2)
+
+
 def fingerprint(exception_type: str, stacktrace: str, message: str) -> str:
-    parts = (normalise(exception_type), normalise(top_frame(stacktrace)), normalise(message))
+    # The short type and the unquoted message: the two copies of one Python exception
+    # (a span event and a log record, see `occurrence_key`) must land in one group.
+    parts = (normalise(short_type(exception_type)), normalise(top_frame(stacktrace)),
+             normalise(unquoted(message)))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
@@ -91,13 +109,8 @@ def occurrence_key(trace_id: str | None, span_id: str | None, exception_type: st
     is two occurrences."""
     if not trace_id or not span_id:
         return None
-    short_type = exception_type.strip().rsplit(".", 1)[-1]
-    text = message.strip()
-    quoted = _QUOTED.match(text)
-    if quoted is not None:
-        text = quoted.group(2)
-    text = _SPACE.sub(" ", text).strip()[:KEY_MESSAGE_CHARS]
-    parts = (trace_id.lower(), span_id.lower(), short_type, text)
+    text = _SPACE.sub(" ", unquoted(message)).strip()[:KEY_MESSAGE_CHARS]
+    parts = (trace_id.lower(), span_id.lower(), short_type(exception_type), text)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 

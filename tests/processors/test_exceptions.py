@@ -89,6 +89,14 @@ def test_fingerprint_separates_type_frame_and_message() -> None:
     assert fingerprint("a", "", "b c") != fingerprint("a b", "", "c")
 
 
+def test_the_fingerprint_ignores_a_module_prefix_and_surrounding_quotes() -> None:
+    # How the two Python SDK paths name one exception (span event, log record).
+    assert fingerprint("shop.errors.PaymentDeclined", PYTHON_TRACE, "'card 4'") == \
+        fingerprint("PaymentDeclined", PYTHON_TRACE, "card 4")
+    assert fingerprint("a.PaymentDeclined", "", "x") != fingerprint("a.Declined", "", "x")
+    assert fingerprint("KeyError", "", "'k") != fingerprint("KeyError", "", "k")
+
+
 def span(events: list[dict[str, Any]], **attributes: Any) -> Span:
     return Span(trace_id="4bf92f3577b34da6a3ce929d0e0e4736", span_id="00f067aa0ba902b7",
                 parent_span_id="", name="GET /cart", kind=2, start_ns=1_000_000_000,

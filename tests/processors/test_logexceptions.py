@@ -136,7 +136,7 @@ def test_logger_exception_becomes_an_error_linked_to_its_trace_and_span(sdk: Sdk
 
 @pytest.mark.parametrize("exc", [KeyError("sku-1234"), PaymentDeclined("card 4 declined"),
                                  ValueError("  spaced\n  out  ")])
-def test_an_exception_sent_as_span_event_and_log_record_has_one_key(
+def test_an_exception_sent_as_span_event_and_log_record_has_one_key_and_group(
         sdk: Sdk, exc: Exception) -> None:
     with sdk.tracer.start_as_current_span("POST /checkout") as span:
         try:
@@ -156,6 +156,8 @@ def test_an_exception_sent_as_span_event_and_log_record_has_one_key(
     assert (from_span.trace_id, from_span.span_id) == (from_log.trace_id, from_log.span_id)
     assert (from_span.service, from_span.environment, from_span.release) == (
         from_log.service, from_log.environment, from_log.release)
+    # One group too, whichever copy is stored first.
+    assert from_span.fingerprint == from_log.fingerprint
 
 
 def test_other_exceptions_in_one_span_have_other_keys(sdk: Sdk) -> None:
