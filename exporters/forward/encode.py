@@ -7,9 +7,8 @@ out, no I/O; the decode workers run it off the event loop (the exporter's
   looked into is copied from the message it arrived in, attributes, events, links
   and all; the record's columns (ids, name, kind, times, status) are written over it,
   since a processor may have changed them.
-- Log records: one OTLP ExportLogsServiceRequest (protobuf), built as for spans: a
-  record no stage looked into is copied from the message it arrived in, and its
-  columns (times, severity, ids, flags, event name) are written over it.
+- Log records: one OTLP ExportLogsServiceRequest (protobuf, exporters/forward/
+  encode_logs.py), built as for spans.
 - Metric points: one OTLP ExportMetricsServiceRequest (exporters/forward/
   encode_metrics.py), each point as it arrived, cumulative or delta.
 - Errors, deploys, request metrics: the JSON documents of Sounding's own endpoints
@@ -28,14 +27,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from exporters.forward.encode_logs import encode_logs
 from exporters.forward.encode_metrics import encode_metrics
-from sounding.otlp_values import fill_any_value, fill_key_values
-from sounding.records import Batch, Deploy, ErrorEvent, LogRecord, RequestMetric, Span
+from sounding.otlp_values import fill_key_values
+from sounding.records import Batch, Deploy, ErrorEvent, RequestMetric, Span
 from storage.outbox import Entry
 
 PROTOBUF = "application/x-protobuf"
@@ -138,72 +136,6 @@ def encode_spans(spans: list[Span]) -> tuple[ExportTraceServiceRequest, int]:
             _fill_span(scope_spans.spans.add(), span)
         except ValueError:  # values nested past what protobuf reads back
             del scope_spans.spans[-1]
-            failed += 1
-    return request, failed
-
-
-# --- log records -----------------------------------------------------------------
-
-def _fill_log(out: logs_pb2.LogRecord, record: LogRecord) -> None:
-    if record.otlp is not None:
-        out.CopyFrom(record.otlp)
-    if record.otlp is None or not record.untouched:
-        # A stage read (and may have changed) attributes or body: send its values.
-        out.ClearField("attributes")
-        out.ClearField("body")
-        fill_key_values(out.attributes, record.attributes, depth=6)
-        if record.body is not None:
-            fill_any_value(out.body, record.body, depth=5)
-    # The columns, over what the message said, each only where it differs. An
-    # observed time the sender left unset stays unset (the decoder put the time of
-    # receipt in the record): a retried request must be the same bytes upstream, where
-    # the record's key is a hash of them.
-    trace_id = bytes.fromhex(record.trace_id) if record.trace_id else b""
-    span_id = bytes.fromhex(record.span_id) if record.span_id else b""
-    if out.trace_id != trace_id and (trace_id or out.trace_id != bytes(16)):
-        out.trace_id = trace_id
-    if out.span_id != span_id and (span_id or out.span_id != bytes(8)):
-        out.span_id = span_id
-    if out.time_unix_nano != record.time_ns:
-        out.time_unix_nano = record.time_ns
-    if out.observed_time_unix_nano != record.observed_ns and (
-            record.otlp is None or record.otlp.observed_time_unix_nano):
-        out.observed_time_unix_nano = record.observed_ns
-    if out.severity_number != record.severity_number:
-        out.severity_number = record.severity_number  # type: ignore[assignment]
-    if out.severity_text != record.severity_text:
-        out.severity_text = record.severity_text
-    if out.flags != record.flags:
-        out.flags = record.flags
-    if out.event_name != record.event_name:
-        out.event_name = record.event_name
-
-
-def encode_logs(records: list[LogRecord]) -> tuple[ExportLogsServiceRequest, int]:
-    """(the request, records that could not be encoded)."""
-    request = ExportLogsServiceRequest()
-    # Records of one resource share its attributes dict (receiver/decode_otlp_logs.py).
-    resources: dict[tuple[int, str], Any] = {}
-    scopes: dict[tuple[int, str, str], Any] = {}
-    failed = 0
-    for record in records:
-        resource_key = (id(record.resource_attributes), record.service_name)
-        resource_logs = resources.get(resource_key)
-        if resource_logs is None:
-            resource_logs = resources[resource_key] = request.resource_logs.add()
-            attributes = dict(record.resource_attributes)
-            if attributes.get("service.name", "unknown_service") != record.service_name:
-                attributes["service.name"] = record.service_name  # renamed by a stage
-            fill_key_values(resource_logs.resource.attributes, attributes, depth=4)
-        scope_key = (*resource_key, record.scope_name)
-        scope_logs = scopes.get(scope_key)
-        if scope_logs is None:
-            scope_logs = scopes[scope_key] = resource_logs.scope_logs.add()
-            scope_logs.scope.name = record.scope_name
-        try:
-            _fill_log(scope_logs.log_records.add(), record)
-        except (ValueError, TypeError):  # nested past what protobuf reads, a bad id or type
-            del scope_logs.log_records[-1]
             failed += 1
     return request, failed
 
