@@ -207,11 +207,10 @@ DEPLOYS = _form(
     supplied=BY_WRITER,
 )
 
-# Metrics (storage/metrics schema notes: /work/briefs/metrics-schema.md and
-# docs/architecture.md). A series is one metric name, kind and unit of one resource,
-# scope and attribute set, stored once; its points reference it by `series_key`
-# (the first 16 bytes of blake2b over name, kind, unit, resource id, scope and the
-# attributes' JSON: storage/wire.py).
+# Metrics (written by storage/writer_metrics.py). A series is one metric name, kind
+# and unit of one resource, scope and attribute set, stored once; its points
+# reference it by `series_key` (the first 16 bytes of blake2b over name, kind, unit,
+# resource id, scope and the attributes' JSON: storage/wire_metrics.py).
 METRIC_SERIES = _form(
     "metric_series",
     PROJECT_ID,
