@@ -9,8 +9,14 @@ BatchWriter.write, 8 requests per group commit, on a fresh SQLite file with the
 writer process's pragmas (the commit's fsync is not timed: it is the disk's, not
 CPU). Requests come from 64 templates (64 processes' series, as the bench row
 sends), each with a later time than the last. Minimum of several runs, in
-microseconds of CPU per point; run on two commits to compare them, or count
-instructions (`valgrind --tool=callgrind`) on a noisy machine.
+microseconds of CPU per point; run on two commits to compare them.
+
+On a noisy machine count instructions instead: `python -m bench.metrics_cost wire`
+or `... writer` runs that part once inside sys.call_tracing, which callgrind can
+collect alone:
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=sys_call_tracing \
+        --callgrind-out-file=/dev/null python -m bench.metrics_cost writer
+prints the instructions ("Collected"); divide by the points it prints.
 """
 
 from __future__ import annotations
@@ -85,6 +91,25 @@ class Writing:
         return spent
 
 
+def counted(part: str) -> None:
+    """One run of `part` ("wire": decode + wire of 20 bodies; "writer": 128 requests
+    written after 64 that make every series known) inside sys.call_tracing."""
+    if part == "wire":
+        bodies = [t.render(1, time.time_ns()) for t in
+                  (payloads_metrics.metrics_proto(i) for i in range(20))]
+        sys.call_tracing(lambda: [pipeline(Batch(1, metrics=decode_metrics_body(
+            b, True).metrics)) for b in bodies], ())
+        print(f"points: {20 * POINTS}")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        writing = Writing(folder)
+        writing.write(writing.payloads(SLOTS))
+        payloads = writing.payloads(SLOTS * 2)
+        sys.call_tracing(writing.write, (payloads,))
+        print(f"points: {SLOTS * 2 * POINTS}")
+        writing.conn.close()
+
+
 def main(repeats: int = 7) -> None:
     body = payloads_metrics.metrics_proto(0).render(1, time.time_ns())
     cases: list[tuple[str, Callable[[], Any]]] = [
@@ -93,7 +118,8 @@ def main(repeats: int = 7) -> None:
             Batch(1, metrics=decode_metrics_body(body, True).metrics))),
     ]
     for name, run in cases:
-        print(f"{name:28s} {per_point(lambda: [run() for _ in range(20)], 20 * POINTS, repeats):8.2f} us/point")
+        cost = per_point(lambda run=run: [run() for _ in range(20)], 20 * POINTS, repeats)
+        print(f"{name:28s} {cost:8.2f} us/point")
     with tempfile.TemporaryDirectory() as folder:
         writing = Writing(folder)
         writing.write(writing.payloads(SLOTS))  # every series seen once
@@ -104,4 +130,7 @@ def main(repeats: int = 7) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    if sys.argv[1:2] in (["wire"], ["writer"]):
+        counted(sys.argv[1])
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)

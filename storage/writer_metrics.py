@@ -6,7 +6,11 @@ Conversion (the rules: storage/metric_delta.py) reads and writes the state of ea
 converted series inside the commit's transaction. On PostgreSQL the state rows are
 locked (a row is first made, empty, for a new series, so there is one to lock), in
 key order: two collectors behind one load balancer take turns per series, and
-neither counts an interval twice nor loses one. SQLite has one writer.
+neither counts an interval twice nor loses one. SQLite has one writer at a time: the
+writer keeps the states it committed in memory (`StateCache`) and reads from the
+store only those it does not have, as long as no other connection has committed to
+the file since its own last commit (PRAGMA data_version; another collector on the
+same file, or a tool); the store stays the truth, written in every commit.
 
 A converted point is new by the rules (a re-sent one is skipped by its state). A
 delta point that feeds the rollups is inserted alone with RETURNING: only a point
@@ -49,6 +53,7 @@ IN_CHUNK = 500
 # Series keys remembered as committed; past this many the memory starts again empty.
 MAX_KNOWN_SERIES = 200_000
 StateKey = tuple[int, bytes]
+State = tuple[int, int, Any]  # (start_ns, time_ns, cumulative values) or None
 Stored = tuple[int, Row, tuple[Any, ...], Any]
 
 
@@ -83,15 +88,20 @@ class MetricsWriter:
         self.lock = dialect == "postgresql"
         self.known: set[tuple[int, bytes]] = set()
         self.pending: list[tuple[int, bytes]] = []
+        self.cache = StateCache() if dialect == "sqlite" else None
 
     def committed(self) -> None:
-        """The last `write` was committed: its series exist."""
+        """The last `write` was committed: its series exist, its states are the store's."""
         if len(self.known) + len(self.pending) > MAX_KNOWN_SERIES:
             self.known.clear()
         self.known.update(self.pending)
         self.pending = []
+        if self.cache is not None:
+            self.cache.committed()
 
     def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        if self.cache is not None:
+            self.cache.pending, self.cache.seen = {}, None
         known = self.known
         series = sorted({(b.project_id, *s, received_us) for b in batches
                          for s in b.metric_series if (b.project_id, s[0]) not in known})
@@ -136,6 +146,8 @@ class MetricsWriter:
             cursor.executemany(self.new_state_sql, keys)
         q = _q(self.dialect)
         found: dict[StateKey, Any] = {}
+        if self.cache is not None:
+            keys = self.cache.take(cursor, keys, found)
         by_project: dict[int, list[bytes]] = {}
         for project_id, key in keys:
             by_project.setdefault(project_id, []).append(key)
@@ -180,6 +192,8 @@ class MetricsWriter:
                 _apply(kind, values, diff)
             out.append((project_id, p, tuple(values),
                         None if kind == "sum" else (cumulative if whole else diff)["buckets"]))
+        if self.cache is not None:  # every state of this write, read or changed
+            self.cache.pending = states
         if changed:
             cursor.executemany(self.save_state_sql,
                                [(project_id, key, start, time_ns, text)
@@ -213,6 +227,46 @@ class MetricsWriter:
             for bucket, n in spread.items():
                 buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
         upsert_rollups(cursor, self.dialect, rollups, buckets, ROLLUPS, LATENCY)
+
+
+class StateCache:
+    """The conversion states this writer committed to a SQLite file, valid while no
+    other connection commits to it: at each transaction's start (the write lock held,
+    so no one commits before this one does) PRAGMA data_version says whether another
+    connection has committed since; if one has, or the connection is another, the
+    states are read from the store again. States of a write not committed (rolled
+    back) never reach it."""
+
+    def __init__(self) -> None:
+        self.states: dict[StateKey, State | None] = {}
+        self.pending: dict[StateKey, State | None] = {}
+        self.connection: Any = None
+        self.version: int | None = None
+        self.seen: int | None = None
+
+    def take(self, cursor: Any, keys: list[StateKey], found: dict[StateKey, Any]
+             ) -> list[StateKey]:
+        """Known states put in `found`; the keys still to read from the store."""
+        cursor.execute("PRAGMA data_version")
+        self.seen = cursor.fetchone()[0]
+        if cursor.connection is not self.connection or self.seen != self.version:
+            self.states.clear()
+            self.connection, self.version = cursor.connection, None
+        states, missing = self.states, []
+        for key in keys:
+            if key in states:
+                found[key] = states[key]
+            else:
+                missing.append(key)
+        return missing
+
+    def committed(self) -> None:
+        if len(self.states) + len(self.pending) > MAX_KNOWN_SERIES:
+            self.states.clear()
+        self.states.update(self.pending)
+        self.pending = {}
+        if self.seen is not None:
+            self.version = self.seen
 
 
 def _number(value: float | None) -> str:
