@@ -303,7 +303,45 @@ def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
 @functools.lru_cache(maxsize=1024)
 def _explicit_map(bounds: tuple[float, ...], to_ms: float) -> tuple[int, ...]:
     """Sounding's bucket of each explicit bound, in milliseconds."""
-    return tuple(histogram.bucket_of(max(b, 0.0) * to_ms) for b in bounds)
+    return tuple(_ms_bucket(b, to_ms) for b in bounds)
+
+
+def _ms_bucket(value: float, to_ms: float) -> int:
+    """Sounding's bucket of a duration in the metric's unit. Past any duration (a
+    bound of 1e300 s is a finite float but no finite number of ms) is still a bucket."""
+    ms = max(value, 0.0) * to_ms
+    return histogram.bucket_of(ms if ms < math.inf else 1e300)
+
+
+def _clamped(upper: float, low: float | None, high: float | None, to_ms: float) -> int:
+    """Sounding's bucket of an OTLP bucket's upper bound, kept within the point's min
+    and max when known."""
+    if high is not None:
+        upper = min(upper, high)
+    if low is not None:
+        upper = max(upper, low)
+    if not math.isfinite(upper):
+        upper = 1e300  # past any duration, still a bucket
+    return _ms_bucket(upper, to_ms)
+
+
+@functools.lru_cache(maxsize=4096)
+def _explicit_targets(bounds: tuple[float, ...], to_ms: float, low: float | None,
+                      high: float | None) -> tuple[int, ...]:
+    """Sounding's bucket of each bucket of an explicit histogram with these bounds,
+    min and max. An SDK's cumulative min and max seldom move: the same few come
+    again and again, so this is worked out once for each."""
+    mapped = _explicit_map(bounds, to_ms)
+    last = len(bounds)
+    out = []
+    for i in range(last + 1):
+        if i == last:
+            out.append(_clamped(high if high is not None else bounds[-1], low, high, to_ms))
+        elif (high is not None and bounds[i] > high) or (low is not None and bounds[i] < low):
+            out.append(_clamped(bounds[i], low, high, to_ms))  # within min and max
+        else:
+            out.append(mapped[i])
+    return tuple(out)
 
 
 def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
@@ -312,7 +350,8 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
     (sounding/histogram.py). The counts of an OTLP bucket go to the bucket of its
     upper bound (its lower bound for the last, unbounded one, or the max when known),
     kept within the point's min and max when known: a quantile read from them is
-    within the OTLP histogram's own resolution."""
+    within the OTLP histogram's own resolution. Counts are never negative (decoded
+    as unsigned, and a delta whose bucket went down is a reset)."""
     out: dict[int, int] = {}
     if not values[_BUCKETS]:
         return out
@@ -321,16 +360,9 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
     low, high = values[_MIN], values[_MAX]
 
     def add(upper: float, n: int) -> None:
-        if n <= 0:
-            return
-        if high is not None:
-            upper = min(upper, high)
-        if low is not None:
-            upper = max(upper, low)
-        if not math.isfinite(upper):
-            upper = 1e300  # past any duration, still a bucket
-        bucket = histogram.bucket_of(max(upper, 0.0) * to_ms)
-        out[bucket] = out.get(bucket, 0) + n
+        if n > 0:
+            bucket = _clamped(upper, low, high, to_ms)
+            out[bucket] = out.get(bucket, 0) + n
 
     if kind == "histogram":
         bounds, counts = data.get("bounds") or [], data.get("counts") or []
@@ -339,18 +371,10 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
                 add(high if high is not None else (values[_SUM] or 0.0)
                     / max(values[_COUNT], 1), counts[0])
             return out
-        mapped = _explicit_map(tuple(bounds), to_ms)
-        last = len(bounds)
-        for i, n in enumerate(counts):
-            if not n:
-                continue
-            if i == last:
-                add(high if high is not None else bounds[-1], n)
-            elif (high is not None and bounds[i] > high) or (
-                    low is not None and bounds[i] < low):
-                add(bounds[i], n)  # kept within the point's min and max
-            else:
-                out[mapped[i]] = out.get(mapped[i], 0) + n
+        for bucket, n in zip(_explicit_targets(tuple(bounds), to_ms, low, high), counts,
+                             strict=False):
+            if n:
+                out[bucket] = out.get(bucket, 0) + n
         return out
     if kind == "exponential_histogram":
         base_exp = 2.0 ** -data["scale"]
