@@ -43,6 +43,7 @@ POINT_FIELDS = tuple(f for f in rows.METRIC_POINTS.names)
 POINT_COLUMNS = ("project_id", *POINT_FIELDS, "received_us")
 _POINT = rows.METRIC_WIRE.getter(*POINT_FIELDS)
 _META = rows.METRIC_WIRE.getter("cumulative", "kind", "to_ms")
+_KIND, _TO_MS = rows.METRIC_WIRE.getter("kind"), rows.METRIC_WIRE.getter("to_ms")
 _REQUEST = rows.METRIC_WIRE.getter("service", "env", "method", "route", "status")
 _KEY, _TIME = (rows.METRIC_WIRE.position(name) for name in ("series_key", "time_ns"))
 _START, _VALUE = (POINT_FIELDS.index(name) for name in ("start_ns", "value"))
@@ -108,34 +109,39 @@ class MetricsWriter:
         self.pending = [(row[0], row[1]) for row in series]
         if series:
             cursor.executemany(self.series_sql, series)
-        points = [(b.project_id, p) for b in batches for p in b.metrics]
-        if not points:
-            return
-        cumulative = [(project_id, p) for project_id, p in points if _META(p)[0]]
+        # Each point read once: cumulative ones to convert, delta request durations
+        # to insert alone (to count only those stored now), the rest inserted as is.
+        cumulative: list[tuple[int, Row]] = []
+        requests: list[Stored] = []
+        plain: list[Row] = []
+        for b in batches:
+            project_id = b.project_id
+            for p in b.metrics:
+                is_cumulative, _, to_ms = _META(p)
+                if is_cumulative:
+                    cumulative.append((project_id, p))
+                elif to_ms:
+                    requests.append((project_id, p, _POINT(p), None))
+                else:
+                    plain.append((project_id, *_POINT(p), received_us))
         # (project, wire row, stored row, its buckets parsed when they were)
-        stored: list[Stored] = []
-        for project_id, p in points:
-            if not _META(p)[0]:
-                stored.append((project_id, p, _POINT(p), None))
-        if cumulative:
-            stored += self._deltas(cursor, cumulative)
-        plain = [(project_id, *values, received_us) for project_id, p, values, _ in stored
-                 if not _META(p)[2]]
+        converted = self._deltas(cursor, cumulative) if cumulative else []
+        counted = [s for s in converted if _TO_MS(s[1])]
+        plain += [(s[0], *s[2], received_us) for s in converted if not _TO_MS(s[1])]
         if plain:
             cursor.executemany(self.points_sql, plain)
         # Converted points are new (the state skips what was counted); a delta point
         # is counted only if this insert stored it.
-        counted = [s for s in stored if _META(s[1])[2] and _META(s[1])[0]]
+        delta_counted = []
         for project_id, p, values, parsed in sorted(
-                (s for s in stored if _META(s[1])[2] and not _META(s[1])[0]),
-                key=lambda s: (s[0], s[2][0], s[2][1])):
+                requests, key=lambda s: (s[0], s[2][0], s[2][1])):
             cursor.execute(self.counted_sql, (project_id, *values, received_us))
             if cursor.fetchone() is not None:
-                counted.append((project_id, p, values, parsed))
-        converted = [(project_id, *values, received_us)
-                     for project_id, p, values, _ in counted if _META(p)[0]]
-        if converted:
-            cursor.executemany(self.points_sql, converted)
+                delta_counted.append((project_id, p, values, parsed))
+        if counted:
+            cursor.executemany(self.points_sql, [(project_id, *values, received_us)
+                                                 for project_id, _, values, _ in counted])
+        counted += delta_counted
         if counted:
             self._rollups(cursor, counted)
 
@@ -171,11 +177,11 @@ class MetricsWriter:
         keys = sorted({(project_id, p[_KEY]) for project_id, p in points})
         states = self._states(cursor, keys)
         out = []
-        changed: dict[StateKey, tuple[int, int, str]] = {}
+        changed: dict[StateKey, tuple[str, tuple[Any, ...]]] = {}
         for project_id, p in points:
             skey = (project_id, p[_KEY])
-            values = list(_POINT(p))
-            kind = _META(p)[1]
+            values = _POINT(p)
+            kind = _KIND(p)
             cumulative = _cumulative(kind, values)
             try:
                 found = metric_delta.delta(kind, values[_START], p[_TIME], cumulative,
@@ -183,22 +189,23 @@ class MetricsWriter:
             except metric_delta.Skip:
                 continue
             states[skey] = (values[_START], p[_TIME], cumulative)
-            changed[skey] = (values[_START], p[_TIME], _state_text(kind, values))
+            changed[skey] = (kind, values)  # its state text made once, for the last
             if found is None:
                 continue
             start_ns, diff, whole = found
-            values[_START] = start_ns
-            if not whole:
-                _apply(kind, values, diff)
-            out.append((project_id, p, tuple(values),
+            if not whole:  # a whole point is stored as it came, its start included
+                delta_values = list(values)
+                delta_values[_START] = start_ns
+                _apply(kind, delta_values, diff)
+                values = tuple(delta_values)
+            out.append((project_id, p, values,
                         None if kind == "sum" else (cumulative if whole else diff)["buckets"]))
         if self.cache is not None:  # every state of this write, read or changed
             self.cache.pending = states
         if changed:
-            cursor.executemany(self.save_state_sql,
-                               [(project_id, key, start, time_ns, text)
-                                for (project_id, key), (start, time_ns, text)
-                                in sorted(changed.items())])
+            cursor.executemany(self.save_state_sql, [
+                (skey[0], skey[1], states[skey][0], states[skey][1], _state_text(kind, values))
+                for skey, (kind, values) in sorted(changed.items())])
         return out
 
     # --- HTTP server durations into request rollups -------------------------------
@@ -274,7 +281,7 @@ def _number(value: float | None) -> str:
     return "null" if value is None else repr(value)
 
 
-def _state_text(kind: str, values: list[Any]) -> str:
+def _state_text(kind: str, values: Sequence[Any]) -> str:
     """The state column of a cumulative point, its buckets' JSON text as it came."""
     if kind == "sum":
         return f'{{"value":{_number(values[_VALUE])}}}'
@@ -282,7 +289,7 @@ def _state_text(kind: str, values: list[Any]) -> str:
             f'"buckets":{values[_BUCKETS]}}}')
 
 
-def _cumulative(kind: str, values: list[Any]) -> dict[str, Any]:
+def _cumulative(kind: str, values: Sequence[Any]) -> dict[str, Any]:
     if kind == "sum":
         return {"value": values[_VALUE]}
     return {"count": values[_COUNT], "sum": values[_SUM],
