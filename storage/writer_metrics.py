@@ -213,26 +213,47 @@ class MetricsWriter:
     def _rollups(self, cursor: Any, points: list[Stored]) -> None:
         rollups: dict[RollupKey, list[Any]] = {}
         buckets: dict[tuple[RollupKey, int], int] = {}
+        # Explicit histograms: counts added up bucket by bucket per (key, Sounding
+        # bucket of each), and only then spread into Sounding's buckets.
+        vectors: dict[tuple[RollupKey, tuple[int, ...]], list[int]] = {}
         for project_id, p, values, parsed in points:
-            to_ms = _META(p)[2]
+            to_ms = _TO_MS(p)
             service, env, method, route, status = _REQUEST(p)
             key: RollupKey = (project_id, service, env, method, route,
                               p[_TIME] // 60_000_000_000 * 60)
-            spread = sounding_buckets(_META(p)[1], values, to_ms, parsed)
-            count = sum(spread.values())
-            if not count:
-                continue
+            kind = _KIND(p)
+            if parsed is None and values[_BUCKETS]:
+                parsed = orjson.loads(values[_BUCKETS])
+            explicit = _explicit(kind, values, to_ms, parsed)
             total = values[_SUM]
-            total_ms = (total * to_ms if total is not None
-                        else sum(histogram.bucket_value(b) * n for b, n in spread.items()))
+            if explicit is not None and total is not None:
+                targets, counts = explicit
+                count = sum(counts)
+                if not count:
+                    continue
+                total_ms = total * to_ms
+                vector = vectors.get((key, targets))
+                vectors[(key, targets)] = (list(counts) if vector is None else
+                                           [a + b for a, b in zip(vector, counts, strict=True)])
+            else:
+                spread = sounding_buckets(kind, values, to_ms, parsed)
+                count = sum(spread.values())
+                if not count:
+                    continue
+                total_ms = (total * to_ms if total is not None
+                            else sum(histogram.bucket_value(b) * n for b, n in spread.items()))
+                for bucket, n in spread.items():
+                    buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
             agg = rollups.get(key)
             if agg is None:
                 agg = rollups[key] = [0, 0, 0.0]
             agg[0] += count
             agg[1] += count if status >= SERVER_ERROR else 0
             agg[2] += total_ms
-            for bucket, n in spread.items():
-                buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
+        for (key, targets), counts in vectors.items():
+            for bucket, n in zip(targets, counts, strict=True):
+                if n:
+                    buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
         upsert_rollups(cursor, self.dialect, rollups, buckets, ROLLUPS, LATENCY)
 
 
@@ -349,6 +370,18 @@ def _explicit_targets(bounds: tuple[float, ...], to_ms: float, low: float | None
         else:
             out.append(mapped[i])
     return tuple(out)
+
+
+def _explicit(kind: str, values: Sequence[Any], to_ms: float, data: dict[str, Any] | None
+              ) -> tuple[tuple[int, ...], list[int]] | None:
+    """(Sounding's bucket of each bucket, the counts) of an explicit histogram with
+    bounds, as sounding_buckets spreads them; None for any other point."""
+    if kind != "histogram" or not data:
+        return None
+    bounds, counts = data.get("bounds") or [], data.get("counts") or []
+    if not bounds or len(counts) != len(bounds) + 1:
+        return None
+    return _explicit_targets(tuple(bounds), to_ms, values[_MIN], values[_MAX]), counts
 
 
 def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
