@@ -16,7 +16,8 @@ or `... writer` runs that part once inside sys.call_tracing, which callgrind can
 collect alone:
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect=sys_call_tracing \
         --callgrind-out-file=/dev/null python -m bench.metrics_cost writer
-prints the instructions ("Collected"); divide by the points it prints.
+prints the instructions ("Collected"); divide by the points it prints. `writer 1`
+writes one request per commit, as a lightly loaded collector commits.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def per_point(run: Callable[[], Any], points: int, repeats: int) -> float:
 class Writing:
     """The writer process's side: wire batches in, one transaction per commit."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, per_commit: int = PER_COMMIT) -> None:
+        self.per_commit = per_commit
         path = Path(folder) / "metrics.db"
         Store(f"sqlite:///{path}").upgrade()
         self.conn = sqlite3.connect(path, isolation_level=None)
@@ -80,9 +82,10 @@ class Writing:
     def write(self, payloads: list[bytes]) -> float:
         """CPU seconds of unpickling and writing `payloads`, commits' fsync left out."""
         cursor, spent = self.conn.cursor(), 0.0
-        for i in range(0, len(payloads), PER_COMMIT):
+        for i in range(0, len(payloads), self.per_commit):
             started = time.process_time()
-            batches = [WireBatch._make(pickle.loads(p)) for p in payloads[i:i + PER_COMMIT]]
+            batches = [WireBatch._make(pickle.loads(p))
+                       for p in payloads[i:i + self.per_commit]]
             cursor.execute("BEGIN IMMEDIATE")
             self.writer.write(cursor, batches, int(time.time() * 1_000_000))
             spent += time.process_time() - started
@@ -91,9 +94,10 @@ class Writing:
         return spent
 
 
-def counted(part: str) -> None:
+def counted(part: str, per_commit: int = PER_COMMIT) -> None:
     """One run of `part` ("wire": decode + wire of 20 bodies; "writer": 128 requests
-    written after 64 that make every series known) inside sys.call_tracing."""
+    written after 64 that make every series known, `per_commit` requests per commit)
+    inside sys.call_tracing."""
     if part == "wire":
         bodies = [t.render(1, time.time_ns()) for t in
                   (payloads_metrics.metrics_proto(i) for i in range(20))]
@@ -102,7 +106,7 @@ def counted(part: str) -> None:
         print(f"points: {20 * POINTS}")
         return
     with tempfile.TemporaryDirectory() as folder:
-        writing = Writing(folder)
+        writing = Writing(folder, per_commit)
         writing.write(writing.payloads(SLOTS))
         payloads = writing.payloads(SLOTS * 2)
         sys.call_tracing(writing.write, (payloads,))
@@ -130,7 +134,7 @@ def main(repeats: int = 7) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] in (["wire"], ["writer"]):
-        counted(sys.argv[1])
+    if sys.argv[1:2] in (["wire"], ["writer"]):  # then optionally requests per commit
+        counted(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else PER_COMMIT)
     else:
         main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
