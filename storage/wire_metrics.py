@@ -116,10 +116,12 @@ def encode_metrics(project_id: int, points: list[MetricPoint],
     series_row, point_row = rows.METRIC_SERIES.row, rows.METRIC_WIRE.row
     blake2b = hashlib.blake2b
     # What the points of one metric share: the start of their series key's hash,
-    # the resource id and the unit's scale to milliseconds.
-    metrics: dict[tuple[int, str, str, str, str], tuple[bytes, int, float]] = {}
+    # the resource id, the unit's scale to milliseconds, how its points read and
+    # whether the writer converts them.
+    metrics: dict[tuple[Any, ...], tuple[bytes, int, float, str, int]] = {}
     for p in points:
-        metric_key = (id(p.resource_attributes), p.name, p.kind, p.unit, p.scope_name)
+        metric_key = (id(p.resource_attributes), p.name, p.kind, p.unit, p.scope_name,
+                      p.temporality, p.monotonic)
         shared = metrics.get(metric_key)
         if shared is None:
             resource = resource_ids.get(id(p.resource_attributes))
@@ -130,15 +132,16 @@ def encode_metrics(project_id: int, points: list[MetricPoint],
                 resources.append(rows.RESOURCES.row(id=resource, attributes=text))
             prefix = b"\n".join((p.name.encode(), p.kind.encode(), p.unit.encode(),
                                  str(resource).encode(), p.scope_name.encode(), b""))
-            shared = metrics[metric_key] = (prefix, resource, _to_ms(p))
-        prefix, resource, to_ms = shared
+            shared = metrics[metric_key] = (prefix, resource, _to_ms(p), points_reading(p),
+                                            int(is_cumulative(p)))
+        prefix, resource, to_ms, reading, cumulative = shared
         attributes = dumps(dict(sorted(p.attributes.items())))
         key = blake2b(prefix + attributes.encode(), digest_size=16).digest()
         if key not in series:
             series[key] = series_row(
                 series_key=key, name=p.name, kind=p.kind, unit=p.unit,
                 description=p.description, temporality=p.temporality,
-                monotonic=int(p.monotonic), points=points_reading(p),
+                monotonic=int(p.monotonic), points=reading,
                 service_name=p.service_name, scope_name=p.scope_name, resource_id=resource,
                 attributes=attributes)
         if to_ms:
@@ -155,7 +158,7 @@ def encode_metrics(project_id: int, points: list[MetricPoint],
             series_key=key, time_ns=p.time_ns, start_ns=p.start_ns,
             value=None if value is None else _finite(float(value)),
             count=p.count, sum=_finite(p.sum), min=_finite(p.min), max=_finite(p.max),
-            buckets=buckets_json(p), flags=p.flags, cumulative=int(is_cumulative(p)),
+            buckets=buckets_json(p), flags=p.flags, cumulative=cumulative,
             kind=p.kind, service=request[0], env=request[1], method=request[2],
             route=request[3], status=request[4], to_ms=to_ms))
     return list(series.values()), out

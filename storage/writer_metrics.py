@@ -6,7 +6,11 @@ Conversion (the rules: storage/metric_delta.py) reads and writes the state of ea
 converted series inside the commit's transaction. On PostgreSQL the state rows are
 locked (a row is first made, empty, for a new series, so there is one to lock), in
 key order: two collectors behind one load balancer take turns per series, and
-neither counts an interval twice nor loses one. SQLite has one writer.
+neither counts an interval twice nor loses one. SQLite has one writer at a time: the
+writer keeps the states it committed in memory (`StateCache`) and reads from the
+store only those it does not have, as long as no other connection has committed to
+the file since its own last commit (PRAGMA data_version; another collector on the
+same file, or a tool); the store stays the truth, written in every commit.
 
 A converted point is new by the rules (a re-sent one is skipped by its state). A
 delta point that feeds the rollups is inserted alone with RETURNING: only a point
@@ -39,6 +43,7 @@ POINT_FIELDS = tuple(f for f in rows.METRIC_POINTS.names)
 POINT_COLUMNS = ("project_id", *POINT_FIELDS, "received_us")
 _POINT = rows.METRIC_WIRE.getter(*POINT_FIELDS)
 _META = rows.METRIC_WIRE.getter("cumulative", "kind", "to_ms")
+_KIND, _TO_MS = rows.METRIC_WIRE.getter("kind"), rows.METRIC_WIRE.getter("to_ms")
 _REQUEST = rows.METRIC_WIRE.getter("service", "env", "method", "route", "status")
 _KEY, _TIME = (rows.METRIC_WIRE.position(name) for name in ("series_key", "time_ns"))
 _START, _VALUE = (POINT_FIELDS.index(name) for name in ("start_ns", "value"))
@@ -49,6 +54,7 @@ IN_CHUNK = 500
 # Series keys remembered as committed; past this many the memory starts again empty.
 MAX_KNOWN_SERIES = 200_000
 StateKey = tuple[int, bytes]
+State = tuple[int, int, Any]  # (start_ns, time_ns, cumulative values) or None
 Stored = tuple[int, Row, tuple[Any, ...], Any]
 
 
@@ -83,49 +89,59 @@ class MetricsWriter:
         self.lock = dialect == "postgresql"
         self.known: set[tuple[int, bytes]] = set()
         self.pending: list[tuple[int, bytes]] = []
+        self.cache = StateCache() if dialect == "sqlite" else None
 
     def committed(self) -> None:
-        """The last `write` was committed: its series exist."""
+        """The last `write` was committed: its series exist, its states are the store's."""
         if len(self.known) + len(self.pending) > MAX_KNOWN_SERIES:
             self.known.clear()
         self.known.update(self.pending)
         self.pending = []
+        if self.cache is not None:
+            self.cache.committed()
 
     def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        if self.cache is not None:
+            self.cache.pending, self.cache.seen = {}, None
         known = self.known
         series = sorted({(b.project_id, *s, received_us) for b in batches
                          for s in b.metric_series if (b.project_id, s[0]) not in known})
         self.pending = [(row[0], row[1]) for row in series]
         if series:
             cursor.executemany(self.series_sql, series)
-        points = [(b.project_id, p) for b in batches for p in b.metrics]
-        if not points:
-            return
-        cumulative = [(project_id, p) for project_id, p in points if _META(p)[0]]
+        # Each point read once: cumulative ones to convert, delta request durations
+        # to insert alone (to count only those stored now), the rest inserted as is.
+        cumulative: list[tuple[int, Row]] = []
+        requests: list[Stored] = []
+        plain: list[Row] = []
+        for b in batches:
+            project_id = b.project_id
+            for p in b.metrics:
+                is_cumulative, _, to_ms = _META(p)
+                if is_cumulative:
+                    cumulative.append((project_id, p))
+                elif to_ms:
+                    requests.append((project_id, p, _POINT(p), None))
+                else:
+                    plain.append((project_id, *_POINT(p), received_us))
         # (project, wire row, stored row, its buckets parsed when they were)
-        stored: list[Stored] = []
-        for project_id, p in points:
-            if not _META(p)[0]:
-                stored.append((project_id, p, _POINT(p), None))
-        if cumulative:
-            stored += self._deltas(cursor, cumulative)
-        plain = [(project_id, *values, received_us) for project_id, p, values, _ in stored
-                 if not _META(p)[2]]
+        converted = self._deltas(cursor, cumulative) if cumulative else []
+        counted = [s for s in converted if _TO_MS(s[1])]
+        plain += [(s[0], *s[2], received_us) for s in converted if not _TO_MS(s[1])]
         if plain:
             cursor.executemany(self.points_sql, plain)
         # Converted points are new (the state skips what was counted); a delta point
         # is counted only if this insert stored it.
-        counted = [s for s in stored if _META(s[1])[2] and _META(s[1])[0]]
+        delta_counted = []
         for project_id, p, values, parsed in sorted(
-                (s for s in stored if _META(s[1])[2] and not _META(s[1])[0]),
-                key=lambda s: (s[0], s[2][0], s[2][1])):
+                requests, key=lambda s: (s[0], s[2][0], s[2][1])):
             cursor.execute(self.counted_sql, (project_id, *values, received_us))
             if cursor.fetchone() is not None:
-                counted.append((project_id, p, values, parsed))
-        converted = [(project_id, *values, received_us)
-                     for project_id, p, values, _ in counted if _META(p)[0]]
-        if converted:
-            cursor.executemany(self.points_sql, converted)
+                delta_counted.append((project_id, p, values, parsed))
+        if counted:
+            cursor.executemany(self.points_sql, [(project_id, *values, received_us)
+                                                 for project_id, _, values, _ in counted])
+        counted += delta_counted
         if counted:
             self._rollups(cursor, counted)
 
@@ -136,6 +152,8 @@ class MetricsWriter:
             cursor.executemany(self.new_state_sql, keys)
         q = _q(self.dialect)
         found: dict[StateKey, Any] = {}
+        if self.cache is not None:
+            keys = self.cache.take(cursor, keys, found)
         by_project: dict[int, list[bytes]] = {}
         for project_id, key in keys:
             by_project.setdefault(project_id, []).append(key)
@@ -159,11 +177,11 @@ class MetricsWriter:
         keys = sorted({(project_id, p[_KEY]) for project_id, p in points})
         states = self._states(cursor, keys)
         out = []
-        changed: dict[StateKey, tuple[int, int, str]] = {}
+        changed: dict[StateKey, tuple[str, tuple[Any, ...]]] = {}
         for project_id, p in points:
             skey = (project_id, p[_KEY])
-            values = list(_POINT(p))
-            kind = _META(p)[1]
+            values = _POINT(p)
+            kind = _KIND(p)
             cumulative = _cumulative(kind, values)
             try:
                 found = metric_delta.delta(kind, values[_START], p[_TIME], cumulative,
@@ -171,20 +189,23 @@ class MetricsWriter:
             except metric_delta.Skip:
                 continue
             states[skey] = (values[_START], p[_TIME], cumulative)
-            changed[skey] = (values[_START], p[_TIME], _state_text(kind, values))
+            changed[skey] = (kind, values)  # its state text made once, for the last
             if found is None:
                 continue
             start_ns, diff, whole = found
-            values[_START] = start_ns
-            if not whole:
-                _apply(kind, values, diff)
-            out.append((project_id, p, tuple(values),
+            if not whole:  # a whole point is stored as it came, its start included
+                delta_values = list(values)
+                delta_values[_START] = start_ns
+                _apply(kind, delta_values, diff)
+                values = tuple(delta_values)
+            out.append((project_id, p, values,
                         None if kind == "sum" else (cumulative if whole else diff)["buckets"]))
+        if self.cache is not None:  # every state of this write, read or changed
+            self.cache.pending = states
         if changed:
-            cursor.executemany(self.save_state_sql,
-                               [(project_id, key, start, time_ns, text)
-                                for (project_id, key), (start, time_ns, text)
-                                in sorted(changed.items())])
+            cursor.executemany(self.save_state_sql, [
+                (skey[0], skey[1], states[skey][0], states[skey][1], _state_text(kind, values))
+                for skey, (kind, values) in sorted(changed.items())])
         return out
 
     # --- HTTP server durations into request rollups -------------------------------
@@ -192,27 +213,88 @@ class MetricsWriter:
     def _rollups(self, cursor: Any, points: list[Stored]) -> None:
         rollups: dict[RollupKey, list[Any]] = {}
         buckets: dict[tuple[RollupKey, int], int] = {}
+        # Explicit histograms: counts added up bucket by bucket per (key, Sounding
+        # bucket of each), and only then spread into Sounding's buckets.
+        vectors: dict[tuple[RollupKey, tuple[int, ...]], list[int]] = {}
         for project_id, p, values, parsed in points:
-            to_ms = _META(p)[2]
+            to_ms = _TO_MS(p)
             service, env, method, route, status = _REQUEST(p)
             key: RollupKey = (project_id, service, env, method, route,
                               p[_TIME] // 60_000_000_000 * 60)
-            spread = sounding_buckets(_META(p)[1], values, to_ms, parsed)
-            count = sum(spread.values())
-            if not count:
-                continue
+            kind = _KIND(p)
+            if parsed is None and values[_BUCKETS]:
+                parsed = orjson.loads(values[_BUCKETS])
+            explicit = _explicit(kind, values, to_ms, parsed)
             total = values[_SUM]
-            total_ms = (total * to_ms if total is not None
-                        else sum(histogram.bucket_value(b) * n for b, n in spread.items()))
+            if explicit is not None and total is not None:
+                targets, counts = explicit
+                count = sum(counts)
+                if not count:
+                    continue
+                total_ms = total * to_ms
+                vector = vectors.get((key, targets))
+                vectors[(key, targets)] = (list(counts) if vector is None else
+                                           [a + b for a, b in zip(vector, counts, strict=True)])
+            else:
+                spread = sounding_buckets(kind, values, to_ms, parsed)
+                count = sum(spread.values())
+                if not count:
+                    continue
+                total_ms = (total * to_ms if total is not None
+                            else sum(histogram.bucket_value(b) * n for b, n in spread.items()))
+                for bucket, n in spread.items():
+                    buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
             agg = rollups.get(key)
             if agg is None:
                 agg = rollups[key] = [0, 0, 0.0]
             agg[0] += count
             agg[1] += count if status >= SERVER_ERROR else 0
             agg[2] += total_ms
-            for bucket, n in spread.items():
-                buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
+        for (key, targets), counts in vectors.items():
+            for bucket, n in zip(targets, counts, strict=True):
+                if n:
+                    buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
         upsert_rollups(cursor, self.dialect, rollups, buckets, ROLLUPS, LATENCY)
+
+
+class StateCache:
+    """The conversion states this writer committed to a SQLite file, valid while no
+    other connection commits to it: at each transaction's start (the write lock held,
+    so no one commits before this one does) PRAGMA data_version says whether another
+    connection has committed since; if one has, or the connection is another, the
+    states are read from the store again. States of a write not committed (rolled
+    back) never reach it."""
+
+    def __init__(self) -> None:
+        self.states: dict[StateKey, State | None] = {}
+        self.pending: dict[StateKey, State | None] = {}
+        self.connection: Any = None
+        self.version: int | None = None
+        self.seen: int | None = None
+
+    def take(self, cursor: Any, keys: list[StateKey], found: dict[StateKey, Any]
+             ) -> list[StateKey]:
+        """Known states put in `found`; the keys still to read from the store."""
+        cursor.execute("PRAGMA data_version")
+        self.seen = cursor.fetchone()[0]
+        if cursor.connection is not self.connection or self.seen != self.version:
+            self.states.clear()
+            self.connection, self.version = cursor.connection, None
+        states, missing = self.states, []
+        for key in keys:
+            if key in states:
+                found[key] = states[key]
+            else:
+                missing.append(key)
+        return missing
+
+    def committed(self) -> None:
+        if len(self.states) + len(self.pending) > MAX_KNOWN_SERIES:
+            self.states.clear()
+        self.states.update(self.pending)
+        self.pending = {}
+        if self.seen is not None:
+            self.version = self.seen
 
 
 def _number(value: float | None) -> str:
@@ -220,7 +302,7 @@ def _number(value: float | None) -> str:
     return "null" if value is None else repr(value)
 
 
-def _state_text(kind: str, values: list[Any]) -> str:
+def _state_text(kind: str, values: Sequence[Any]) -> str:
     """The state column of a cumulative point, its buckets' JSON text as it came."""
     if kind == "sum":
         return f'{{"value":{_number(values[_VALUE])}}}'
@@ -228,7 +310,7 @@ def _state_text(kind: str, values: list[Any]) -> str:
             f'"buckets":{values[_BUCKETS]}}}')
 
 
-def _cumulative(kind: str, values: list[Any]) -> dict[str, Any]:
+def _cumulative(kind: str, values: Sequence[Any]) -> dict[str, Any]:
     if kind == "sum":
         return {"value": values[_VALUE]}
     return {"count": values[_COUNT], "sum": values[_SUM],
@@ -249,7 +331,57 @@ def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
 @functools.lru_cache(maxsize=1024)
 def _explicit_map(bounds: tuple[float, ...], to_ms: float) -> tuple[int, ...]:
     """Sounding's bucket of each explicit bound, in milliseconds."""
-    return tuple(histogram.bucket_of(max(b, 0.0) * to_ms) for b in bounds)
+    return tuple(_ms_bucket(b, to_ms) for b in bounds)
+
+
+def _ms_bucket(value: float, to_ms: float) -> int:
+    """Sounding's bucket of a duration in the metric's unit. Past any duration (a
+    bound of 1e300 s is a finite float but no finite number of ms) is still a bucket."""
+    ms = max(value, 0.0) * to_ms
+    return histogram.bucket_of(ms if ms < math.inf else 1e300)
+
+
+def _clamped(upper: float, low: float | None, high: float | None, to_ms: float) -> int:
+    """Sounding's bucket of an OTLP bucket's upper bound, kept within the point's min
+    and max when known."""
+    if high is not None:
+        upper = min(upper, high)
+    if low is not None:
+        upper = max(upper, low)
+    if not math.isfinite(upper):
+        upper = 1e300  # past any duration, still a bucket
+    return _ms_bucket(upper, to_ms)
+
+
+@functools.lru_cache(maxsize=4096)
+def _explicit_targets(bounds: tuple[float, ...], to_ms: float, low: float | None,
+                      high: float | None) -> tuple[int, ...]:
+    """Sounding's bucket of each bucket of an explicit histogram with these bounds,
+    min and max. An SDK's cumulative min and max seldom move: the same few come
+    again and again, so this is worked out once for each."""
+    mapped = _explicit_map(bounds, to_ms)
+    last = len(bounds)
+    out = []
+    for i in range(last + 1):
+        if i == last:
+            out.append(_clamped(high if high is not None else bounds[-1], low, high, to_ms))
+        elif (high is not None and bounds[i] > high) or (low is not None and bounds[i] < low):
+            out.append(_clamped(bounds[i], low, high, to_ms))  # within min and max
+        else:
+            out.append(mapped[i])
+    return tuple(out)
+
+
+def _explicit(kind: str, values: Sequence[Any], to_ms: float, data: dict[str, Any] | None
+              ) -> tuple[tuple[int, ...], list[int]] | None:
+    """(Sounding's bucket of each bucket, the counts) of an explicit histogram with
+    bounds, as sounding_buckets spreads them; None for any other point."""
+    if kind != "histogram" or not data:
+        return None
+    bounds, counts = data.get("bounds") or [], data.get("counts") or []
+    if not bounds or len(counts) != len(bounds) + 1:
+        return None
+    return _explicit_targets(tuple(bounds), to_ms, values[_MIN], values[_MAX]), counts
 
 
 def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
@@ -258,7 +390,8 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
     (sounding/histogram.py). The counts of an OTLP bucket go to the bucket of its
     upper bound (its lower bound for the last, unbounded one, or the max when known),
     kept within the point's min and max when known: a quantile read from them is
-    within the OTLP histogram's own resolution."""
+    within the OTLP histogram's own resolution. Counts are never negative (decoded
+    as unsigned, and a delta whose bucket went down is a reset)."""
     out: dict[int, int] = {}
     if not values[_BUCKETS]:
         return out
@@ -267,16 +400,9 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
     low, high = values[_MIN], values[_MAX]
 
     def add(upper: float, n: int) -> None:
-        if n <= 0:
-            return
-        if high is not None:
-            upper = min(upper, high)
-        if low is not None:
-            upper = max(upper, low)
-        if not math.isfinite(upper):
-            upper = 1e300  # past any duration, still a bucket
-        bucket = histogram.bucket_of(max(upper, 0.0) * to_ms)
-        out[bucket] = out.get(bucket, 0) + n
+        if n > 0:
+            bucket = _clamped(upper, low, high, to_ms)
+            out[bucket] = out.get(bucket, 0) + n
 
     if kind == "histogram":
         bounds, counts = data.get("bounds") or [], data.get("counts") or []
@@ -285,18 +411,10 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
                 add(high if high is not None else (values[_SUM] or 0.0)
                     / max(values[_COUNT], 1), counts[0])
             return out
-        mapped = _explicit_map(tuple(bounds), to_ms)
-        last = len(bounds)
-        for i, n in enumerate(counts):
-            if not n:
-                continue
-            if i == last:
-                add(high if high is not None else bounds[-1], n)
-            elif (high is not None and bounds[i] > high) or (
-                    low is not None and bounds[i] < low):
-                add(bounds[i], n)  # kept within the point's min and max
-            else:
-                out[mapped[i]] = out.get(mapped[i], 0) + n
+        for bucket, n in zip(_explicit_targets(tuple(bounds), to_ms, low, high), counts,
+                             strict=False):
+            if n:
+                out[bucket] = out.get(bucket, 0) + n
         return out
     if kind == "exponential_histogram":
         base_exp = 2.0 ** -data["scale"]

@@ -192,6 +192,19 @@ def test_delta_durations_re_sent_are_counted_once(store: Store) -> None:
     assert [r[5] for r in rollups(store)] == [3]
 
 
+def test_durations_past_any_bucket_are_counted_in_the_last(store: Store) -> None:
+    # 1e308 s is a finite bound but no finite number of milliseconds.
+    huge = point(HISTOGRAM, 60, 1, TEMPORALITY_DELTA, name="http.server.request.duration",
+                 unit="s", count=3, sum=None, bounds=[0.01, 1e308], bucket_counts=[1, 1, 1],
+                 attributes={"http.request.method": "GET", "http.route": "/a"})
+    write(store, huge)
+    assert [r[5] for r in rollups(store)] == [3]
+    with store.reader.connect() as conn:
+        buckets = conn.execute(sa.text(
+            "SELECT bucket, count FROM metric_request_latency ORDER BY bucket")).all()
+    assert [n for _, n in buckets] == [1, 2]
+
+
 @pytest.mark.postgres
 def test_two_writers_on_postgres_neither_double_count_nor_lose(pg_url: str) -> None:
     """Two collectors' writers commit cumulative points of the same series at once:
