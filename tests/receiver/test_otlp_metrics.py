@@ -1,6 +1,6 @@
 """OTLP metrics through every door of the real server: a Collector-shaped protobuf
 request (gzip) with every kind of point stored, OTLP/JSON on the OTLP/HTTP port,
-gRPC with partial success, and a body that is not OTLP."""
+HTTP and gRPC with partial success, and a body that is not OTLP."""
 
 from __future__ import annotations
 
@@ -83,6 +83,20 @@ def test_grpc_with_a_bad_point_answers_partial_success(otlp: Server) -> None:
     assert reply.partial_success.rejected_data_points == 1
     assert "scale" in reply.partial_success.error_message
     assert len(stored(otlp, 80)) == 4
+
+
+def test_http_with_a_bad_point_answers_partial_success_in_the_202(otlp: Server) -> None:
+    request = collector_request(90)
+    request.resource_metrics[0].scope_metrics[0].metrics[3].exponential_histogram \
+        .data_points[0].scale = 99
+    response = post(otlp.base + "/ingest/v1/metrics", otlp, request.SerializeToString(),
+                    "application/x-protobuf")
+    assert response.status_code == 202, response.text
+    assert response.headers["Content-Type"].startswith("application/x-protobuf")
+    reply = metrics_service_pb2.ExportMetricsServiceResponse.FromString(response.content)
+    assert reply.partial_success.rejected_data_points == 1
+    assert "scale" in reply.partial_success.error_message
+    assert len(stored(otlp, 90)) == 4
 
 
 def test_a_body_that_is_not_otlp_is_a_400_and_every_point_bad_too(otlp: Server) -> None:
