@@ -1,4 +1,4 @@
-"""What every OTLP signal's handler does (traces.py, logs.py): the request still
+"""What every OTLP signal's handler does (traces.py, logs.py, metrics.py): the request still
 encoded (OtlpBody) goes to a decode worker (sounding/offload.py) when large, else
 is decoded here, by the same pure function; records that cannot be kept are
 dropped alone and counted, and the outcome carries OTLP's partial success."""
