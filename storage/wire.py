@@ -22,6 +22,7 @@ from sounding.otlp_values import any_value, attributes_of
 from sounding.records import Batch, ErrorEvent, GroupDelta, LogRecord
 from storage import logbody, rows, spanbody, storable
 from storage.jsontext import dumps
+from storage.resources import ResourceRows
 from storage.rows import Row, WireBatch
 from storage.storable import Columns
 from storage.wire_metrics import encode_metrics
@@ -71,18 +72,15 @@ def _encode(batch: Batch) -> WireBatch:
     project_id = batch.project_id
     # One resource is shared by many spans and log records: serialised and hashed
     # once per batch.
-    resource_ids: dict[int, int] = {}
-    resources: list[Row] = []
+    resources = ResourceRows(project_id)
+    resource_ids = resources.ids
     spans = []
     fromhex = bytes.fromhex
-    span_row, resource_row = rows.SPANS.row, rows.RESOURCES.row
+    span_row = rows.SPANS.row
     for s in batch.spans:
         resource = resource_ids.get(id(s.resource_attributes))
         if resource is None:
-            text = dumps(s.resource_attributes)
-            resource = resource_ids[id(s.resource_attributes)] = spanbody.resource_id(
-                project_id, text)
-            resources.append(resource_row(id=resource, attributes=text))
+            resource = resources.add(s.resource_attributes)
         spans.append(span_row(
             trace_id=fromhex(s.trace_id), span_id=fromhex(s.span_id),
             parent_span_id=fromhex(s.parent_span_id), name=s.name, kind=s.kind,
@@ -90,7 +88,7 @@ def _encode(batch: Batch) -> WireBatch:
             status_message=s.status_message, service_name=s.service_name,
             scope_name=s.scope_name, category=s.category or "custom", resource_id=resource,
             body=spanbody.encode(s)))
-    logs = _log_rows(batch.logs, project_id, resource_ids, resources)
+    logs = _log_rows(batch.logs, resources)
     errors = []
     error_row = rows.ERROR_EVENTS.row
     for e in batch.errors:
@@ -111,31 +109,28 @@ def _encode(batch: Batch) -> WireBatch:
     requests = [request_row(service=r.service, env=r.env, method=r.method, route=r.route,
                             ts_us=r.ts_us, status=r.status, duration_ms=r.duration_ms)
                 for r in batch.requests]
-    series, metrics = (encode_metrics(project_id, batch.metrics, resource_ids, resources)
+    series, metrics = (encode_metrics(batch.metrics, resources)
                        if batch.metrics else ([], []))
     return rows.wire_batch(project_id=project_id, spans=spans, errors=errors, deploys=deploys,
                            requests=requests, groups=_group_rows(batch.groups.values()),
                            reopen=_reopen_rows(batch.reopen_after.items()),
-                           resources=resources, logs=logs,
+                           resources=resources.rows, logs=logs,
                            metric_series=series, metrics=metrics)
 
 
-def _log_rows(records: list[LogRecord], project_id: int, resource_ids: dict[int, int],
-              resources: list[Row]) -> list[Row]:
+def _log_rows(records: list[LogRecord], resources: ResourceRows) -> list[Row]:
     out = []
     fromhex = bytes.fromhex
-    log_row, resource_row = rows.LOGS.row, rows.RESOURCES.row
+    log_row = rows.LOGS.row
     encode_body, as_text, key_of = logbody.encode, logbody.body_text, logbody.record_key
     as_json = logbody.attributes_json
     # What the record key hashes before the record: once per (resource, scope).
     prefixes: dict[tuple[int, str], bytes] = {}
+    resource_ids = resources.ids
     for r in records:
         resource = resource_ids.get(id(r.resource_attributes))
         if resource is None:
-            text = dumps(r.resource_attributes)
-            resource = resource_ids[id(r.resource_attributes)] = spanbody.resource_id(
-                project_id, text)
-            resources.append(resource_row(id=resource, attributes=text))
+            resource = resources.add(r.resource_attributes)
         scope = r.scope_name
         prefix = prefixes.get((resource, scope))
         if prefix is None:

@@ -24,8 +24,9 @@ from sounding.records import (
     TEMPORALITY_CUMULATIVE,
     MetricPoint,
 )
-from storage import rows, spanbody
+from storage import rows
 from storage.jsontext import dumps
+from storage.resources import ResourceRows
 from storage.rows import Row
 
 # HTTP server duration metrics, current semantic conventions and the older ones:
@@ -106,11 +107,10 @@ def _status(attributes: dict[str, Any]) -> int:
     return SERVER_ERROR if attributes.get("error.type") else 0
 
 
-def encode_metrics(project_id: int, points: list[MetricPoint],
-                   resource_ids: dict[int, int], resources: list[Row]
+def encode_metrics(points: list[MetricPoint], resources: ResourceRows
                    ) -> tuple[list[Row], list[Row]]:
-    """(series rows, point rows) of `points`; resources not yet in `resource_ids`
-    (by the identity of their attributes dict) are added to `resources`."""
+    """(series rows, point rows) of `points`; their resources are added to
+    `resources` (storage/resources.py)."""
     series: dict[bytes, Row] = {}
     out = []
     series_row, point_row = rows.METRIC_SERIES.row, rows.METRIC_WIRE.row
@@ -124,12 +124,9 @@ def encode_metrics(project_id: int, points: list[MetricPoint],
                       p.temporality, p.monotonic)
         shared = metrics.get(metric_key)
         if shared is None:
-            resource = resource_ids.get(id(p.resource_attributes))
+            resource = resources.ids.get(id(p.resource_attributes))
             if resource is None:
-                text = dumps(p.resource_attributes)
-                resource = resource_ids[id(p.resource_attributes)] = spanbody.resource_id(
-                    project_id, text)
-                resources.append(rows.RESOURCES.row(id=resource, attributes=text))
+                resource = resources.add(p.resource_attributes)
             prefix = b"\n".join((p.name.encode(), p.kind.encode(), p.unit.encode(),
                                  str(resource).encode(), p.scope_name.encode(), b""))
             shared = metrics[metric_key] = (prefix, resource, _to_ms(p), points_reading(p),
