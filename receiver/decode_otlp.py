@@ -19,10 +19,10 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 
 from receiver.jsonbody import parse_json
 from receiver.otlp_json import (
-    MAX_DROP_REASONS,
     MAX_VALUE_DEPTH,
     TIME_RANGE,
     Drop,
+    Dropped,
     enum,
     envelope_list,
     get,
@@ -40,15 +40,8 @@ __all__ = ["MAX_VALUE_DEPTH", "DecodedSpans", "decode_traces_body"]
 
 
 @dataclass(slots=True)
-class DecodedSpans:
-    spans: list[Span] = field(default_factory=list)
-    dropped: int = 0
-    reasons: list[str] = field(default_factory=list)  # the first few, for the 400 body
-
-    def drop(self, where: str, reason: str) -> None:
-        self.dropped += 1
-        if len(self.reasons) < MAX_DROP_REASONS:
-            self.reasons.append(f"{where}: {reason}")
+class DecodedSpans(Dropped):
+    spans: list[Span] = field(default_factory=list)  # named as in Batch
 
 
 # --- protobuf ----------------------------------------------------------------

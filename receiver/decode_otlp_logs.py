@@ -27,9 +27,9 @@ from opentelemetry.proto.logs.v1 import logs_pb2
 
 from receiver.jsonbody import parse_json
 from receiver.otlp_json import (
-    MAX_DROP_REASONS,
     TIME_RANGE,
     Drop,
+    Dropped,
     enum,
     envelope_list,
     get,
@@ -52,15 +52,8 @@ _NOT_OTLP_JSON = "the body is not OTLP/JSON"
 
 
 @dataclass(slots=True)
-class DecodedLogs:
-    logs: list[LogRecord] = field(default_factory=list)
-    dropped: int = 0
-    reasons: list[str] = field(default_factory=list)  # the first few, for the 400 body
-
-    def drop(self, where: str, reason: str) -> None:
-        self.dropped += 1
-        if len(self.reasons) < MAX_DROP_REASONS:
-            self.reasons.append(f"{where}: {reason}")
+class DecodedLogs(Dropped):
+    logs: list[LogRecord] = field(default_factory=list)  # named as in Batch
 
 
 def _severity(number: int) -> int:

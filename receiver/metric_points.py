@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from receiver.otlp_json import MAX_DROP_REASONS, TIME_RANGE, Drop
+from receiver.otlp_json import TIME_RANGE, Drop, Dropped
 from sounding.records import TEMPORALITY_CUMULATIVE, TEMPORALITY_DELTA, MetricPoint
 from sounding.timeutil import MAX_NS
 
@@ -23,15 +23,8 @@ U64 = 2**64
 
 
 @dataclass(slots=True)
-class DecodedMetrics:
+class DecodedMetrics(Dropped):
     metrics: list[MetricPoint] = field(default_factory=list)  # named as in Batch
-    dropped: int = 0
-    reasons: list[str] = field(default_factory=list)  # the first few, for the 400 body
-
-    def drop(self, where: str, reason: str) -> None:
-        self.dropped += 1
-        if len(self.reasons) < MAX_DROP_REASONS:
-            self.reasons.append(f"{where}: {reason}")
 
 
 @dataclass(slots=True)

@@ -13,6 +13,7 @@ says is InvalidInput: the body is not OTLP.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from sounding.errors import InvalidInput
@@ -37,6 +38,21 @@ TIME_RANGE = "times must be below 2^63 ns (2262-04-11T23:47:16.854775807Z)"
 
 class Drop(Exception):
     """This record cannot be kept; the rest of the request can."""
+
+
+@dataclass(slots=True)
+class Dropped:
+    """What a decoder dropped: how many records, and the first reasons (for the 400
+    body and OTLP's partial success). Each signal's decoded request derives from it
+    and adds its records, named as in Batch."""
+
+    dropped: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+    def drop(self, where: str, reason: str) -> None:
+        self.dropped += 1
+        if len(self.reasons) < MAX_DROP_REASONS:
+            self.reasons.append(f"{where}: {reason}")
 
 
 def get(obj: dict[str, Any], camel: str, snake: str) -> Any:
