@@ -32,6 +32,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 
 from exporters.forward.encode_logs import encode_logs
 from exporters.forward.encode_metrics import encode_metrics
+from exporters.forward.otlp_groups import ScopeGroups
 from sounding.otlp_values import fill_key_values
 from sounding.records import Batch, Deploy, ErrorEvent, RequestMetric, Span
 from storage.outbox import Entry
@@ -113,25 +114,10 @@ def _fill_span(out: trace_pb2.Span, span: Span) -> None:
 def encode_spans(spans: list[Span]) -> tuple[ExportTraceServiceRequest, int]:
     """(the request, spans that could not be encoded)."""
     request = ExportTraceServiceRequest()
-    # Spans of one resource share its attributes dict (receiver/decode_otlp.py), so
-    # the dict's identity groups them without hashing its contents.
-    resources: dict[tuple[int, str], Any] = {}
-    scopes: dict[tuple[int, str, str], Any] = {}
+    groups = ScopeGroups(request.resource_spans, "scope_spans")
     failed = 0
     for span in spans:
-        resource_key = (id(span.resource_attributes), span.service_name)
-        resource_spans = resources.get(resource_key)
-        if resource_spans is None:
-            resource_spans = resources[resource_key] = request.resource_spans.add()
-            attributes = dict(span.resource_attributes)
-            if attributes.get("service.name", "unknown_service") != span.service_name:
-                attributes["service.name"] = span.service_name  # renamed by a stage
-            fill_key_values(resource_spans.resource.attributes, attributes, depth=4)
-        scope_key = (*resource_key, span.scope_name)
-        scope_spans = scopes.get(scope_key)
-        if scope_spans is None:
-            scope_spans = scopes[scope_key] = resource_spans.scope_spans.add()
-            scope_spans.scope.name = span.scope_name
+        scope_spans = groups.scope_of(span)
         try:
             _fill_span(scope_spans.spans.add(), span)
         except ValueError:  # values nested past what protobuf reads back

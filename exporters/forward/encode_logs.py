@@ -6,11 +6,10 @@ written over it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.logs.v1 import logs_pb2
 
+from exporters.forward.otlp_groups import ScopeGroups
 from sounding.otlp_values import fill_any_value, fill_key_values
 from sounding.records import LogRecord
 
@@ -53,24 +52,10 @@ def _fill_log(out: logs_pb2.LogRecord, record: LogRecord) -> None:
 def encode_logs(records: list[LogRecord]) -> tuple[ExportLogsServiceRequest, int]:
     """(the request, records that could not be encoded)."""
     request = ExportLogsServiceRequest()
-    # Records of one resource share its attributes dict (receiver/decode_otlp_logs.py).
-    resources: dict[tuple[int, str], Any] = {}
-    scopes: dict[tuple[int, str, str], Any] = {}
+    groups = ScopeGroups(request.resource_logs, "scope_logs")
     failed = 0
     for record in records:
-        resource_key = (id(record.resource_attributes), record.service_name)
-        resource_logs = resources.get(resource_key)
-        if resource_logs is None:
-            resource_logs = resources[resource_key] = request.resource_logs.add()
-            attributes = dict(record.resource_attributes)
-            if attributes.get("service.name", "unknown_service") != record.service_name:
-                attributes["service.name"] = record.service_name  # renamed by a stage
-            fill_key_values(resource_logs.resource.attributes, attributes, depth=4)
-        scope_key = (*resource_key, record.scope_name)
-        scope_logs = scopes.get(scope_key)
-        if scope_logs is None:
-            scope_logs = scopes[scope_key] = resource_logs.scope_logs.add()
-            scope_logs.scope.name = record.scope_name
+        scope_logs = groups.scope_of(record)
         try:
             _fill_log(scope_logs.log_records.add(), record)
         except (ValueError, TypeError):  # nested past what protobuf reads, a bad id or type

@@ -12,6 +12,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 
+from exporters.forward.otlp_groups import ScopeGroups
 from sounding.otlp_values import fill_key_values
 from sounding.records import (
     EXPONENTIAL_HISTOGRAM,
@@ -82,26 +83,12 @@ _FIELDS = {GAUGE: "gauge", SUM: "sum", HISTOGRAM: "histogram",
 def encode_metrics(points: list[MetricPoint]) -> tuple[ExportMetricsServiceRequest, int]:
     """(the request, points that could not be encoded)."""
     request = ExportMetricsServiceRequest()
-    resources: dict[tuple[int, str], Any] = {}
-    scopes: dict[tuple[Any, ...], Any] = {}
+    groups = ScopeGroups(request.resource_metrics, "scope_metrics")
     metrics: dict[tuple[Any, ...], Any] = {}
     failed = 0
     for p in points:
-        resource_key = (id(p.resource_attributes), p.service_name)
-        resource_metrics = resources.get(resource_key)
-        if resource_metrics is None:
-            resource_metrics = resources[resource_key] = request.resource_metrics.add()
-            attributes = dict(p.resource_attributes)
-            if attributes.get("service.name", "unknown_service") != p.service_name:
-                attributes["service.name"] = p.service_name  # renamed by a stage
-            fill_key_values(resource_metrics.resource.attributes, attributes, depth=4)
-        scope_key = (*resource_key, p.scope_name, p.scope_version)
-        scope_metrics = scopes.get(scope_key)
-        if scope_metrics is None:
-            scope_metrics = scopes[scope_key] = resource_metrics.scope_metrics.add()
-            scope_metrics.scope.name, scope_metrics.scope.version = p.scope_name, \
-                p.scope_version
-        metric_key = (*scope_key, p.name, p.unit, p.description, p.kind, p.temporality,
+        scope_metrics = groups.scope_of(p, p.scope_version)
+        metric_key = (id(scope_metrics), p.name, p.unit, p.description, p.kind, p.temporality,
                       p.monotonic)
         metric = metrics.get(metric_key)
         if metric is None:
