@@ -17,7 +17,6 @@ retried request is the same record (the same key).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +35,7 @@ from receiver.otlp_json import (
     hex_id,
     json_any_value,
     json_attributes,
+    json_integer,
     time_ns,
 )
 from sounding.errors import InvalidInput
@@ -43,7 +43,6 @@ from sounding.otlp_values import attributes_of, fill_any_value, fill_key_values
 from sounding.records import LogRecord
 from sounding.timeutil import MAX_NS
 
-_UINT = re.compile(r"[0-9]+")
 MAX_SEVERITY = 24  # SEVERITY_NUMBER_FATAL4
 _UINT32 = range(2**32)
 _ZERO_TRACE_ID = bytes(16)
@@ -116,13 +115,8 @@ def _uint32(value: Any, name: str) -> int:
     """A uint32 of OTLP/JSON: a number, or a decimal string as protobuf JSON allows."""
     if value is None:
         return 0
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and _UINT.fullmatch(value):
-        number = int(value)
-    else:
+    number = json_integer(value, signed=False)
+    if number is None:
         raise Drop(f"{name} must be an unsigned 32-bit integer")
     if number not in _UINT32:
         raise Drop(f"{name} must be an unsigned 32-bit integer, got {number}")

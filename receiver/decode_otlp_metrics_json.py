@@ -20,14 +20,13 @@ from receiver.metric_points import (
 )
 from receiver.otlp_json import (
     _FLOAT,
-    _INT,
-    _UINT,
     Drop,
     enum,
     envelope_list,
     get,
     hex_id,
     json_attributes,
+    json_integer,
     json_list,
     time_ns,
 )
@@ -45,13 +44,8 @@ from sounding.records import (
 def _uint64(value: Any, name: str) -> int:
     if value is None:
         return 0
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and _UINT.fullmatch(value):
-        number = int(value)
-    else:
+    number = json_integer(value, signed=False)
+    if number is None:
         raise Drop(f"{name} must be an unsigned integer or a decimal string")
     if not 0 <= number < U64:
         raise Drop(f"{name} must fit in 64 bits")
@@ -61,13 +55,8 @@ def _uint64(value: Any, name: str) -> int:
 def _int(value: Any, name: str, bits: int = 64) -> int:
     if value is None:
         return 0
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and _INT.fullmatch(value):
-        number = int(value)
-    else:
+    number = json_integer(value, signed=True)
+    if number is None:
         raise Drop(f"{name} must be an integer")
     if not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
         raise Drop(f"{name} must fit in {bits} bits")

@@ -60,18 +60,29 @@ def get(obj: dict[str, Any], camel: str, snake: str) -> Any:
     return obj.get(snake) if value is None else value
 
 
+def json_integer(value: Any, signed: bool) -> int | None:
+    """The integer an OTLP/JSON value writes: a JSON number without a fraction, or a
+    decimal string of ASCII digits (as protobuf JSON writes 64-bit integers), with a
+    leading minus only when `signed`; None when it writes none (booleans included).
+    Each caller checks the range and names the field."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and (_INT if signed else _UINT).fullmatch(value):
+        return int(value)
+    return None
+
+
 def time_ns(value: Any, name: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool):
         raise Drop(f"{name} must be an integer")
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, str) and _UINT.fullmatch(value):
-        number = int(value)
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    else:
+    number = json_integer(value, signed=False)
+    if number is None:
         raise Drop(f"{name} must be an unsigned integer or a decimal string")
     if not 0 <= number <= MAX_NS:
         raise Drop(f"{name}: {TIME_RANGE}")
