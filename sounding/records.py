@@ -18,7 +18,33 @@ SPAN_KIND_SERVER = 2
 STATUS_CODE_ERROR = 2
 
 
-class Span:
+class _LazyAttributes:
+    """What Span and LogRecord share: attributes read out of the OTLP message the
+    record arrived in (`otlp`) only when a stage asks for them (`_attributes` is None
+    until then), and `find_attributes`, which reads only the ones it is asked for."""
+
+    __slots__ = ("otlp", "_attributes")
+    otlp: Any  # the OTLP message the record was decoded from, if any
+    _attributes: dict[str, Any] | None
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        if self._attributes is None:
+            self._attributes = attributes_of(self.otlp.attributes)
+        return self._attributes
+
+    @attributes.setter
+    def attributes(self, value: dict[str, Any]) -> None:
+        self._attributes = value
+
+    def find_attributes(self, wanted: frozenset[str]) -> dict[str, Any]:
+        """The attributes named in `wanted` that the record has."""
+        if self._attributes is None:
+            return find_values(self.otlp.attributes, wanted)
+        return {k: v for k, v in self._attributes.items() if k in wanted}
+
+
+class Span(_LazyAttributes):
     """One span. `attributes` and `events` are read out of the OTLP message the span
     arrived in (`otlp`) only when a stage asks for them: a span that no stage looks
     into is stored in the bytes it came in, which is most of what makes trace ingest
@@ -28,8 +54,7 @@ class Span:
 
     __slots__ = ("trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns",
                  "end_ns", "status_code", "status_message", "service_name", "scope_name",
-                 "resource_attributes", "category", "semantic", "otlp", "_attributes",
-                 "_events", "_has_events")
+                 "resource_attributes", "category", "semantic", "_events", "_has_events")
 
     def __init__(self, trace_id: str, span_id: str, parent_span_id: str, name: str,
                  kind: int, start_ns: int, end_ns: int, status_code: int,
@@ -64,16 +89,6 @@ class Span:
         self._has_events = has_events
 
     @property
-    def attributes(self) -> dict[str, Any]:
-        if self._attributes is None:
-            self._attributes = attributes_of(self.otlp.attributes)
-        return self._attributes
-
-    @attributes.setter
-    def attributes(self, value: dict[str, Any]) -> None:
-        self._attributes = value
-
-    @property
     def events(self) -> list[dict[str, Any]]:
         if self._events is None:
             self._events = [{"name": e.name, "time_unix_nano": e.time_unix_nano,
@@ -97,18 +112,12 @@ class Span:
             return self._has_events
         return bool(self._events)
 
-    def find_attributes(self, wanted: frozenset[str]) -> dict[str, Any]:
-        """The attributes named in `wanted` that the span has."""
-        if self._attributes is None:
-            return find_values(self.otlp.attributes, wanted)
-        return {k: v for k, v in self._attributes.items() if k in wanted}
-
     def __repr__(self) -> str:
         return (f"Span(trace_id={self.trace_id!r}, span_id={self.span_id!r}, "
                 f"name={self.name!r}, kind={self.kind})")
 
 
-class LogRecord:
+class LogRecord(_LazyAttributes):
     """One OTLP log record. As for Span, `attributes` and `body` are read out of the
     OTLP message it arrived in (`otlp`, a logs_pb2.LogRecord) only when a stage asks
     for them, and a record no stage changed is stored in the bytes it came in.
@@ -117,7 +126,7 @@ class LogRecord:
 
     __slots__ = ("time_ns", "observed_ns", "severity_number", "severity_text",
                  "trace_id", "span_id", "flags", "event_name", "service_name",
-                 "scope_name", "resource_attributes", "otlp", "_attributes", "_body")
+                 "scope_name", "resource_attributes", "_body")
 
     def __init__(self, time_ns: int, observed_ns: int, severity_number: int,
                  severity_text: str, trace_id: str, span_id: str, flags: int,
@@ -138,21 +147,11 @@ class LogRecord:
         self.resource_attributes = resource_attributes
         self.otlp = otlp
         if otlp is None:
-            self._attributes: dict[str, Any] | None = {} if attributes is None else attributes
+            self._attributes = {} if attributes is None else attributes
             self._body: Any = body
         else:
             self._attributes = attributes
             self._body = _UNREAD if body is None else body
-
-    @property
-    def attributes(self) -> dict[str, Any]:
-        if self._attributes is None:
-            self._attributes = attributes_of(self.otlp.attributes)
-        return self._attributes
-
-    @attributes.setter
-    def attributes(self, value: dict[str, Any]) -> None:
-        self._attributes = value
 
     @property
     def body(self) -> Any:
@@ -169,12 +168,6 @@ class LogRecord:
     def untouched(self) -> bool:
         """True while `otlp` still holds the record's attributes and body as they are."""
         return self._attributes is None and self._body is _UNREAD
-
-    def find_attributes(self, wanted: frozenset[str]) -> dict[str, Any]:
-        """The attributes named in `wanted` that the record has."""
-        if self._attributes is None:
-            return find_values(self.otlp.attributes, wanted)
-        return {k: v for k, v in self._attributes.items() if k in wanted}
 
     @property
     def when_ns(self) -> int:
