@@ -83,17 +83,23 @@ def _proto_number(m: Metric, p: Any) -> MetricPoint:
     return out
 
 
-def _proto_histogram(m: Metric, p: Any) -> MetricPoint:
-    out = m.point(attributes_of(p.attributes), p.start_time_unix_nano, p.time_unix_nano)
-    bounds, counts = list(p.explicit_bounds), list(p.bucket_counts)
-    check_histogram(bounds, counts)
-    out.count, out.bounds, out.bucket_counts, out.flags = p.count, bounds, counts, p.flags
+def _with_sum_min_max(out: MetricPoint, p: Any) -> MetricPoint:
+    """A histogram point's optional sum, min and max (None when unset), and its
+    exemplars: the same fields in explicit and exponential histograms."""
     out.sum = p.sum if p.HasField("sum") else None
     out.min = p.min if p.HasField("min") else None
     out.max = p.max if p.HasField("max") else None
     if p.exemplars:
         out.exemplars = _proto_exemplars(p)
     return out
+
+
+def _proto_histogram(m: Metric, p: Any) -> MetricPoint:
+    out = m.point(attributes_of(p.attributes), p.start_time_unix_nano, p.time_unix_nano)
+    bounds, counts = list(p.explicit_bounds), list(p.bucket_counts)
+    check_histogram(bounds, counts)
+    out.count, out.bounds, out.bucket_counts, out.flags = p.count, bounds, counts, p.flags
+    return _with_sum_min_max(out, p)
 
 
 def _proto_exponential(m: Metric, p: Any) -> MetricPoint:
@@ -104,12 +110,7 @@ def _proto_exponential(m: Metric, p: Any) -> MetricPoint:
     out.zero_threshold = p.zero_threshold
     out.positive_offset, out.positive_counts = p.positive.offset, positive
     out.negative_offset, out.negative_counts = p.negative.offset, negative
-    out.sum = p.sum if p.HasField("sum") else None
-    out.min = p.min if p.HasField("min") else None
-    out.max = p.max if p.HasField("max") else None
-    if p.exemplars:
-        out.exemplars = _proto_exemplars(p)
-    return out
+    return _with_sum_min_max(out, p)
 
 
 def _proto_summary(m: Metric, p: Any) -> MetricPoint:
