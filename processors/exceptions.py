@@ -5,21 +5,8 @@ An OpenTelemetry SDK records an exception as a span event named `exception` with
 becomes an ErrorEvent linked to its trace and span, so that it is grouped, counted
 and shown like an error sent to /ingest/errors. Runs before `grouping`.
 
-The fingerprint is Sounding's, since an SDK sends none: the SHA-256 (first 32 hex
-characters) of three parts, each normalised (see `normalise`):
-  1. the exception type without its module or package (the part after the last
-     `.`: a Python SDK names it `module.Class` on a span event, `Class` in a log
-     record);
-  2. the top stack frame: in a Python traceback the last `File "...", line N, in f`
-     line (Python prints the innermost frame last); in any other trace the first
-     line that looks like a frame (`at ...` for Java, JavaScript and .NET,
-     `file:line` for Ruby, Go and most others); empty when there is none;
-  3. the message, with one pair of surrounding quotes dropped (a KeyError's message
-     is `'k'` on a span event and `k` in a log record).
-Normalising replaces UUIDs with `<id>`, hexadecimal (0x-prefixed, or a run of at
-least 8 hex digits with a digit in it) with `<hex>` and every other number with
-`<n>`, then collapses whitespace. So `User 42 not found` and `User 97 not found`
-share a group, and a deploy that moves the failing line does not split one.
+The fingerprint is Sounding's rule (sounding/fingerprint.py), since an SDK sends
+none.
 
 Each error also gets the service, environment and release of its resource, and,
 when it has a trace and a span id, an occurrence key (`occurrence_key`): an SDK may
@@ -34,11 +21,11 @@ import re
 from typing import Any
 
 from sounding.component import Processor
+from sounding.fingerprint import fingerprint, short_type, unquoted
 from sounding.records import Batch, ErrorEvent, Span
 
 EVENT_NAME = "exception"
 DEFAULT_TYPE = "Error"  # a JavaScript recordException("text") sends a message only
-MAX_NORMALISED = 1_000
 USER_ATTRIBUTES = ("user.id", "enduser.id")  # the first one present wins
 EXCEPTION_ATTRIBUTES = frozenset(
     {"exception.type", "exception.message", "exception.stacktrace"})
@@ -46,52 +33,7 @@ EXCEPTION_ATTRIBUTES = frozenset(
 ENVIRONMENT_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
 RELEASE_ATTRIBUTE = "service.version"
 KEY_MESSAGE_CHARS = 200
-
-_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-                   r"[0-9a-fA-F]{12}\b")
-_HEX = re.compile(r"\b0[xX][0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{8,}\b")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
-_PYTHON_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
-_OTHER_FRAME = re.compile(r"^\s*at\s+\S|^\s*\S+:\d+")
-_QUOTED = re.compile(r"""^(['"])(.*)\1$""", re.DOTALL)
-
-
-def normalise(text: str) -> str:
-    text = _UUID.sub("<id>", text)
-    text = _HEX.sub("<hex>", text)
-    text = _NUMBER.sub("<n>", text)
-    return _SPACE.sub(" ", text).strip()[:MAX_NORMALISED]
-
-
-def top_frame(stacktrace: str) -> str:
-    lines = stacktrace.splitlines()
-    python = [line for line in lines if _PYTHON_FRAME.match(line)]
-    if python:
-        return python[-1].strip()
-    # The first line of most traces repeats the type and message ("Error: boom");
-    # it is skipped unless it is a frame itself (a Ruby trace starts with one).
-    return next((line.strip() for line in lines if _OTHER_FRAME.match(line)), "")
-
-
-def short_type(exception_type: str) -> str:
-    """The type without its module or package: the part after the last `.`."""
-    return exception_type.strip().rsplit(".", 1)[-1]
-
-
-def unquoted(message: str) -> str:
-    """The message with one pair of surrounding quotes dropped."""
-    text = message.strip()
-    quoted = _QUOTED.match(text)
-    return text if quoted is None else quoted.group(2)
-
-
-def fingerprint(exception_type: str, stacktrace: str, message: str) -> str:
-    # The short type and the unquoted message: the two copies of one Python exception
-    # (a span event and a log record, see `occurrence_key`) must land in one group.
-    parts = (normalise(short_type(exception_type)), normalise(top_frame(stacktrace)),
-             normalise(unquoted(message)))
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
 def occurrence_key(trace_id: str | None, span_id: str | None, exception_type: str,

@@ -216,6 +216,21 @@ class ErrorEvent:
     # exception sent as a span event and as a log record has one key, and the store
     # keeps (and counts) only the first copy (processors/exceptions.occurrence_key).
     occurrence_key: str | None = None
+    # Optional on every door: a string map the error list filters by and a group's tag
+    # distribution counts (with service, environment and release above).
+    tags: dict[str, str] | None = None
+    # Sentry's level: fatal, error, warning, info or debug; None when not sent.
+    level: str | None = None
+    # The exception chain when the sender gave it as data (a Sentry event), root cause
+    # first and the exception raised last at the end, as Sentry orders it. Each is
+    # {"type", "value", "module", "mechanism", "frames"}; each frame (outermost first,
+    # innermost last) is {"filename", "abs_path", "function", "module", "lineno",
+    # "colno", "in_app", "context_line", "pre_context", "post_context"}, any of which
+    # may be absent. `backtrace` and `source_context` are derived from it.
+    exceptions: list[dict[str, Any]] | None = None
+    # What else the sender told about the event, kept and shown as sent: user,
+    # request, contexts, breadcrumbs, logentry, platform, sdk (a Sentry event's).
+    context: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

@@ -23,11 +23,12 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from processors.exceptions import ExceptionsProcessor, fingerprint, occurrence_key
+from processors.exceptions import ExceptionsProcessor, occurrence_key
 from processors.grouping import GroupingProcessor
 from processors.logexceptions import LogExceptionsProcessor
 from receiver.decode_otlp import spans_from_proto
 from sounding import config
+from sounding.fingerprint import fingerprint
 from sounding.otlp_values import attributes_of, fill_key_values
 from sounding.plugins import build_processor
 from sounding.records import Batch, ErrorEvent, LogRecord, Span

@@ -1,0 +1,87 @@
+"""Sounding's grouping rule: the fingerprint of an error that came without one.
+
+OpenTelemetry SDKs send no fingerprint, and a Sentry event's `fingerprint` may ask
+for this rule with `{{ default }}`; both reach the same function, so that one bug
+reported by a span event, a log record or a Sentry SDK lands in one group.
+
+The fingerprint is the SHA-256 (first 32 hex characters) of three
+parts, each normalised (see `normalise`):
+  1. the exception type without its module or package (the part after the last
+     `.`: a Python SDK names it `module.Class` on a span event, `Class` in a log
+     record);
+  2. the top stack frame: in a Python traceback the last `File "...", line N, in f`
+     line (Python prints the innermost frame last); in any other trace the first
+     line that looks like a frame (`at ...` for Java, JavaScript and .NET,
+     `file:line` for Ruby, Go and most others); empty when there is none;
+  3. the message, with one pair of surrounding quotes dropped (a KeyError's message
+     is `'k'` on a span event and `k` in a log record).
+Normalising replaces UUIDs with `<id>`, hexadecimal (0x-prefixed, or a run of at
+least 8 hex digits with a digit in it) with `<hex>` and every other number with
+`<n>`, then collapses whitespace. So `User 42 not found` and `User 97 not found`
+share a group, and a deploy that moves the failing line does not split one.
+
+A Sentry event gives frames, not text: its decoder renders the innermost in-app
+frame as a traceback line of its platform (`frame_fingerprint`), so that the rule
+reads the same frame it would read in the text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+MAX_NORMALISED = 1_000
+
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                   r"[0-9a-fA-F]{12}\b")
+_HEX = re.compile(r"\b0[xX][0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{8,}\b")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SPACE = re.compile(r"\s+")
+_PYTHON_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+_OTHER_FRAME = re.compile(r"^\s*at\s+\S|^\s*\S+:\d+")
+_QUOTED = re.compile(r"""^(['"])(.*)\1$""", re.DOTALL)
+
+
+def normalise(text: str) -> str:
+    text = _UUID.sub("<id>", text)
+    text = _HEX.sub("<hex>", text)
+    text = _NUMBER.sub("<n>", text)
+    return _SPACE.sub(" ", text).strip()[:MAX_NORMALISED]
+
+
+def top_frame(stacktrace: str) -> str:
+    lines = stacktrace.splitlines()
+    python = [line for line in lines if _PYTHON_FRAME.match(line)]
+    if python:
+        return python[-1].strip()
+    # The first line of most traces repeats the type and message ("Error: boom");
+    # it is skipped unless it is a frame itself (a Ruby trace starts with one).
+    return next((line.strip() for line in lines if _OTHER_FRAME.match(line)), "")
+
+
+def short_type(exception_type: str) -> str:
+    """The type without its module or package: the part after the last `.`."""
+    return exception_type.strip().rsplit(".", 1)[-1]
+
+
+def unquoted(message: str) -> str:
+    """The message with one pair of surrounding quotes dropped."""
+    text = message.strip()
+    quoted = _QUOTED.match(text)
+    return text if quoted is None else quoted.group(2)
+
+
+def fingerprint(exception_type: str, stacktrace: str, message: str) -> str:
+    """The fingerprint of an exception sent as text: its type, its stack trace as
+    printed, its message."""
+    return frame_fingerprint(exception_type, top_frame(stacktrace), message)
+
+
+def frame_fingerprint(exception_type: str, frame: str, message: str) -> str:
+    """The fingerprint of an exception whose top frame is already known (one line,
+    as a traceback prints it; "" when there is none)."""
+    # The short type and the unquoted message: the two copies of one Python exception
+    # (a span event and a log record) must land in one group.
+    parts = (normalise(short_type(exception_type)), normalise(frame),
+             normalise(unquoted(message)))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
