@@ -1,0 +1,160 @@
+"""A Sentry stack trace's frames, read leniently and bounded, and what Sounding
+derives from them: the backtrace lines, the top frame for grouping and the source
+context.
+
+Sentry orders frames outermost first (the caller before the callee), so the frame
+that raised is the last one. Only these keys of a frame are kept: filename,
+abs_path, function, module, lineno, colno, in_app, context_line, pre_context and
+post_context (sounding/records.py, ErrorEvent.exceptions). `vars` (the frame's
+local variables) is deliberately dropped: it is large and it is where passwords
+and tokens sit.
+
+Bounds: at most MAX_FRAMES frames per stack trace; beyond, the middle goes (as
+Sentry trims it): the KEEP_OUTERMOST outermost frames stay (where the request or
+job entered) and the innermost ones (where it failed). Text is cut at
+MAX_FRAME_TEXT characters, and pre/post context at MAX_CONTEXT_LINES lines (the
+lines nearest the failing line are kept).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from receiver.sentry.values import text
+from sounding.records import SourceContext
+
+MAX_FRAMES = 250
+KEEP_OUTERMOST = 10
+MAX_FRAME_TEXT = 1_000
+MAX_CONTEXT_LINES = 20
+MAX_LINENO = 2**31 - 1
+
+_TEXT_KEYS = ("filename", "abs_path", "function", "module", "context_line")
+_NUMBER_KEYS = ("lineno", "colno")
+
+
+def _number(value: Any) -> int | None:
+    """A line or column number: a non-negative integer (a float with no fraction,
+    as some SDKs send, is read as one); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and 0 <= value <= MAX_LINENO:
+        return value
+    return None
+
+
+def _lines(value: Any, keep_last: bool) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    lines = [line[:MAX_FRAME_TEXT] if isinstance(line, str) else "" for line in value]
+    return lines[-MAX_CONTEXT_LINES:] if keep_last else lines[:MAX_CONTEXT_LINES]
+
+
+def read_frame(raw: Any) -> dict[str, Any] | None:
+    """One frame with only the keys it has of those kept; None for a frame that is
+    not an object."""
+    if not isinstance(raw, dict):
+        return None
+    frame: dict[str, Any] = {}
+    for key in _TEXT_KEYS:
+        # context_line keeps its leading spaces and may be empty (a blank line).
+        value = raw.get(key)
+        if key == "context_line" and isinstance(value, str):
+            frame[key] = value[:MAX_FRAME_TEXT]
+        else:
+            shown = text(value, MAX_FRAME_TEXT)
+            if shown is not None:
+                frame[key] = shown
+    for key in _NUMBER_KEYS:
+        number = _number(raw.get(key))
+        if number is not None:
+            frame[key] = number
+    if isinstance(raw.get("in_app"), bool):
+        frame["in_app"] = raw["in_app"]
+    pre = _lines(raw.get("pre_context"), keep_last=True)
+    if pre is not None:
+        frame["pre_context"] = pre
+    post = _lines(raw.get("post_context"), keep_last=False)
+    if post is not None:
+        frame["post_context"] = post
+    return frame
+
+
+def frames_of(stacktrace: Any) -> list[dict[str, Any]]:
+    """The frames of a stack trace object, outermost first, bounded (see module)."""
+    raw = stacktrace.get("frames") if isinstance(stacktrace, dict) else None
+    if not isinstance(raw, list):
+        return []
+    if len(raw) > MAX_FRAMES:
+        raw = raw[:KEEP_OUTERMOST] + raw[-(MAX_FRAMES - KEEP_OUTERMOST):]
+    frames = []
+    for item in raw:
+        frame = read_frame(item)
+        if frame is not None:
+            frames.append(frame)
+    return frames
+
+
+def frame_line(frame: dict[str, Any], platform: str) -> str:
+    """The frame as its platform prints it in a traceback: Python's
+    `File "<path>", line N, in <function>`; Java's `at <module>.<function>(<file>:N)`;
+    elsewhere the V8 form shared by Node, browsers and most others,
+    `at <function> (<path>:<line>:<column>)`. Missing parts are left out. The path
+    is abs_path when sent, else filename, as an OpenTelemetry SDK's text traceback
+    prints the absolute one."""
+    path = frame.get("abs_path") or frame.get("filename") or ""
+    function = frame.get("function") or ""
+    lineno = frame.get("lineno")
+    if not path and not function:
+        return ""  # nothing a traceback would print (an address-only native frame)
+    if platform == "java":  # Throwable.printStackTrace: at pkg.Class.method(File.java:N)
+        where = frame.get("filename") or "Unknown Source"
+        if lineno is not None:
+            where += f":{lineno}"
+        qualified = ".".join(p for p in (frame.get("module"), function) if p)
+        return f"at {qualified}({where})"
+    if platform == "python":
+        parts = [f'File "{path}"']
+        if lineno is not None:
+            parts.append(f"line {lineno}")
+        if function:
+            parts.append(f"in {function}")
+        return ", ".join(parts)
+    where = path
+    if where and lineno is not None:
+        where += f":{lineno}"
+        if frame.get("colno") is not None:
+            where += f":{frame['colno']}"
+    if function and where:
+        return f"at {function} ({where})"
+    return f"at {function or where}"
+
+
+def backtrace(frames: list[dict[str, Any]], platform: str) -> list[str]:
+    """One line per frame, innermost first (the frame that raised on top); frames
+    with nothing to print are left out."""
+    return [line for line in (frame_line(frame, platform) for frame in reversed(frames))
+            if line]
+
+
+def top_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The frame grouping reads: the innermost in-app frame, else the innermost."""
+    return next((f for f in reversed(frames) if f.get("in_app") is True),
+                frames[-1] if frames else None)
+
+
+def source_context(frames: list[dict[str, Any]]) -> SourceContext | None:
+    """The innermost in-app frame that has a context line (when no frame says
+    whether it is in-app at all, the innermost with a context line)."""
+    says_in_app = any("in_app" in f for f in frames)
+    for frame in reversed(frames):
+        if "context_line" not in frame or (says_in_app and frame.get("in_app") is not True):
+            continue
+        return SourceContext(
+            file=frame.get("abs_path") or frame.get("filename") or "",
+            lineno=frame.get("lineno", 0), context_line=frame["context_line"],
+            pre_context=list(frame.get("pre_context", [])),
+            post_context=list(frame.get("post_context", [])))
+    return None
