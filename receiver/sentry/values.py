@@ -42,9 +42,10 @@ def time_us(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        if not math.isfinite(value):
+        scaled = value * 1_000_000
+        if not math.isfinite(scaled):  # 1e303 seconds overflows to infinity here
             return None
-        ts_us = round(value * 1_000_000)
+        ts_us = round(scaled)
         return ts_us if 0 <= ts_us <= MAX_US else None
     if isinstance(value, str):
         try:
