@@ -92,4 +92,4 @@ def service_of(event: dict[str, Any], tags: dict[str, str]) -> str:
         if named:
             return named
     platform = text(event.get("platform")) or "other"
-    return UNKNOWN_SERVICE + platform
+    return (UNKNOWN_SERVICE + platform)[:MAX_LABEL]
