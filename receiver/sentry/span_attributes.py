@@ -1,0 +1,185 @@
+"""What a Sentry span says, in OpenTelemetry's terms: its kind from its `op`, its status
+from Sentry's span status, and its attributes, with the semantic-convention names that
+processors/classify.py reads (so that a Sentry database span is a database span on the
+performance page, as an OpenTelemetry one is). Pure, and never raises for a value."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+from receiver.sentry.values import MAX_TAG_KEY, text
+
+# Span kinds and status codes, as OTLP numbers them.
+INTERNAL, SERVER, CLIENT, PRODUCER, CONSUMER = 1, 2, 3, 4, 5
+STATUS_UNSET, STATUS_ERROR = 0, 2
+
+# What one span keeps, at most. OpenTelemetry's SDKs keep 128 attributes by default;
+# a value is cut at 8 KiB (a long SQL statement stays readable, a dump does not).
+MAX_ATTRIBUTES = 128
+MAX_VALUE = 8192
+MAX_LIST = 128
+MAX_NAME = 2048
+MAX_STATUS_MESSAGE = 200
+_INT64 = range(-(2**63), 2**63)
+
+# The first segment of an op names what the span does (Sentry's span operation
+# conventions: "db.sql.query", "http.client", "queue.publish"...).
+_CLIENT_OPS = frozenset({"db", "cache", "rpc", "grpc", "redis", "mongodb", "elasticsearch"})
+_PRODUCER_VERBS = frozenset({"publish", "create", "submit", "send"})
+_CONSUMER_VERBS = frozenset({"process", "receive", "task"})
+# An OpenTelemetry-based SDK (@sentry/node) says the kind itself in `data`.
+_OTEL_KINDS = {"INTERNAL": INTERNAL, "SERVER": SERVER, "CLIENT": CLIENT,
+               "PRODUCER": PRODUCER, "CONSUMER": CONSUMER}
+_SQL_VERBS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "UPSERT", "MERGE", "CREATE",
+                        "DROP", "ALTER", "BEGIN", "COMMIT", "ROLLBACK", "WITH", "SET",
+                        "SHOW", "EXPLAIN", "TRUNCATE", "CALL", "COPY"})
+
+
+def kind_of(op: str | None, data: dict[str, Any]) -> int:
+    declared = data.get("otel.kind")
+    if isinstance(declared, str) and declared.upper() in _OTEL_KINDS:
+        return _OTEL_KINDS[declared.upper()]
+    if not op:
+        return INTERNAL
+    parts = op.lower().split(".")
+    if parts[-1] == "server" or parts[:2] == ["http", "server"]:
+        return SERVER  # http.server, grpc.server, websocket.server
+    if parts[-1] == "client" or parts[:2] == ["http", "client"] or parts[0] in _CLIENT_OPS:
+        return CLIENT  # http.client, db.sql.query, cache.get, rpc
+    if parts[0] == "queue" and len(parts) > 1:
+        if parts[1] in _PRODUCER_VERBS:
+            return PRODUCER  # queue.publish, queue.submit.celery
+        if parts[1] in _CONSUMER_VERBS:
+            return CONSUMER  # queue.process, queue.task.celery
+    return INTERNAL
+
+
+def status_of(sentry_status: Any, http_status: int | None) -> tuple[int, str]:
+    """(OTLP status code, message). Sentry's `ok` or no status is unset; any other
+    Sentry status (internal_error, not_found...) is an error named by it. An HTTP
+    status of 500 or more is an error too, as OpenTelemetry's server rule says."""
+    status = text(sentry_status, MAX_STATUS_MESSAGE)
+    if status is not None and status.lower() not in ("ok", "unset"):
+        return STATUS_ERROR, status
+    if http_status is not None and http_status >= 500:
+        return STATUS_ERROR, ""
+    return STATUS_UNSET, ""
+
+
+def http_status_of(*values: Any) -> int | None:
+    """The first HTTP status code among `values` (a number or its decimal text)."""
+    for value in values:
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int) and 100 <= value <= 999:
+            return value
+    return None
+
+
+def _scalar(value: Any) -> Any:
+    """An attribute value OTLP can carry as a scalar, or None."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if value in _INT64 else str(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return value[:MAX_VALUE]
+    return None
+
+
+def attribute_value(value: Any) -> Any:
+    """A `data` value as an attribute: scalars and lists of scalars as they are,
+    anything else as its JSON text (OTLP's attribute arrays hold scalars only); None
+    for what has no value."""
+    if value is None:
+        return None
+    scalar = _scalar(value)
+    if scalar is not None:
+        return scalar
+    if isinstance(value, list) and len(value) <= MAX_LIST:
+        items = [_scalar(item) for item in value]
+        if all(item is not None for item in items):
+            return items
+    try:
+        shown = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    return shown[:MAX_VALUE]
+
+
+class Attributes:
+    """A span's attributes being built: bounded in count and key length; `put` keeps
+    the first value given for a key, so that what the sender said wins over what
+    Sounding derives (put the sender's first)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def put(self, key: Any, value: Any) -> None:
+        if len(self.values) >= MAX_ATTRIBUTES or not isinstance(key, str) or not key:
+            return
+        key = key[:MAX_TAG_KEY]
+        if key in self.values:
+            return
+        shown = attribute_value(value)
+        if shown is not None:
+            self.values[key] = shown
+
+    def put_all(self, values: Any) -> None:
+        if isinstance(values, dict):
+            for key, value in values.items():
+                self.put(key, value)
+
+
+def split_http_description(description: str) -> tuple[str | None, str | None]:
+    """(method, url) of an http.client span's description, "GET https://host/path"."""
+    method, _, url = description.strip().partition(" ")
+    if not url or not method.isascii() or not method.isalpha() or len(method) > 16:
+        return None, None
+    return method.upper(), url.strip() or None
+
+
+def sql_operation(statement: str) -> str | None:
+    """The verb a SQL statement starts with (SELECT, INSERT...), if it is one."""
+    head = statement.lstrip(" \t\r\n(").split(None, 1)
+    if head and head[0].upper() in _SQL_VERBS:
+        return head[0].upper()
+    return None
+
+
+def add_semantics(attributes: Attributes, op: str | None, description: str | None) -> None:
+    """The semantic-convention attributes a span's op and description imply, for
+    client spans (the transaction's own are added by the transaction decoder)."""
+    op = (op or "").lower()
+    if op.startswith("http.client"):
+        values = attributes.values
+        method, url = split_http_description(description or "")
+        if not ({"url.full", "http.url"} & values.keys()):
+            # The Python SDK puts the URL in `data.url`, the others in the description.
+            attributes.put("url.full", values.get("url") or url)
+        if method is not None and not ({"http.request.method", "http.method"}
+                                       & values.keys()):
+            attributes.put("http.request.method", method)
+    elif op == "db" or op.startswith("db."):
+        values = attributes.values
+        if "db.system" not in values and "db.system.name" not in values:
+            # classify.py calls a span with a database system a database span; a
+            # Sentry db span that did not say which system is one all the same.
+            attributes.put("db.system.name", "other_sql" if ".sql" in op else "other")
+        if description and not ({"db.statement", "db.query.text"} & values.keys()):
+            attributes.put("db.query.text", description)
+        statement = values.get("db.query.text") or values.get("db.statement")
+        if isinstance(statement, str) and not ({"db.operation", "db.operation.name"}
+                                               & values.keys()):
+            verb = sql_operation(statement)
+            if verb is not None:
+                attributes.put("db.operation.name", verb)
