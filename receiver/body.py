@@ -21,12 +21,13 @@ import io
 import zlib
 from collections.abc import Iterator
 
+import brotli
 import zstandard
 
 from sounding import metrics
 from sounding.errors import InvalidInput, Overloaded, PayloadTooLarge, UnsupportedMediaType
 
-ENCODINGS = ("identity", "gzip", "x-gzip", "deflate", "zstd")
+ENCODINGS = ("identity", "gzip", "x-gzip", "deflate", "zstd", "br")
 PIECE = 64 * 1024  # inflated bytes produced between two turns of the event loop
 
 
@@ -65,14 +66,15 @@ class BodyReader:
         self.encoding = (encoding or "identity").strip().lower()
         if self.encoding not in ENCODINGS:
             raise UnsupportedMediaType(
-                f"Content-Encoding {self.encoding!r} is not supported; use gzip, deflate, zstd "
-                "or none")
+                f"Content-Encoding {self.encoding!r} is not supported; use gzip, deflate, zstd, "
+                "br or none")
         self.budget = budget or BodyBudget(1 << 62)
         self._held = 0  # bytes this reader took from the budget
         self._parts: list[bytes] = []
         self._size = 0  # decompressed bytes so far
         self._raw = 0
         self._zlib: zlib._Decompress | None = None
+        self._brotli: brotli.Decompressor | None = None
         self._released = False  # the request was answered or its client went away
 
     def _too_large(self) -> PayloadTooLarge:
@@ -133,6 +135,9 @@ class BodyReader:
             self._parts.append(chunk)
             self._size = self._raw
             return
+        if self.encoding == "br":
+            yield from self._inflate_brotli(chunk)
+            return
         yield from self._inflate(chunk)
 
     def _inflate(self, chunk: bytes) -> Iterator[None]:
@@ -153,6 +158,26 @@ class BodyReader:
                 self._zlib = None
             if data:
                 yield
+
+    def _inflate_brotli(self, chunk: bytes) -> Iterator[None]:
+        # Brotli (1.2 on) bounds each call's output with `output_buffer_limit`, a soft
+        # bound: a call may return up to about one and a half times it. The rest of
+        # the input waits inside the decompressor, and calls with no input drain it
+        # until one returns nothing: then it needs more input, or the stream is done.
+        if self._brotli is None:
+            self._brotli = brotli.Decompressor()
+        data = chunk
+        while True:
+            room = self.limit - self._size
+            try:
+                out = self._brotli.process(data, output_buffer_limit=min(room + 1, PIECE))
+            except brotli.error as exc:
+                raise _invalid(f"the body is not valid br data: {exc}") from exc
+            data = b""
+            if not out:
+                return
+            self._append(out)
+            yield
 
     def _wbits(self, data: bytes) -> int:
         if self.encoding in ("gzip", "x-gzip"):
@@ -182,6 +207,8 @@ class BodyReader:
             self.budget.give_back(raw_held)
             self._held -= raw_held
             return
+        if self._brotli is not None and not self._brotli.is_finished():
+            raise _invalid("the br body is truncated")
         if self._zlib is not None and not self._zlib.eof and self._raw:
             raise _invalid(f"the {self.encoding} body is truncated")
 

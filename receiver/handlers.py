@@ -40,7 +40,7 @@ class BaseHandler(RequestHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs["exc_info"][1] if "exc_info" in kwargs else HTTPError(status_code)
-        status, body, headers = http_error(exc)
+        status, body, headers = self.error_answer(exc)
         self.set_status(status)
         for name, value in headers.items():
             self.set_header(name, value)
@@ -54,6 +54,12 @@ class BaseHandler(RequestHandler):
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(body))
 
+    def error_answer(self, exc: BaseException | None
+                     ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """(status, body, headers) for an error: receiver/status.py's mapping for the
+        protocol this handler speaks."""
+        return http_error(exc)
+
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         # Client mistakes and overload are answered and counted, not logged one by one.
         if isinstance(value, SoundingError | StreamClosedError):
@@ -65,10 +71,18 @@ class BaseHandler(RequestHandler):
 
 @stream_request_body
 class IngestHandler(BaseHandler):
-    """POST-only ingest endpoint. Subclasses set `content_types` and implement `ingest`."""
+    """POST-only ingest endpoint. Subclasses set `content_types` and implement `ingest`;
+    a door with its own rules (receiver/sentry/door.py) overrides `authenticate`,
+    `read_media_type`, `error_answer` and the class attributes below."""
 
     SUPPORTED_METHODS = ("POST", "OPTIONS")  # type: ignore[assignment]
     content_types: tuple[str, ...] = (JSON,)
+    # Answered when `ingest` returns without setting a status.
+    accepted_status = 202
+    # CORS: the request headers a preflight allows when it names none, and the
+    # response headers a browser script may read.
+    cors_allow_headers = "Authorization, Content-Type, Content-Encoding"
+    cors_expose_headers = ""
 
     project_id: int
     media_type: str
@@ -94,6 +108,8 @@ class IngestHandler(BaseHandler):
         if origin and self._origin_allowed(origin):
             self.set_header("Access-Control-Allow-Origin", origin)
             self.set_header("Vary", "Origin")
+            if self.cors_expose_headers:
+                self.set_header("Access-Control-Expose-Headers", self.cors_expose_headers)
 
     def _origin_allowed(self, origin: str) -> bool:
         allowed = self.ctx.cors_origins
@@ -106,18 +122,8 @@ class IngestHandler(BaseHandler):
         if self.ctx.closing:
             self.set_header("Connection", "close")
             raise StoreUnavailable("the collector is shutting down")
-        self.project_id = await project_for(self.ctx.auth,
-                                            self.request.headers.get("Authorization"))
-        raw_type = self.request.headers.get("Content-Type")
-        if not raw_type:
-            raise UnsupportedMediaType(
-                f"Content-Type is required; send one of: {', '.join(self.content_types)}")
-        media_type = raw_type.split(";", 1)[0].strip().lower()
-        if media_type not in self.content_types:
-            raise UnsupportedMediaType(
-                f"Content-Type {media_type!r} is not accepted here; send one of: "
-                f"{', '.join(self.content_types)}")
-        self.media_type = media_type
+        await self.authenticate()
+        self.media_type = self.read_media_type(self.request.headers.get("Content-Type"))
         raw_length = self.request.headers.get("Content-Length")
         length = int(raw_length) if raw_length is not None and raw_length.isdigit() else 0
         if length > self.ctx.max_body_bytes:
@@ -135,6 +141,23 @@ class IngestHandler(BaseHandler):
             self._reader = BodyReader(self.ctx.max_body_bytes,
                                       self.request.headers.get("Content-Encoding"), budget)
 
+    async def authenticate(self) -> None:
+        """Set `project_id` from the request's headers, before the body is read."""
+        self.project_id = await project_for(self.ctx.auth,
+                                            self.request.headers.get("Authorization"))
+
+    def read_media_type(self, raw_type: str | None) -> str:
+        """The media type of the body, one of `content_types`, or 415."""
+        if not raw_type:
+            raise UnsupportedMediaType(
+                f"Content-Type is required; send one of: {', '.join(self.content_types)}")
+        media_type = raw_type.split(";", 1)[0].strip().lower()
+        if media_type not in self.content_types:
+            raise UnsupportedMediaType(
+                f"Content-Type {media_type!r} is not accepted here; send one of: "
+                f"{', '.join(self.content_types)}")
+        return media_type
+
     async def data_received(self, chunk: bytes) -> None:
         if self._reader is None or self._body_error is not None or self._finished:
             return
@@ -150,7 +173,9 @@ class IngestHandler(BaseHandler):
             if not self._finished:
                 self.send_error(exc_info=(type(exc), exc, exc.__traceback__))
 
-    async def post(self) -> None:
+    # Tornado passes a route's groups (the Sentry door's project id) as arguments;
+    # handlers read them from self.path_args.
+    async def post(self, *_path_args: str) -> None:
         if self._body_error is not None or self._finished:
             return
         if self._refusal is not None:
@@ -170,7 +195,7 @@ class IngestHandler(BaseHandler):
         finally:
             self.ctx.in_flight -= 1
         if self._status_code == 200:
-            self.set_status(202)
+            self.set_status(self.accepted_status)
         self.finish()
 
     def _check_admission(self) -> None:
@@ -198,14 +223,14 @@ class IngestHandler(BaseHandler):
             metrics.REQUEST_SECONDS.labels(self.endpoint).observe(
                 time.perf_counter() - self._started)
 
-    def options(self) -> None:
+    def options(self, *_path_args: str) -> None:
         """CORS preflight. An origin that is not configured gets no CORS headers."""
         origin = self.request.headers.get("Origin")
         if origin and self._origin_allowed(origin):
             self.set_header("Access-Control-Allow-Methods", "POST, OPTIONS")
             requested = self.request.headers.get("Access-Control-Request-Headers")
             self.set_header("Access-Control-Allow-Headers",
-                            requested or "Authorization, Content-Type, Content-Encoding")
+                            requested or self.cors_allow_headers)
             self.set_header("Access-Control-Max-Age", "600")
         self.set_status(204)
         self.finish()

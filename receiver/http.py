@@ -17,6 +17,7 @@ from receiver.context import ReceiverContext
 from receiver.handlers import BaseHandler
 from receiver.health import HealthHandler, MetricsHandler
 from receiver.ingest import otlp_routes, signal_routes
+from receiver.sentry.door import sentry_routes
 from sounding.component import Authenticator, HealthCheck, Host, Receiver
 from sounding.configcheck import require_bool, require_int, require_list, require_str
 from sounding.factory import Factory
@@ -36,6 +37,7 @@ def ingest_routes(ctx: ReceiverContext) -> list[Any]:
     args = {"ctx": ctx}
     return [
         *signal_routes(ctx),
+        *sentry_routes(ctx),
         (r"/health", HealthHandler, args),
         (r"/metrics", MetricsHandler, args),
     ]

@@ -10,7 +10,9 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from tornado.web import HTTPError
 
 from sounding.errors import (
+    Forbidden,
     InvalidInput,
+    Overloaded,
     PayloadTooLarge,
     RetryableError,
     Unauthenticated,
@@ -24,6 +26,8 @@ def http_error(exc: BaseException | None) -> tuple[int, dict[str, Any], dict[str
         return 400, {"error": exc.message, "details": exc.details}, {}
     if isinstance(exc, Unauthenticated):
         return 401, {"error": str(exc)}, {"WWW-Authenticate": 'Bearer realm="sounding"'}
+    if isinstance(exc, Forbidden):
+        return 403, {"error": str(exc)}, {}
     if isinstance(exc, UnsupportedMediaType):
         return 415, {"error": str(exc)}, {}
     if isinstance(exc, PayloadTooLarge):
@@ -36,10 +40,35 @@ def http_error(exc: BaseException | None) -> tuple[int, dict[str, Any], dict[str
     return 500, {"error": "internal error; the request was not stored"}, {}
 
 
+def sentry_http_error(exc: BaseException | None
+                      ) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """The Sentry door's answers (receiver/sentry/door.py): Sentry's own forms, which
+    its SDKs act on. Overload and an unreachable store are 429 with `Retry-After` and
+    `X-Sentry-Rate-Limits` (`<seconds>:<categories>:<scope>:<reason>`; no category
+    means all): the SDKs stop sending for that long instead of retrying at once,
+    where a 503 makes them drop the envelope and carry on. The body is Relay's
+    `{"detail": ..., "causes": [...]}`, which the SDKs log as they receive it."""
+    status, body, headers = http_error(exc)
+    if isinstance(exc, RetryableError):
+        seconds = max(int(exc.retry_after), 1)
+        reason = "overloaded" if isinstance(exc, Overloaded) else "unavailable"
+        return 429, {"detail": str(exc)}, {
+            "Retry-After": str(seconds),
+            "X-Sentry-Rate-Limits": f"{seconds}::organization:{reason}"}
+    if status == 401:
+        headers = {"WWW-Authenticate": 'Sentry realm="sounding"'}
+    answer: dict[str, Any] = {"detail": body["error"]}
+    if isinstance(exc, InvalidInput) and exc.details:
+        answer["causes"] = [f"{d.get('field')}: {d.get('error')}" for d in exc.details]
+    return status, answer, headers
+
+
 def reason_label(status: int) -> str:
-    """Short label for the refused-requests metric."""
-    return {400: "invalid", 401: "unauthenticated", 405: "method", 413: "too_large",
-            415: "media_type", 503: "unavailable"}.get(status, str(status))
+    """Short label for the refused-requests metric. The Sentry door's 429 is the other
+    doors' 503: both are shedding."""
+    return {400: "invalid", 401: "unauthenticated", 403: "forbidden", 405: "method",
+            413: "too_large", 415: "media_type", 429: "unavailable",
+            503: "unavailable"}.get(status, str(status))
 
 
 GrpcTrailers = tuple[tuple[str, str | bytes], ...]
@@ -68,6 +97,8 @@ def grpc_error(exc: BaseException) -> tuple[grpc.StatusCode, str, GrpcTrailers]:
                              message, [violations])
     if isinstance(exc, Unauthenticated):
         return grpc.StatusCode.UNAUTHENTICATED, str(exc), ()
+    if isinstance(exc, Forbidden):
+        return grpc.StatusCode.PERMISSION_DENIED, str(exc), ()
     if isinstance(exc, PayloadTooLarge):
         return grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), ()
     if isinstance(exc, RetryableError):

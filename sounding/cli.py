@@ -48,6 +48,10 @@ def _announce(service: Service) -> None:
             f"    health    GET  {base}/health\n",
             flush=True,
         )
+        if service.first_run_project_id is not None:
+            print("Sentry SDKs: set the DSN to\n"
+                  f"    {keys.dsn(service.first_run_key, base, service.first_run_project_id)}\n",
+                  flush=True)
     if service.first_run_admin_token:
         print(
             "\nFirst run: generated the dashboard admin token (shown once, stored only as "
@@ -66,10 +70,29 @@ def cmd_serve(config: dict[str, Any], _args: argparse.Namespace) -> int:
 
 
 def cmd_keys_create(config: dict[str, Any], args: argparse.Namespace) -> int:
-    key, key_id = keys.create_key(_store(config), args.project)
-    print(f"project: {args.project}\nkey id:  {key_id}\nkey:     {key}\n"
-          "The key is shown once; Sounding keeps only its hash.")
+    store = _store(config)
+    key, key_id = keys.create_key(store, args.project, sentry=args.sentry)
+    print(f"project: {args.project}\nkey id:  {key_id}\nkey:     {key}")
+    if args.sentry:
+        project_id = keys.project_id_of(store, args.project)
+        assert project_id is not None  # create_key made it
+        print(f"DSN:     {keys.dsn(key, _ingest_address(config, args.host), project_id)}")
+    print("The key is shown once; Sounding keeps only its hash.")
     return 0
+
+
+def _ingest_address(config: dict[str, Any], host: str | None) -> str:
+    """Where SDKs reach the ingest listener: `--host` (a host, host:port or URL),
+    else the configured host and port (a wildcard address read as 127.0.0.1)."""
+    http = config["receivers"].get("http") or {}
+    port = http.get("port", 3000)
+    if host:
+        if "://" in host or host.rpartition(":")[2].isdigit():
+            return host
+        return f"{host}:{port}"
+    configured = str(http.get("host") or "")
+    shown = "127.0.0.1" if configured in ("", "0.0.0.0", "::") else configured
+    return f"{shown}:{port}"
 
 
 def cmd_keys_list(config: dict[str, Any], _args: argparse.Namespace) -> int:
@@ -121,6 +144,10 @@ def parser() -> argparse.ArgumentParser:
     keys_sub = keys_p.add_subparsers(dest="keys_command", required=True)
     create = keys_sub.add_parser("create", help="create a key for a project (printed once)")
     create.add_argument("--project", required=True)
+    create.add_argument("--sentry", action="store_true",
+                        help="a key in Sentry's form (32 hex digits), and print the DSN")
+    create.add_argument("--host", help="the host (or host:port, or URL) Sentry SDKs reach "
+                        "this collector at, for the DSN; default: the configured one")
     create.set_defaults(func=cmd_keys_create)
     keys_sub.add_parser("list", help="list keys by id").set_defaults(func=cmd_keys_list)
     revoke = keys_sub.add_parser("revoke", help="revoke a key by its id")

@@ -27,6 +27,11 @@ class Unauthenticated(PermanentError):
     """Missing, malformed or unknown key (HTTP 401, gRPC UNAUTHENTICATED)."""
 
 
+class Forbidden(PermanentError):
+    """A known key used where it does not belong: a key of another project than the
+    one the request names (HTTP 403, gRPC PERMISSION_DENIED)."""
+
+
 class UnsupportedMediaType(PermanentError):
     """Content-Type or Content-Encoding the receiver cannot read (HTTP 415)."""
 

@@ -19,6 +19,11 @@ REFUSED = Counter("sounding_requests_refused",
 DROPPED = Counter("sounding_records_dropped",
                   "Records dropped one by one while the rest of their request was kept",
                   ["signal", "reason"])
+SENTRY_ITEMS = Counter(
+    "sounding_sentry_items",
+    "Items of Sentry envelopes and store events acknowledged, by type: events and "
+    "transactions become records, every other type is accepted and ignored",
+    ["type"])
 QUEUE_RECORDS = Gauge("sounding_queue_records",
                       "Records handed to the writer and not yet committed")
 QUEUE_BYTES = Gauge("sounding_queue_bytes",

@@ -30,6 +30,7 @@ class Service(Host):
         self._pipeline: Pipeline | None = None
         self.receivers: list[Receiver] = []
         self.first_run_key: str | None = None
+        self.first_run_project_id: int | None = None
         self.first_run_admin_token: str | None = None
 
     # The host.
@@ -106,6 +107,8 @@ class Service(Host):
         for extension in self.extensions.values():
             await extension.start()
         self.first_run_key = getattr(self.extensions.get("auth"), "first_run_key", None)
+        self.first_run_project_id = getattr(self.extensions.get("auth"),
+                                            "first_run_project_id", None)
         self.first_run_admin_token = getattr(self.extensions.get("dashboard"),
                                              "first_run_admin_token", None)
         await self.pipeline.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -14,6 +15,10 @@ from storage.store import Store
 from storage.upsert import insert
 
 KEY_PREFIX = "snd_"
+# What a key may hold to go in a Sentry DSN: several SDKs read the DSN's public key
+# as word characters only. Keys made before this rule may hold `-` (URL-safe base64):
+# they keep working as Bearer keys, but cannot go in a DSN.
+DSN_SAFE = re.compile(r"\w+", re.ASCII)
 
 
 def hash_key(key: str) -> str:
@@ -24,8 +29,23 @@ def key_id_of(key_hash: str) -> str:
     return key_hash[:12]
 
 
-def new_key() -> str:
-    return KEY_PREFIX + secrets.token_urlsafe(32)
+def new_key(sentry: bool = False) -> str:
+    """A random key of word characters only: `snd_` + 48 hex digits (192 bits), or
+    with `sentry` 32 hex digits (128 bits), the form Sentry itself issues."""
+    return secrets.token_hex(16) if sentry else KEY_PREFIX + secrets.token_hex(24)
+
+
+def dsn_safe(key: str) -> bool:
+    return DSN_SAFE.fullmatch(key) is not None
+
+
+def dsn(key: str, address: str, project_id: int) -> str:
+    """The Sentry DSN of a key: `address` is the ingest listener's
+    `scheme://host:port` (or `host:port`, read as http)."""
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "http", address
+    return f"{scheme}://{key}@{rest.rstrip('/')}/{project_id}"
 
 
 def ensure_project(conn: Connection, name: str) -> int:
@@ -50,12 +70,20 @@ def add_key(conn: Connection, project: str, key: str) -> str:
     return key_id_of(key_hash)
 
 
-def create_key(store: Store, project: str) -> tuple[str, str]:
-    """A new random key for `project`: (key, key id). The key is shown once, never stored."""
-    key = new_key()
+def create_key(store: Store, project: str, sentry: bool = False) -> tuple[str, str]:
+    """A new random key for `project` (`sentry`: in Sentry's form, see new_key):
+    (key, key id). The key is shown once, never stored."""
+    key = new_key(sentry)
     with store.writer.begin() as conn:
         key_id = add_key(conn, project, key)
     return key, key_id
+
+
+def project_id_of(store: Store, name: str) -> int | None:
+    p = schema.projects
+    with store.reader.connect() as conn:
+        found = conn.execute(select(p.c.id).where(p.c.name == name)).scalar_one_or_none()
+    return None if found is None else int(found)
 
 
 @dataclass(frozen=True)

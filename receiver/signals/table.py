@@ -4,6 +4,9 @@ The HTTP door (receiver/ingest.py) routes `http.path` (and `http.otlp_path` on
 the OTLP/HTTP port) to the signal's handler; the gRPC door (receiver/grpc_ingest.py)
 serves `grpc.service`/`grpc.method`. The metrics label the requests by `name`
 (HTTP) and `grpc_` + `name` (gRPC).
+
+Sentry's door (receiver/sentry/door.py) is not a row: its path carries the project,
+its keys and answers are Sentry's, and it has no gRPC door.
 """
 
 from __future__ import annotations

@@ -189,6 +189,7 @@ class AuthExtension(Extension):
         self.keys = KeyAuthenticator(store, float(self.config["cache_seconds"]))
         # Created at start on a database without any key; printed once by the CLI.
         self.first_run_key: str | None = None
+        self.first_run_project_id: int | None = None  # for the first-run DSN
 
     async def start(self) -> None:
         api_keys = str(self.config.get("api_keys") or "")
@@ -196,6 +197,8 @@ class AuthExtension(Extension):
         if not api_keys and await asyncio.to_thread(keys.active_key_count, self.store) == 0:
             self.first_run_key, _ = await asyncio.to_thread(keys.create_key, self.store,
                                                             "default")
+            self.first_run_project_id = await asyncio.to_thread(keys.project_id_of,
+                                                                self.store, "default")
         await self.keys.start()  # the keys, read once the seeded and first-run ones exist
 
     async def shutdown(self) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+import brotli
 import zstandard
 from hypothesis import strategies as st
 
@@ -383,6 +384,8 @@ def encode(body: bytes, encoding: str | None) -> bytes:
         return zlib.compress(body)
     if encoding == "zstd":
         return zstandard.ZstdCompressor().compress(body)
+    if encoding == "br":
+        return brotli.compress(body)
     return body
 
 
@@ -390,7 +393,8 @@ CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", "APPLICA
                  "application/json;charset=latin-1", "application/x-protobuf", "text/plain",
                  "", "multipart/form-data; boundary=x", "*/*",
                  "application/x-protobuf; proto=x"]
-ENCODINGS = [None, "gzip", "deflate", "zstd", "identity", "br", "gzip, gzip", "GZIP", "x" * 300]
+ENCODINGS = [None, "gzip", "deflate", "zstd", "identity", "br", "gzip, gzip", "GZIP", "compress",
+             "x" * 300]
 
 
 @st.composite

@@ -260,7 +260,8 @@ def test_a_body_within_the_limit_once_inflated_is_accepted(otlp: Server) -> None
 
 
 @pytest.mark.parametrize(("encoding", "body", "status"), [
-    ("br", b"\x0b\x02\x80", 415),
+    ("compress", b"\x1f\x9d\x90", 415),
+    ("br", b"not brotli", 400),
     ("gzip", b"not gzip at all", 400),
     ("gzip", gzip.compress(b"\x0a\x00" * 100)[:-12], 400),  # truncated stream
     ("zstd", b"not zstd", 400),

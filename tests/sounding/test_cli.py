@@ -55,6 +55,14 @@ def test_first_run_creates_a_default_project_and_prints_its_key_once(
                              headers={"Authorization": f"Bearer {key}"}, timeout=10)
     assert response.status_code == 202
     assert server.query("SELECT name FROM projects")[0][0] == "default"
+    # The same key in a Sentry DSN, printed to copy, takes envelopes.
+    project_id = server.query("SELECT id FROM projects")[0][0]
+    dsn = server.base.replace("http://", f"http://{key}@") + f"/{project_id}"
+    assert f"Sentry SDKs: set the DSN to\n    {dsn}\n" in server.wait_for_log("Sentry SDKs")
+    response = requests.post(f"{server.base}/api/{project_id}/envelope/",
+                             data=f'{{"dsn":"{dsn}"}}\n{{"type":"session"}}\n{{}}\n',
+                             timeout=10)
+    assert response.status_code == 200, response.text
     assert server.stop() == 0
     again = start(sqlite_url, keys={})
     assert again.stop() == 0
@@ -88,3 +96,27 @@ def test_a_misspelt_key_from_the_environment_stops_serve_with_exit_2(sqlite_url:
     result = sounding(sqlite_url, "serve", env={"SOUNDING__RECEIVERS__HTTP__PROT": "3100"})
     assert result.returncode == 2, result.stderr
     assert "unknown key receivers.http.prot (did you mean port?)" in result.stderr
+
+
+def test_keys_create_sentry_prints_a_dsn_that_sdks_can_use(
+        start: Callable[..., Server], sqlite_url: str) -> None:
+    created = sounding(sqlite_url, "keys", "create", "--sentry", "--project", "shop",
+                       env={"SOUNDING_HTTP_PORT": "3999"})
+    assert created.returncode == 0, created.stderr
+    key = re.search(r"key:\s+(\S+)", created.stdout).group(1)  # type: ignore[union-attr]
+    assert re.fullmatch(r"[0-9a-f]{32}", key)
+    server = start(sqlite_url, keys={}, env={"SOUNDING__AUTH__CACHE_SECONDS": "0"})
+    project_id = server.query("SELECT id FROM projects WHERE name = 'shop'")[0][0]
+    assert f"DSN:     http://{key}@127.0.0.1:3999/{project_id}\n" in created.stdout
+    assert key.encode() not in Path(sqlite_url.removeprefix("sqlite:///")).read_bytes()
+    response = requests.post(f"{server.base}/api/{project_id}/envelope/?sentry_key={key}",
+                             data=b'{}\n{"type":"session"}\n{}\n', timeout=10)
+    assert response.status_code == 200, response.text
+
+    for host, shown in [("errors.example.com", "http://{k}@errors.example.com:3999/"),
+                        ("errors.example.com:443", "http://{k}@errors.example.com:443/"),
+                        ("https://errors.example.com", "https://{k}@errors.example.com/")]:
+        again = sounding(sqlite_url, "keys", "create", "--sentry", "--project", "shop",
+                         "--host", host, env={"SOUNDING_HTTP_PORT": "3999"})
+        other = re.search(r"key:\s+(\S+)", again.stdout).group(1)  # type: ignore[union-attr]
+        assert f"DSN:     {shown.format(k=other)}{project_id}\n" in again.stdout

@@ -1,0 +1,102 @@
+"""What each item of an envelope becomes: `event` an ErrorEvent, `transaction`
+spans, every other type nothing (counted by the door, never refused: an SDK must
+not see an error for sending a session or a client report). Pure: a parsed
+envelope in, records out; a payload that is not a JSON object is refused naming
+its item.
+
+The store endpoint's body is one event, read here as an envelope of one item.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from receiver.jsonbody import parse_json
+from receiver.sentry.envelope import Envelope, Item
+from receiver.sentry.event import decode_event
+from receiver.sentry.transaction import decode_transaction
+from sounding.errors import InvalidInput
+from sounding.records import ErrorEvent, Span
+
+HEX = frozenset("0123456789abcdef")
+
+# The item types the metric names as they are; any other is counted as "unknown",
+# so that a client cannot grow the metric's label set without bound.
+KNOWN_TYPES = frozenset({
+    "event", "transaction", "session", "sessions", "client_report", "attachment",
+    "check_in", "profile", "profile_chunk", "replay_event", "replay_recording",
+    "replay_video", "user_report", "feedback", "span", "log", "otel_log", "statsd",
+    "metric_meta", "trace_metric", "security", "raw_security", "form_data", "nel",
+    "unreal_report"})
+
+
+@dataclass
+class Decoded:
+    errors: list[ErrorEvent] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    # The id Sentry answers with: the envelope's, else its event's or transaction's.
+    event_id: str = ""
+    # Items received, by type (a KNOWN_TYPES name or "unknown").
+    items: Counter[str] = field(default_factory=Counter)
+
+
+def decode_envelope(envelope: Envelope, now_us: int) -> Decoded:
+    decoded = Decoded()
+    event_id = _event_id(envelope.headers.get("event_id"))
+    for index, item in enumerate(envelope.items):
+        kind = item.type
+        decoded.items[kind if kind in KNOWN_TYPES else "unknown"] += 1
+        if kind == "event":
+            event = _payload(item, index)
+            decoded.errors.append(decode_event(event, now_us))
+        elif kind == "transaction":
+            event = _payload(item, index)
+            decoded.spans.extend(decode_transaction(event, now_us))
+        else:
+            continue
+        event_id = event_id or _event_id(event.get("event_id"))
+    decoded.event_id = event_id or uuid.uuid4().hex
+    return decoded
+
+
+def decode_store(event: Any, now_us: int) -> Decoded:
+    """The store endpoint's body, already parsed: one event, or a transaction when
+    its `type` says so (the SDKs that still use the endpoint send only events)."""
+    if not isinstance(event, dict):
+        raise InvalidInput("the event must be a JSON object",
+                           [{"field": "body", "error": "must be a JSON object"}])
+    kind = "transaction" if event.get("type") == "transaction" else "event"
+    decoded = Decoded(event_id=_event_id(event.get("event_id")) or uuid.uuid4().hex)
+    decoded.items[kind] += 1
+    if kind == "transaction":
+        decoded.spans.extend(decode_transaction(event, now_us))
+    else:
+        decoded.errors.append(decode_event(event, now_us))
+    return decoded
+
+
+def _payload(item: Item, index: int) -> dict[str, Any]:
+    field_name = f"items[{index}]"
+    try:
+        value = parse_json(item.payload)
+    except InvalidInput as exc:
+        problem = exc.details[0]["error"] if exc.details else exc.message
+        raise InvalidInput("the envelope is malformed", [
+            {"field": field_name, "error": f"the {item.type} payload is not valid JSON: "
+                                           f"{problem}"}]) from exc
+    if not isinstance(value, dict):
+        raise InvalidInput("the envelope is malformed", [
+            {"field": field_name, "error": f"the {item.type} payload must be a JSON object"}])
+    return value
+
+
+def _event_id(value: Any) -> str:
+    """A Sentry event id as Sentry writes it (32 lowercase hex digits), from that
+    form or a dashed UUID; "" for anything else."""
+    if not isinstance(value, str) or len(value) > 36:
+        return ""
+    hex_id = value.replace("-", "").lower()
+    return hex_id if len(hex_id) == 32 and set(hex_id) <= HEX else ""

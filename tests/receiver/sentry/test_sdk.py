@@ -1,0 +1,67 @@
+"""The real Sentry Python SDK, with only its DSN pointed at Sounding (issue 12,
+"Real clients in the tests")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.receiver.sentry.helpers import OTHER_KEY, dsn, sentry_items, start_sentry
+from tests.receiver.sentry.test_door_transport import hold_body_budget
+from tests.support.server import Server
+
+HERE = Path(__file__).resolve().parent
+
+
+def run_app(server_dsn: str, scenario: str, compression: str = "none") -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY")}
+    env.update({"SENTRY_DSN": server_dsn, "SDK_COMPRESSION": compression})
+    done = subprocess.run([sys.executable, str(HERE / "sdk_app.py"), scenario], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.fixture
+def sentry(start: Callable[..., Server], sqlite_url: str) -> Server:
+    return start_sentry(start, sqlite_url)
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "br"])
+def test_the_sdks_transport_compressed_or_not_is_read(sentry: Server, compression: str) -> None:
+    result = run_app(dsn(sentry), "sessions", compression)
+    assert result["compression"] == (None if compression == "none" else compression)
+    assert not [line for line in result["log"] if line.startswith("ERROR")], result["log"]
+    assert sentry_items(sentry) == {"session": 1, "client_report": 1, "attachment": 1}
+
+
+def test_a_wrong_key_is_refused_and_the_sdk_logs_it(sentry: Server) -> None:
+    for key, status in [("0" * 32, 401), (OTHER_KEY, 403)]:
+        result = run_app(dsn(sentry, key), "sessions")
+        assert any(f"Unexpected status code: {status}" in line for line in result["log"]), \
+            result["log"]
+    assert sentry_items(sentry) == {}
+
+
+def test_overload_makes_the_sdk_back_off(start: Callable[..., Server], sqlite_url: str) -> None:
+    """While the body budget is held, the SDK's envelope is answered 429 with
+    X-Sentry-Rate-Limits: its rate limiter records a limit on every category."""
+    server = start_sentry(start, sqlite_url, env={
+        "SOUNDING__RECEIVERS__HTTP__MAX_INFLIGHT_BODY_BYTES": "10000"})
+    holder = hold_body_budget(server, 9_000)
+    before = datetime.now(UTC)
+    result = run_app(dsn(server), "sessions")
+    holder.close()
+    assert "WARNING Rate-limited via x-sentry-rate-limits" in result["log"], result["log"]
+    # No category in the header: the limit is on all of them (the SDK's key None).
+    assert datetime.fromisoformat(result["disabled_until"]["None"]) > before
+    assert sentry_items(server) == {}
