@@ -80,6 +80,8 @@ class SentryHandler(IngestHandler):
         await self._commit(decoded, len(body))
         for kind, count in decoded.items.items():
             metrics.SENTRY_ITEMS.labels(kind).inc(count)
+        if decoded.dropped_spans:
+            metrics.DROPPED.labels("spans", "invalid").inc(decoded.dropped_spans)
         self.set_status(200)
         self.write({"id": decoded.event_id})
 

@@ -41,6 +41,13 @@ class Decoded:
     event_id: str = ""
     # Items received, by type (a KNOWN_TYPES name or "unknown").
     items: Counter[str] = field(default_factory=Counter)
+    # Spans of transactions dropped alone (bad ids or times); the rest are kept.
+    dropped_spans: int = 0
+
+    def add_transaction(self, event: dict[str, Any], now_us: int) -> None:
+        transaction = decode_transaction(event, now_us)
+        self.spans.extend(transaction.spans)
+        self.dropped_spans += transaction.dropped
 
 
 def decode_envelope(envelope: Envelope, now_us: int) -> Decoded:
@@ -54,7 +61,7 @@ def decode_envelope(envelope: Envelope, now_us: int) -> Decoded:
             decoded.errors.append(decode_event(event, now_us))
         elif kind == "transaction":
             event = _payload(item, index)
-            decoded.spans.extend(decode_transaction(event, now_us))
+            decoded.add_transaction(event, now_us)
         else:
             continue
         event_id = event_id or _event_id(event.get("event_id"))
@@ -72,7 +79,7 @@ def decode_store(event: Any, now_us: int) -> Decoded:
     decoded = Decoded(event_id=_event_id(event.get("event_id")) or uuid.uuid4().hex)
     decoded.items[kind] += 1
     if kind == "transaction":
-        decoded.spans.extend(decode_transaction(event, now_us))
+        decoded.add_transaction(event, now_us)
     else:
         decoded.errors.append(decode_event(event, now_us))
     return decoded
