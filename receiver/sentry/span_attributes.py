@@ -1,7 +1,10 @@
 """What a Sentry span says, in OpenTelemetry's terms: its kind from its `op`, its status
 from Sentry's span status, and its attributes, with the semantic-convention names that
 processors/classify.py reads (so that a Sentry database span is a database span on the
-performance page, as an OpenTelemetry one is). Pure, and never raises for a value."""
+performance page, as an OpenTelemetry one is). Shared by both forms a Sentry SDK sends
+spans in: a `transaction` item (receiver/sentry/transaction.py) and the span stream
+(`span` items, receiver/sentry/span_stream.py). Pure; only span_times_ns raises, a
+Drop for the one span whose times cannot be read."""
 
 from __future__ import annotations
 
@@ -10,7 +13,16 @@ from typing import Any
 
 import orjson
 
-from receiver.sentry.values import MAX_TAG_KEY, text
+from receiver.otlp_json import MAX_DROP_REASONS, Drop, Dropped
+from receiver.sentry.values import MAX_TAG_KEY, text, time_us
+
+# Sentry's own limit on the spans of one transaction, and of one `span` item; the rest
+# are dropped (counted).
+MAX_SPANS = 1000
+SCOPE = "sentry"  # the instrumentation scope every Sentry span is stored under
+# Sources of a transaction's (a segment's) name that mean it is the request's route or
+# path (transaction_info.source, or the span stream's sentry.span.source).
+ROUTE_SOURCES = frozenset({"route", "url"})
 
 # Span kinds and status codes, as OTLP numbers them.
 INTERNAL, SERVER, CLIENT, PRODUCER, CONSUMER = 1, 2, 3, 4, 5
@@ -30,7 +42,10 @@ _INT64 = range(-(2**63), 2**63)
 _CLIENT_OPS = frozenset({"db", "cache", "rpc", "grpc", "redis", "mongodb", "elasticsearch"})
 _PRODUCER_VERBS = frozenset({"publish", "create", "submit", "send"})
 _CONSUMER_VERBS = frozenset({"process", "receive", "task"})
-# An OpenTelemetry-based SDK (@sentry/node) says the kind itself in `data`.
+# An OpenTelemetry-based SDK (@sentry/node) says the kind itself: `otel.kind` in a
+# transaction's `data` ("SERVER"), `sentry.kind` in a streamed span's attributes
+# ("server").
+_KIND_ATTRIBUTES = ("otel.kind", "sentry.kind")
 _OTEL_KINDS = {"INTERNAL": INTERNAL, "SERVER": SERVER, "CLIENT": CLIENT,
                "PRODUCER": PRODUCER, "CONSUMER": CONSUMER}
 _SQL_VERBS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "UPSERT", "MERGE", "CREATE",
@@ -39,9 +54,10 @@ _SQL_VERBS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "UPSERT", "MERGE
 
 
 def kind_of(op: str | None, data: dict[str, Any]) -> int:
-    declared = data.get("otel.kind")
-    if isinstance(declared, str) and declared.upper() in _OTEL_KINDS:
-        return _OTEL_KINDS[declared.upper()]
+    for name in _KIND_ATTRIBUTES:
+        declared = data.get(name)
+        if isinstance(declared, str) and declared.upper() in _OTEL_KINDS:
+            return _OTEL_KINDS[declared.upper()]
     if not op:
         return INTERNAL
     parts = op.lower().split(".")
@@ -67,6 +83,26 @@ def status_of(sentry_status: Any, http_status: int | None) -> tuple[int, str]:
     if http_status is not None and http_status >= 500:
         return STATUS_ERROR, ""
     return STATUS_UNSET, ""
+
+
+def span_times_ns(start: Any, end: Any, end_name: str) -> tuple[int, int]:
+    """(start, end) in epoch nanoseconds of a span's `start_timestamp` and its end
+    (`timestamp` in a transaction, `end_timestamp` in the span stream); Drop when
+    either cannot be read or the span ends before it starts."""
+    start_us, end_us = time_us(start), time_us(end)
+    if start_us is None or end_us is None:
+        raise Drop(f"start_timestamp and {end_name} must be times (seconds or RFC 3339)")
+    if start_us > end_us:
+        raise Drop(f"start_timestamp is after {end_name}")
+    return start_us * 1000, end_us * 1000
+
+
+def drop_beyond_limit(out: Dropped, total: int, where: str) -> None:
+    """Counts the spans past MAX_SPANS of one transaction or `span` item as dropped."""
+    if total > MAX_SPANS:
+        out.dropped += total - MAX_SPANS
+        if len(out.reasons) < MAX_DROP_REASONS:
+            out.reasons.append(f"{where}: more than {MAX_SPANS} in one item")
 
 
 def http_status_of(*values: Any) -> int | None:

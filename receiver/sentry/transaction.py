@@ -15,52 +15,33 @@ from __future__ import annotations
 from typing import Any
 
 from receiver.decode_otlp import DecodedSpans
-from receiver.otlp_json import MAX_DROP_REASONS, Drop
+from receiver.otlp_json import Drop
 from receiver.sentry.span_attributes import (
     MAX_NAME,
+    MAX_SPANS,
+    ROUTE_SOURCES,
+    SCOPE,
     SERVER,
     Attributes,
     add_semantics,
+    drop_beyond_limit,
     http_status_of,
     kind_of,
+    span_times_ns,
     status_of,
 )
-from receiver.sentry.values import service_of, tags_of, text, time_us
+from receiver.sentry.values import hex_id, service_of, tags_of, text
 from sounding.records import Span
 
-# Sentry's own limit on the spans of one transaction; the rest are dropped (counted).
-MAX_SPANS = 1000
-SCOPE = "sentry"
 UNLABELED = "<unlabeled transaction>"  # what Sentry calls a transaction without a name
-# transaction_info.source values that mean the name is the request's route or path.
-_ROUTE_SOURCES = frozenset({"route", "url"})
-_HEX = frozenset("0123456789abcdef")
 
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def hex_id(value: Any, length: int) -> str | None:
-    """A lowercase hex id of `length` characters, not all zero; None otherwise. A
-    trace id may come as a UUID with dashes, which Sentry also takes."""
-    if not isinstance(value, str):
-        return None
-    if length == 32 and len(value) == 36:
-        value = value.replace("-", "")
-    value = value.lower()
-    if len(value) != length or not _HEX.issuperset(value) or value == "0" * length:
-        return None
-    return value
-
-
 def _times_ns(obj: dict[str, Any]) -> tuple[int, int]:
-    start, end = time_us(obj.get("start_timestamp")), time_us(obj.get("timestamp"))
-    if start is None or end is None:
-        raise Drop("start_timestamp and timestamp must be times (seconds or RFC 3339)")
-    if start > end:
-        raise Drop("start_timestamp is after timestamp")
-    return start * 1000, end * 1000
+    return span_times_ns(obj.get("start_timestamp"), obj.get("timestamp"), "timestamp")
 
 
 def _resource(event: dict[str, Any], service: str) -> dict[str, Any]:
@@ -116,7 +97,7 @@ def _root(event: dict[str, Any], trace: dict[str, Any], tags: dict[str, str],
             attributes.put("http.request.method", method.upper() if method else None)
         if not ({"url.full", "http.url"} & attributes.values.keys()):
             attributes.put("url.full", text(request.get("url"), 8192))
-        if source in _ROUTE_SOURCES:
+        if source in ROUTE_SOURCES:
             attributes.put("http.route", name)
         if not ({"http.response.status_code", "http.status_code"}
                 & attributes.values.keys()):
@@ -189,8 +170,5 @@ def decode_transaction(event: dict[str, Any], now_us: int) -> DecodedSpans:
             out.spans.append(_child(child, trace_id, root_id, service, resource))
         except Drop as exc:
             out.drop(f"spans[{index}]", str(exc))
-    if len(children) > MAX_SPANS:
-        out.dropped += len(children) - MAX_SPANS
-        if len(out.reasons) < MAX_DROP_REASONS:
-            out.reasons.append(f"spans: more than {MAX_SPANS} in one transaction")
+    drop_beyond_limit(out, len(children), "spans")
     return out

@@ -21,6 +21,7 @@ MAX_LABEL = 200  # environment, release, service, level
 # ...)), then the resource an OpenTelemetry-bridged SDK puts in `contexts.otel`.
 SERVICE_TAGS = ("service", "service.name")
 UNKNOWN_SERVICE = "unknown_service:"  # + the event's platform, as OpenTelemetry names one
+_HEX = frozenset("0123456789abcdef")
 
 
 def text(value: Any, limit: int = MAX_LABEL) -> str | None:
@@ -34,6 +35,19 @@ def text(value: Any, limit: int = MAX_LABEL) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     return value[:limit]
+
+
+def hex_id(value: Any, length: int) -> str | None:
+    """A lowercase hex id of `length` characters, not all zero; None otherwise. A
+    trace id may come as a UUID with dashes, which Sentry also takes."""
+    if not isinstance(value, str):
+        return None
+    if length == 32 and len(value) == 36:
+        value = value.replace("-", "")
+    value = value.lower()
+    if len(value) != length or not _HEX.issuperset(value) or value == "0" * length:
+        return None
+    return value
 
 
 def time_us(value: Any) -> int | None:

@@ -32,6 +32,9 @@ async function main() {
     defaultIntegrations: false,
   });
   Sentry.setTag('service', 'checkout-node');
+  // Streamed spans carry no tags, only attributes: the scope's attribute names the
+  // service there (receiver/sentry/span_stream.py).
+  Sentry.setAttribute('service', 'checkout-node');
 
   let eventId;
   try {
