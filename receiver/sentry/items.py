@@ -1,6 +1,7 @@
-"""What each item of an envelope becomes: `event` an ErrorEvent, `transaction`
-spans, every other type nothing (counted by the door, never refused: an SDK must
-not see an error for sending a session or a client report). Pure: a parsed
+"""What each item of an envelope becomes: `event` an ErrorEvent, `transaction` and
+`span` (streamed spans, @sentry/node's default) spans, every other type nothing
+(counted by the door, never refused: an SDK must not see an error for sending a
+session or a client report). Pure: a parsed
 envelope in, records out; a payload that is not a JSON object is refused naming
 its item.
 
@@ -14,9 +15,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from receiver.decode_otlp import DecodedSpans
 from receiver.jsonbody import parse_json
 from receiver.sentry.envelope import Envelope, Item
 from receiver.sentry.event import decode_event
+from receiver.sentry.span_stream import decode_span_items
 from receiver.sentry.transaction import decode_transaction
 from sounding.errors import InvalidInput
 from sounding.records import ErrorEvent, Span
@@ -44,10 +47,9 @@ class Decoded:
     # Spans of transactions dropped alone (bad ids or times); the rest are kept.
     dropped_spans: int = 0
 
-    def add_transaction(self, event: dict[str, Any], now_us: int) -> None:
-        transaction = decode_transaction(event, now_us)
-        self.spans.extend(transaction.spans)
-        self.dropped_spans += transaction.dropped
+    def add_spans(self, spans: DecodedSpans) -> None:
+        self.spans.extend(spans.spans)
+        self.dropped_spans += spans.dropped
 
 
 def decode_envelope(envelope: Envelope, now_us: int) -> Decoded:
@@ -61,7 +63,11 @@ def decode_envelope(envelope: Envelope, now_us: int) -> Decoded:
             decoded.errors.append(decode_event(event, now_us))
         elif kind == "transaction":
             event = _payload(item, index)
-            decoded.add_transaction(event, now_us)
+            decoded.add_spans(decode_transaction(event, now_us))
+        elif kind == "span":
+            # Streamed spans carry no event id to answer with.
+            decoded.add_spans(decode_span_items(_payload(item, index), now_us))
+            continue
         else:
             continue
         event_id = event_id or _event_id(event.get("event_id"))
@@ -79,7 +85,7 @@ def decode_store(event: Any, now_us: int) -> Decoded:
     decoded = Decoded(event_id=_event_id(event.get("event_id")) or uuid.uuid4().hex)
     decoded.items[kind] += 1
     if kind == "transaction":
-        decoded.add_transaction(event, now_us)
+        decoded.add_spans(decode_transaction(event, now_us))
     else:
         decoded.errors.append(decode_event(event, now_us))
     return decoded

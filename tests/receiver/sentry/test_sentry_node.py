@@ -5,10 +5,10 @@ Sounding's Sentry door."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import pytest
 
 from receiver.sentry.span_attributes import CLIENT, SERVER
 from receiver.sentry.transaction import decode_transaction
+from tests.receiver.sentry.helpers import dsn, start_sentry
 from tests.support.recorder import Recorded, recording
 from tests.support.server import Server
 
@@ -101,21 +102,16 @@ def test_send_sentry_js_streams_spans_when_asked() -> None:
                                                  "SELECT * FROM orders WHERE id = $1"}
 
 
-def sentry_dsn(server: Server) -> str:
-    """The DSN of the test project. The door decides what the public key is (issue 12:
-    an ingest key, or a Sentry-style key per project): adjust here to match it."""
-    [(project_id,)] = server.query("SELECT id FROM projects WHERE name = 'acme'")
-    host = server.base.removeprefix("http://")
-    return f"http://{server.key}@{host}/{project_id}"
-
-
-@pytest.mark.skipif(importlib.util.find_spec("receiver.sentry.envelope") is None,
-                    reason="the Sentry door (receiver/sentry/envelope.py) is not merged yet")
-def test_sentry_node_exception_and_transaction_reach_sounding(server: Server) -> None:
-    ids = run_node(sentry_dsn(server))
-    spans = server.query("SELECT name, kind FROM spans WHERE trace_id = :t",
+@pytest.mark.parametrize("mode", ["transaction", "stream"])
+def test_sentry_node_exception_and_spans_reach_sounding(start: Callable[..., Server],
+                                                        db_url: str, mode: str) -> None:
+    """Only the DSN changed: the exception becomes a group, and the spans a trace,
+    whether the SDK sends a transaction or streams its spans (its default)."""
+    server = start_sentry(start, db_url)
+    ids = run_node(dsn(server), *(["--stream"] if mode == "stream" else []))
+    spans = server.query("SELECT name, kind, service_name FROM spans WHERE trace_id = :t",
                          t=bytes.fromhex(ids["trace_id"]))
-    assert sorted(spans) == [("GET /orders/:id", SERVER),
-                             ("SELECT * FROM orders WHERE id = $1", CLIENT)]
+    assert sorted(spans) == [("GET /orders/:id", SERVER, "checkout-node"),
+                             ("SELECT * FROM orders WHERE id = $1", CLIENT, "checkout-node")]
     groups = server.query("SELECT exception_class, message FROM error_groups")
     assert groups == [("TypeError", "card declined for order 42")]
