@@ -45,9 +45,9 @@ class WorkerSpec:
 @dataclass
 class WorkerResult:
     sent: int = 0
-    acked_requests: int = 0  # all 202s, warm-up included (for the stored count check)
+    acked_requests: int = 0  # all acknowledgements, warm-up included (for the stored count check)
     acked_records: int = 0
-    window_acked_records: int = 0  # 202s completed inside the measured window
+    window_acked_records: int = 0  # acknowledgements completed inside the measured window
     statuses: dict[int, int] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)  # seconds, measured window only
     cpu_seconds: float = 0.0
@@ -55,6 +55,9 @@ class WorkerResult:
 
 
 RETRY_AFTER = 1.0  # what the collector sends in Retry-After
+# What acknowledges a committed request: 202 on Sounding's and OTLP's doors, 200 with
+# the event id on Sentry's.
+ACKED = frozenset({200, 202})
 
 
 class _Conn:
@@ -167,7 +170,7 @@ def run_worker(spec: WorkerSpec) -> WorkerResult:
     def finish(conn: _Conn, status: int, close: bool) -> None:
         now = time.time()
         result.statuses[status] = result.statuses.get(status, 0) + 1
-        if status == 202:
+        if status in ACKED:
             result.acked_requests += 1
             result.acked_records += conn.records
             if spec.start_at <= now <= end:

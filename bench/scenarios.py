@@ -6,7 +6,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench import payloads, payloads_metrics
+from bench import payloads, payloads_metrics, payloads_sentry
+from bench.server import BENCH_KEY
 
 BodySource = Callable[[int], Callable[[int], bytes]]  # worker -> (request number -> body)
 
@@ -53,6 +54,13 @@ LOGS_SQL = "SELECT count(*) FROM logs"
 ERRORS_SQL = "SELECT count(*) FROM error_events"
 REQUESTS_SQL = "SELECT coalesce(sum(count), 0) FROM request_rollups"
 POINTS_SQL = "SELECT count(*) FROM metric_points"
+# A Sentry envelope of the benchmark carries one event or one transaction: an error
+# row, or a root span (of a trace of SPANS_PER_TRANSACTION).
+ENVELOPES_SQL = ("SELECT (SELECT count(*) FROM error_events) + "
+                 "(SELECT count(*) FROM spans WHERE length(parent_span_id) = 0)")
+# The benchmark's project is the only one of a fresh database; the key goes in the
+# query, as browser SDKs send it.
+SENTRY_PATH = f"/api/1/envelope/?sentry_key={BENCH_KEY}"
 # Process slots per load worker: the same series come back every METRIC_SLOTS
 # requests, as one process's do every export interval, and never two at once.
 METRIC_SLOTS = 64
@@ -90,6 +98,14 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("requests", "/ingest/requests, 1,000 items", "/ingest/requests",
              "application/json", payloads.REQUESTS_PER_BATCH, "items",
              _fixed(payloads.requests_batch), False, 8, REQUESTS_SQL),
+    Scenario("sentry_event", "Sentry envelope, one error event", SENTRY_PATH,
+             "application/x-sentry-envelope", 1, "events",
+             payloads_sentry.worker_bodies(payloads_sentry.sentry_event), True, 48,
+             ERRORS_SQL),
+    Scenario("sentry_mix", "Sentry envelopes: events, transactions, client reports",
+             SENTRY_PATH, "application/x-sentry-envelope", 1, "envelopes",
+             payloads_sentry.worker_bodies(payloads_sentry.sentry_mix), True, 48,
+             ENVELOPES_SQL),
     Scenario("metrics_proto", "OTLP/HTTP protobuf, SDK export of 50 series",
              "/ingest/v1/metrics", "application/x-protobuf",
              payloads_metrics.SERIES_PER_REQUEST, "points", _metrics, True, 8, POINTS_SQL),
