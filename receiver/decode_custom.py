@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from receiver import fields
 from receiver.fields import Problems
+from receiver.sentry.values import MAX_LABEL, MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS
 from sounding.errors import InvalidInput
 from sounding.records import Deploy, ErrorEvent, RequestMetric, SourceContext
 from sounding.timeutil import MAX_NS
@@ -17,7 +18,8 @@ MAX_BATCH_ERRORS = 1_000
 MAX_BATCH_REQUESTS = 10_000
 MAX_FINGERPRINT = 255
 MAX_GIT_SHA = 128
-MAX_LABEL = 200  # env, service
+# MAX_LABEL (env, service, an error's environment and release) and the tag limits are
+# what an error keeps from any door: receiver/sentry/values.py holds them.
 MAX_METHOD = 16
 MAX_ROUTE = 500
 # The longest time the accepted range holds (2^63 - 1 ns): the rollups' sums and
@@ -71,6 +73,11 @@ def decode_error(obj: Any, now_us: int, link: TraceLink, prefix: str = "") -> Er
     source_context = _source_context(obj, problems)
     trace_id = fields.hex_id(obj, "trace_id", problems, 32)
     span_id = fields.hex_id(obj, "span_id", problems, 16)
+    environment = fields.string(obj, "environment", problems, max_len=MAX_LABEL)
+    release = fields.string(obj, "release", problems, max_len=MAX_LABEL)
+    service = fields.string(obj, "service", problems, max_len=MAX_LABEL)
+    tags = fields.string_map(obj, "tags", problems, max_keys=MAX_TAGS, max_key=MAX_TAG_KEY,
+                             max_value=MAX_TAG_VALUE)
     if problems:
         raise InvalidInput("invalid error record", problems.items)
     assert exception_class is not None and isinstance(message, str)
@@ -80,7 +87,9 @@ def decode_error(obj: Any, now_us: int, link: TraceLink, prefix: str = "") -> Er
     return ErrorEvent(
         fingerprint=fingerprint, exception_class=exception_class, message=message,
         backtrace=backtrace, ts_us=ts_us, request_id=request_id, user_id=user_id, params=params,
-        source_context=source_context, trace_id=trace_id, span_id=span_id)
+        source_context=source_context, trace_id=trace_id, span_id=span_id,
+        environment=environment or None, release=release or None, service=service or None,
+        tags=tags)
 
 
 def decode_deploy(obj: Any, now_us: int) -> Deploy:
