@@ -148,3 +148,9 @@ def test_two_writers_at_once_count_one_copy(pg_url: str) -> None:
     assert failures == []
     assert facets(db) == dict.fromkeys(ORIGIN, (2, (T0 + NS) // US, (T0 + 3 * NS) // US))
     store.dispose()
+
+
+def test_a_level_longer_than_its_column_is_cut_not_refused(db: Db) -> None:
+    db.write(db.batch(errors=[error(level="warning-but-much-longer")]))
+    assert db.rows("SELECT level FROM error_events") == [("warning-but-much",)]
+    assert facets(db) == {("level", "warning-but-much"): (1, T0_US, T0_US)}
