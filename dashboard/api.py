@@ -15,6 +15,7 @@ from dashboard.base import DashboardHandler
 from dashboard.logargs import log_filter
 from dashboard.timerange import TimeRange
 from storage.queries import errors as eq
+from storage.queries import facets as fq
 from storage.queries import logs as lq
 from storage.queries import metrics as mq
 from storage.queries import projects as pq
@@ -37,6 +38,20 @@ def statuses_arg(raw: str | None) -> list[str]:
         raise HTTPError(400, f"status must be one or more of {', '.join(eq.STATUSES)} "
                              "(comma-separated), or all")
     return wanted
+
+
+def facet_filters(handler: DashboardHandler) -> dict[str, str]:
+    """`environment`, `release` and `service` (each at most 200 characters): the error
+    list's filters; an empty one is no filter."""
+    filters = {}
+    for name in fq.FILTERS:
+        value = handler.get_argument(name, None)
+        if not value:
+            continue
+        if len(value) > fq.MAX_VALUE:
+            raise HTTPError(400, f"{name!r} must be at most {fq.MAX_VALUE} characters")
+        filters[name] = value
+    return filters
 
 
 def sort_arg(raw: str | None) -> str:
@@ -103,13 +118,17 @@ class ProjectsApi(ApiHandler):
 
 
 class ErrorGroupsApi(ApiHandler):
+    """The groups, filtered by status and by `environment`, `release`, `service`; with
+    the filters applied and every value each can take (`labels`)."""
+
     async def get(self, project_name: str) -> None:
         project = await self.load_project(project_name)
-        page = await self.run(
-            eq.list_groups, self.store, project.id, statuses_arg(self.arg("status")),
+        view = await self.run(
+            views.error_list_view, self.store, project.id, statuses_arg(self.arg("status")),
             sort_arg(self.arg("sort")), self.int_arg("limit", 50, 1, MAX_LIMIT) or 50,
-            self.int_arg("offset", 0) or 0, self.now_us)
-        self.write_json(asdict(page))
+            self.int_arg("offset", 0) or 0, self.now_us, facet_filters(self))
+        self.write_json({**asdict(view.page), "filters": view.filters,
+                         "labels": asdict(view.labels)})
 
 
 class ErrorGroupApi(ApiHandler):
@@ -141,6 +160,16 @@ class ErrorGroupStatusApi(ApiHandler):
         if updated is None:
             raise HTTPError(404, f"no error group {group_id} in project {project.name!r}")
         self.write_json(asdict(updated))
+
+
+class ReleaseApi(ApiHandler):
+    """The groups first seen in a release (a deploy's version), oldest first."""
+
+    async def get(self, project_name: str, release: str) -> None:
+        project = await self.load_project(project_name)
+        groups = await self.run(eq.groups_first_seen_in_release, self.store, project.id,
+                                release, self.int_arg("limit", 20, 1, MAX_LIMIT) or 20)
+        self.write_json({"release": release, "new_groups": [asdict(g) for g in groups]})
 
 
 class DeploysApi(ApiHandler):

@@ -66,6 +66,7 @@ class Dashboard:
             (API + r"/error-groups/([0-9]+)", api.ErrorGroupApi, args),
             (API + r"/error-groups/([0-9]+)/status", api.ErrorGroupStatusApi, args),
             (API + r"/deploys", api.DeploysApi, args),
+            (API + r"/releases/(.+)", api.ReleaseApi, args),
             (API + r"/performance", api.PerformanceApi, args),
             (API + r"/traces", api.TracesApi, args),
             (API + r"/traces/([0-9a-fA-F]{1,32})", api.TraceApi, args),

@@ -15,6 +15,8 @@ from dashboard.waterfall import LogMark, WaterfallRow, place_logs, waterfall
 from storage import groups as group_status
 from storage.queries import deploys as dq
 from storage.queries import errors as eq
+from storage.queries import events as evq
+from storage.queries import facets as fq
 from storage.queries import logs as lq
 from storage.queries import performance as pq
 from storage.queries import traces as tq
@@ -39,12 +41,16 @@ def change_status(store: Store, project_id: int, group_id: int, status: str
 @dataclass(frozen=True)
 class GroupView:
     group: eq.Group
-    event: eq.ErrorEventDetail | None  # the occurrence shown: the latest, or the one asked
+    event: evq.ErrorEventDetail | None  # the occurrence shown: the latest, or the one asked
     occurrences: list[eq.Occurrence]
     trend_step_s: int
     trend: list[tuple[int, int]]  # (bucket start s, count)
     deploys: list[dq.Deploy]  # markers for the trend graph
     history: list[eq.StatusChange]
+    # Its environments, releases, services, levels and tags, each value with its count
+    # and share; and the release it was first seen in (None: no error had one).
+    facets: list[fq.Facet] = field(default_factory=list)
+    first_release: str | None = None
 
 
 def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
@@ -53,7 +59,7 @@ def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
     if group is None:
         return None
     fp = group.fingerprint
-    event = eq.event(store, project_id, fp, event_id)
+    event = evq.event(store, project_id, fp, event_id)
     if event is None and event_id is not None:
         return None
     return GroupView(
@@ -61,7 +67,23 @@ def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
         trend_step_s=tr.step_s,
         trend=eq.trend(store, project_id, fp, tr.start_s, tr.end_s, tr.step_s),
         deploys=dq.list_deploys(store, project_id, tr.start_us, tr.end_us),
-        history=eq.status_history(store, project_id, fp))
+        history=eq.status_history(store, project_id, fp),
+        facets=fq.distribution(store, project_id, fp),
+        first_release=fq.first_release(store, project_id, fp))
+
+
+@dataclass(frozen=True)
+class ErrorListView:
+    page: eq.GroupList
+    filters: dict[str, str]  # the facet filters applied (environment, release, service)
+    labels: fq.Labels  # every value each filter can take in this project
+
+
+def error_list_view(store: Store, project_id: int, statuses: list[str], sort: str, limit: int,
+                    offset: int, now_us: int, filters: dict[str, str]) -> ErrorListView:
+    return ErrorListView(
+        eq.list_groups(store, project_id, statuses, sort, limit, offset, now_us, filters),
+        filters, fq.labels(store, project_id))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from receiver import fields
 from receiver.fields import Problems
+from receiver.sentry.values import MAX_LABEL, MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS
 from sounding.errors import InvalidInput
 from sounding.records import Deploy, ErrorEvent, RequestMetric, SourceContext
 from sounding.timeutil import MAX_NS
@@ -17,12 +18,16 @@ MAX_BATCH_ERRORS = 1_000
 MAX_BATCH_REQUESTS = 10_000
 MAX_FINGERPRINT = 255
 MAX_GIT_SHA = 128
-MAX_LABEL = 200  # env, service
+# MAX_LABEL (env, service, an error's environment and release) and the tag limits are
+# what an error keeps from any door: receiver/sentry/values.py holds them.
 MAX_METHOD = 16
 MAX_ROUTE = 500
 # The longest time the accepted range holds (2^63 - 1 ns): the rollups' sums and
 # histogram buckets stay finite and in range however many requests add up.
 MAX_DURATION_MS = MAX_NS / 1e6
+
+# An error's optional labels (README.md, "Environments, releases and tags on errors").
+_LABELS = frozenset({"environment", "release", "service", "tags"})
 
 TraceLink = tuple[str, str] | None
 T = TypeVar("T")
@@ -71,16 +76,27 @@ def decode_error(obj: Any, now_us: int, link: TraceLink, prefix: str = "") -> Er
     source_context = _source_context(obj, problems)
     trace_id = fields.hex_id(obj, "trace_id", problems, 32)
     span_id = fields.hex_id(obj, "span_id", problems, 16)
+    labelled = not obj.keys().isdisjoint(_LABELS)  # one test for the errors without any
+    if labelled:
+        environment = fields.string(obj, "environment", problems, max_len=MAX_LABEL)
+        release = fields.string(obj, "release", problems, max_len=MAX_LABEL)
+        service = fields.string(obj, "service", problems, max_len=MAX_LABEL)
+        tags = fields.string_map(obj, "tags", problems, max_keys=MAX_TAGS,
+                                 max_key=MAX_TAG_KEY, max_value=MAX_TAG_VALUE)
     if problems:
         raise InvalidInput("invalid error record", problems.items)
     assert exception_class is not None and isinstance(message, str)
     assert backtrace is not None and fingerprint is not None
     if trace_id is None and link is not None:
         trace_id, span_id = link
-    return ErrorEvent(
+    error = ErrorEvent(
         fingerprint=fingerprint, exception_class=exception_class, message=message,
         backtrace=backtrace, ts_us=ts_us, request_id=request_id, user_id=user_id, params=params,
         source_context=source_context, trace_id=trace_id, span_id=span_id)
+    if labelled:  # set apart: four more keywords cost every error a tenth of a microsecond
+        error.environment, error.release = environment or None, release or None
+        error.service, error.tags = service or None, tags
+    return error
 
 
 def decode_deploy(obj: Any, now_us: int) -> Deploy:

@@ -69,6 +69,29 @@ def string_list(obj: dict[str, Any], name: str, problems: Problems, *,
     return value
 
 
+def string_map(obj: dict[str, Any], name: str, problems: Problems, *, max_keys: int,
+               max_key: int, max_value: int) -> dict[str, str] | None:
+    """An object of string values (an error's tags), None when absent or empty. Keys
+    and values must be non-empty strings within their lengths: a number or a boolean
+    is refused, not turned into text, so that what is stored is what was meant."""
+    value = obj_field(obj, name, problems)
+    if not value:
+        return None
+    if len(value) > max_keys:
+        problems.add(name, f"must hold at most {max_keys} keys, got {len(value)}")
+        return None
+    found = len(problems.items)
+    for key, item in value.items():
+        shown = f"{name}.{key[:64]}"
+        if not key.strip() or len(key) > max_key:
+            problems.add(shown, f"keys must be 1 to {max_key} characters, got {len(key)}")
+        elif not isinstance(item, str):
+            problems.add(shown, f"must be a string, got {type_name(item)}")
+        elif not item or len(item) > max_value:
+            problems.add(shown, f"must be 1 to {max_value} characters, got {len(item)}")
+    return None if len(problems.items) > found else value
+
+
 def integer(obj: dict[str, Any], name: str, problems: Problems, *, required: bool = False,
             minimum: int | None = None, maximum: int | None = None) -> int | None:
     value = obj.get(name)

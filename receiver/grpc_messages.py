@@ -29,7 +29,7 @@ STRUCT = "google.protobuf.Struct"
 
 def as_json(message: Message) -> dict[str, Any]:
     """The message as its HTTP endpoint's JSON body: proto field names, `optional`
-    fields absent when unset, repeated fields always present.
+    fields absent when unset, repeated fields and maps always present.
 
     Written out rather than json_format.MessageToDict, which raises on what a
     client may well send (a Timestamp outside years 1-9999 or with negative nanos,
@@ -42,7 +42,10 @@ def as_json(message: Message) -> dict[str, Any]:
         name = field.name
         value = getattr(message, name)
         kind = field.message_type
-        if field.is_repeated:
+        if kind is not None and kind.GetOptions().map_entry:
+            # A map of scalars (an error's tags) is its JSON object; {} when none was sent.
+            out[name] = dict(value)
+        elif field.is_repeated:
             out[name] = [as_json(item) for item in value] if kind else list(value)
         elif kind is None:
             if not field.has_presence or message.HasField(name):

@@ -191,6 +191,11 @@ ERROR_EVENTS = _form(
     # Unique per project where set (storage/schema.py): the writer inserts a keyed
     # error only if no copy of it is stored (storage/writer_occurrences.py).
     Field("occurrence_key", TEXT, 32, nullable=True),
+    # Added by migration 0009 (sounding/records.py's ErrorEvent says what each holds).
+    Field("tags", JSON, nullable=True),  # {key: value}, strings
+    Field("level", TEXT, 16, nullable=True),
+    Field("exceptions", JSON, nullable=True),
+    Field("context", JSON, nullable=True),
     supplied=BY_WRITER,
 )
 
@@ -257,6 +262,21 @@ METRIC_POINTS = _form(
 )
 
 # --- tables the writer upserts aggregates into (storage/writer_groups.py) ---------
+
+# Per error group, how many of its stored errors had each value of each facet
+# (storage/writer_facets.py): the fields below, then each tag by its key (a tag named
+# like a field is overridden by the field). Values longer than FACET_LENGTH are
+# counted under their first FACET_LENGTH characters, which is what filters compare.
+ERROR_GROUP_FACETS = "error_group_facets"
+FIELD_FACETS = ("environment", "release", "service", "level")
+FACET_LENGTH = 200
+FACET_KEY = _form(
+    "facet key",
+    PROJECT_ID,
+    FINGERPRINT,
+    Field("facet", TEXT, FACET_LENGTH),
+    Field("value", TEXT, FACET_LENGTH),
+)
 
 ERROR_GROUPS = "error_groups"
 ERROR_GROUP_HOURLY = "error_group_hourly"

@@ -137,6 +137,20 @@ error_group_hourly = Table(
     Column("count", BigInteger, nullable=False),
 )
 
+# Per group, the count and first/last seen of each value of each facet of its stored
+# errors (storage/rows.py, storage/writer_facets.py). The index answers "which groups
+# have environment=X" for the error list's filters and dropdowns.
+FACET_KEY = rows.FACET_KEY.column_names
+error_group_facets = Table(
+    rows.ERROR_GROUP_FACETS,
+    metadata,
+    *_columns(rows.FACET_KEY, primary_key=FACET_KEY),
+    Column("count", BigInteger, nullable=False),
+    Column("first_seen_us", BigInteger, nullable=False),
+    Column("last_seen_us", BigInteger, nullable=False),
+    Index("ix_error_group_facets_project_facet_value", "project_id", "facet", "value"),
+)
+
 error_status_changes = Table(
     rows.ERROR_STATUS_CHANGES,
     metadata,

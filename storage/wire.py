@@ -44,6 +44,9 @@ _CHECKS = {"spans": SPAN_COLUMNS, "errors": ERROR_COLUMNS, "deploys": DEPLOY_COL
 # Named alike in Batch and WireBatch.
 _SIGNALS = ("spans", "errors", "deploys", "requests", "logs", "metrics")
 _HOURLY = rows.GROUPS.getter("hourly")
+# A level is a short word (fatal, error, warning, info, debug), but the Sentry door
+# refuses nothing: one longer than its column is cut here rather than fail the commit.
+LEVEL_LENGTH = rows.ERROR_EVENTS.column("level").length
 _CHECKED_LISTS = attrgetter(*_CHECKS)
 
 
@@ -102,7 +105,11 @@ def _encode(batch: Batch) -> WireBatch:
                 "pre_context": sc.pre_context, "post_context": sc.post_context}),
             request_id=e.request_id, user_id=e.user_id, trace_id=e.trace_id,
             span_id=e.span_id, service=e.service, environment=e.environment,
-            release=e.release, log_time_ns=e.log_time_ns, occurrence_key=e.occurrence_key))
+            release=e.release, log_time_ns=e.log_time_ns, occurrence_key=e.occurrence_key,
+            tags=dumps(e.tags) if e.tags else None,
+            level=e.level[:LEVEL_LENGTH] if e.level else None,
+            exceptions=None if e.exceptions is None else dumps(e.exceptions),
+            context=None if e.context is None else dumps(e.context)))
     deploy_row, request_row = rows.DEPLOYS.row, rows.REQUESTS.row
     deploys = [deploy_row(git_sha=d.git_sha, version=d.version, env=d.env, deployer=d.deployer,
                           description=d.description, ts_us=d.ts_us) for d in batch.deploys]

@@ -21,6 +21,7 @@ from typing import Any
 
 from storage import rows
 from storage.rows import Row, RowForm, WireBatch
+from storage.writer_facets import write_facets
 from storage.writer_groups import write_groups, write_requests
 from storage.writer_metrics import MetricsWriter
 from storage.writer_occurrences import KeyedErrors, key_of
@@ -86,9 +87,11 @@ class BatchWriter:
         named = [WireBatch._make(batch) for batch in batches]
         self._spans(cursor, named)
         self._logs(cursor, named, received_us)
-        # Without the copies of errors stored before (storage/writer_occurrences.py).
-        counted = self._errors(cursor, named, received_us)
+        # Without the copies of errors stored before (storage/writer_occurrences.py):
+        # groups and facets count the errors stored, once.
+        counted, stored = self._errors(cursor, named, received_us)
         write_groups(cursor, self.dialect, counted)
+        write_facets(cursor, self.dialect, stored)
         self._deploys(cursor, named, received_us)
         write_requests(cursor, self.dialect, named)
         self.metrics.write(cursor, named, received_us)
@@ -120,15 +123,16 @@ class BatchWriter:
             cursor.executemany(self.logs_sql, logs)
 
     def _errors(self, cursor: Any, batches: Sequence[WireBatch], received_us: int
-                ) -> Sequence[WireBatch]:
-        """Insert the errors; return the batches with what their groups count."""
+                ) -> tuple[Sequence[WireBatch], Sequence[Row]]:
+        """Insert the errors; return the batches with what their groups count, and the
+        insert rows of the errors stored."""
         errors: list[Row] = [(batch.project_id, *error, received_us) for batch in batches
                              for error in batch.errors]
         if not errors:
-            return batches
+            return batches, errors
         if not any(map(key_of, errors)):  # no key (the API's errors): inserted as they come
             cursor.executemany(self.errors_sql, errors)
-            return batches
+            return batches, errors
         return self.keyed_errors.write(cursor, batches, errors)
 
     def _deploys(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:

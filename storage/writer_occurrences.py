@@ -16,7 +16,8 @@ is neither stored nor counted:
   again from the errors it kept, as the grouping processor counts them
   (storage/wire.py does the same for records the store cannot hold), so that a group's
   count, hourly counts and first/last seen are those of the copies kept, and a copy
-  that was not kept reopens nothing.
+  that was not kept reopens nothing; the facets count only the rows stored
+  (storage/writer_facets.py).
 
 A kept copy without a log time (a span event) takes the log time of a later copy that
 has one (the log record), so that the error can lead to its record either way.
@@ -71,9 +72,10 @@ class KeyedErrors:
                 "ON CONFLICT DO NOTHING RETURNING project_id, occurrence_key")
 
     def write(self, cursor: Any, batches: Sequence[WireBatch], errors: list[Row]
-              ) -> Sequence[WireBatch]:
-        """Insert `errors` (the insert rows of every error of `batches`, in order) and
-        return `batches` with the copies that were not kept taken out of their groups."""
+              ) -> tuple[Sequence[WireBatch], list[Row]]:
+        """Insert `errors` (the insert rows of every error of `batches`, in order);
+        return `batches` with the copies that were not kept taken out of their groups,
+        and the rows stored (what the facets count: storage/writer_facets.py)."""
         plain = [row for row in errors if row[KEY] is None]
         if plain:
             cursor.executemany(self.plain_sql, plain)
@@ -103,7 +105,10 @@ class KeyedErrors:
                 fills.append((errors[index][LOG_TIME], *key))
         if fills:
             cursor.executemany(self.fill_sql, fills)
-        return discount(batches, dropped) if dropped else batches
+        if not dropped:
+            return batches, errors
+        stored = [row for index, row in enumerate(errors) if index not in dropped]
+        return discount(batches, dropped), stored
 
     def _insert(self, cursor: Any, keyed: list[Row]) -> set[StoredKey]:
         inserted: set[StoredKey] = set()

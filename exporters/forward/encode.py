@@ -132,6 +132,16 @@ def _drop_none(document: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in document.items() if value is not None}
 
 
+# What the gateway's /ingest/errors takes of an environment, release or service
+# (README.md, "Environments, releases and tags on errors"); an OpenTelemetry resource
+# may hold longer ones, which are cut rather than have the gateway refuse the error.
+MAX_LABEL = 200
+
+
+def _label(value: str | None) -> str | None:
+    return value[:MAX_LABEL] if value else None
+
+
 def error_document(error: ErrorEvent) -> dict[str, Any]:
     source = error.source_context
     return _drop_none({
@@ -150,6 +160,10 @@ def error_document(error: ErrorEvent) -> dict[str, Any]:
             "post_context": list(source.post_context)},
         "trace_id": error.trace_id,
         "span_id": error.span_id,
+        "environment": _label(error.environment),
+        "release": _label(error.release),
+        "service": _label(error.service),
+        "tags": error.tags or None,
     })
 
 

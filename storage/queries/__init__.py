@@ -8,7 +8,9 @@ them writes. Time units follow the schema: microseconds for events, nanoseconds
 for spans, epoch seconds for rollup buckets and for chart series.
 
 Modules: `projects`, `errors` (error groups, occurrences, trends, status history,
-errors of a trace), `performance` (request rollups and latency quantiles),
+errors of a trace), `events` (one occurrence with all it carried), `facets` (a group's
+environments, releases, services, levels and tags; the error list's filters),
+`performance` (request rollups and latency quantiles),
 `deploys` (deploys and their before/after correlation), `traces` (span search and
 one trace), `logs` (log record search, the live tail's cursor, one trace's records),
 `metrics` (metric names and one metric's series over time: its points aggregated per

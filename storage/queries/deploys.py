@@ -3,7 +3,7 @@ correlation with performance (the same length of time before and after it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import and_, func, select
@@ -42,6 +42,9 @@ class Correlation:
     new_groups: list[errors.Group]  # first seen in the after-window
     worse: bool
     reasons: list[str]  # why it is flagged worse
+    # Groups first seen in the deploy's version (a release), wherever in time; empty
+    # for a deploy without a version.
+    release_groups: list[errors.Group] = field(default_factory=list)
 
 
 def _deploy(row: Any) -> Deploy:
@@ -116,9 +119,11 @@ def correlate(store: Store, project_id: int, deploy: Deploy, window_s: int, now_
     new_groups = errors.groups_first_seen(store, project_id, deploy.ts_us,
                                           deploy.ts_us + length * US)
     reasons = worse_reasons(before, after)
+    release_groups = (errors.groups_first_seen_in_release(store, project_id, deploy.version)
+                      if deploy.version else [])
     return Correlation(deploy, window_s, length, clipped_by,
                        env if env is not None else "all environments", before, after,
-                       new_groups, bool(reasons), reasons)
+                       new_groups, bool(reasons), reasons, release_groups)
 
 
 def worse_reasons(before: performance.WindowStats, after: performance.WindowStats

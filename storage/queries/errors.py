@@ -3,15 +3,14 @@ its trend and status history, and the errors linked to a trace."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, Text, and_, cast, func, literal, select
+from sqlalchemy import and_, func, literal, select
 
 from storage import schema
-from storage.queries.values import UNREADABLE, load
+from storage.queries import facets as fq
 from storage.schema import GROUP_STATUSES as STATUSES
 from storage.store import Store
 
@@ -46,8 +45,8 @@ class GroupListItem:
 @dataclass(frozen=True)
 class GroupList:
     items: list[GroupListItem]
-    total: int  # groups matching the status filter
-    by_status: dict[str, int]  # every status of the project, filter or not
+    total: int  # groups matching the status filter (and the facet filters)
+    by_status: dict[str, int]  # every status, with the facet filters applied
 
 
 @dataclass(frozen=True)
@@ -64,31 +63,6 @@ class Occurrence:
     environment: str | None = None
     release: str | None = None
     # The time of the log record it came from: with the trace id, the link to it.
-    log_time_ns: int | None = None
-
-
-@dataclass(frozen=True)
-class ErrorEventDetail:
-    id: int
-    fingerprint: str
-    ts_us: int
-    received_us: int
-    exception_class: str
-    message: str
-    backtrace: list[str]
-    params: Any  # a JSON object as sent (None when none was sent)
-    # file, lineno, context_line, pre_context, post_context; None when none was sent
-    source_context: dict[str, Any] | None
-    request_id: str | None
-    user_id: str | None
-    trace_id: str | None
-    span_id: str | None
-    # Stored values that could not be read (backtrace, params, source_context): each
-    # is shown as empty and named here (storage/queries/values.py).
-    unreadable: list[str] = field(default_factory=list)
-    service: str | None = None  # as Occurrence's
-    environment: str | None = None
-    release: str | None = None
     log_time_ns: int | None = None
 
 
@@ -130,21 +104,27 @@ _GROUP_COLUMNS = (_G.c.id, _G.c.fingerprint, _G.c.exception_class, _G.c.message,
 
 def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open",),
                 sort: str = "last_seen", limit: int = 50, offset: int = 0,
-                now_us: int = 0) -> GroupList:
+                now_us: int = 0, facets: Mapping[str, str] | None = None) -> GroupList:
     """Groups with a status in `statuses`, newest (or oldest first seen, or most
-    frequent) first, each with its 24-hour and 30-day sparkline ending at `now_us`."""
+    frequent) first, each with its 24-hour and 30-day sparkline ending at `now_us`.
+    With `facets` ({"environment": "prod", ...}), only the groups that had an error
+    with each of those values (storage/queries/facets.py)."""
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
     order = {"last_seen": _G.c.last_seen_us, "first_seen": _G.c.first_seen_us,
              "count": _G.c.count}[sort]
-    where = and_(_G.c.project_id == project_id, _G.c.status.in_(list(statuses)))
+    project = _G.c.project_id == project_id
+    matched = fq.matching(_G.c.project_id, _G.c.fingerprint, facets or {})
+    if matched is not None:
+        project = and_(project, matched)
+    where = and_(project, _G.c.status.in_(list(statuses)))
     with store.reader.connect() as conn:
         rows = conn.execute(select(*_GROUP_COLUMNS).where(where)
                             .order_by(order.desc(), _G.c.id.desc())
                             .limit(limit).offset(offset)).all()
         by_status = {str(r.status): int(r.n) for r in conn.execute(
-            select(_G.c.status, func.count().label("n"))
-            .where(_G.c.project_id == project_id).group_by(_G.c.status))}
+            select(_G.c.status, func.count().label("n")).where(project)
+            .group_by(_G.c.status))}
         groups = [_group(r) for r in rows]
         sparks = _sparklines(conn, project_id, [g.fingerprint for g in groups], now_us)
     total = sum(by_status.get(s, 0) for s in statuses)
@@ -204,63 +184,6 @@ _ORIGIN = (_E.c.service, _E.c.environment, _E.c.release, _E.c.log_time_ns)
 def _origin(row: Any) -> tuple[str | None, str | None, str | None, int | None]:
     return (row.service, row.environment, row.release,
             None if row.log_time_ns is None else int(row.log_time_ns))
-
-
-def event(store: Store, project_id: int, fingerprint: str, event_id: int | None = None
-          ) -> ErrorEventDetail | None:
-    """One occurrence with everything it carried: `event_id`, or the latest one."""
-    where = and_(_E.c.project_id == project_id, _E.c.fingerprint == fingerprint)
-    # The JSON columns as text, parsed by values.load: whatever a row holds, it reads.
-    query = select(*[cast(c, Text).label(c.name) if isinstance(c.type, JSON) else c
-                     for c in _E.columns])
-    if event_id is not None:
-        query = query.where(and_(where, _E.c.id == event_id))
-    else:
-        query = query.where(where).order_by(_E.c.ts_us.desc(), _E.c.id.desc()).limit(1)
-    with store.reader.connect() as conn:
-        r = conn.execute(query).first()
-    if r is None:
-        return None
-    unreadable: list[str] = []
-    backtrace = _backtrace(load(r.backtrace))
-    params = load(r.params)
-    source_context = _source_context(load(r.source_context))
-    for name, value in (("backtrace", backtrace), ("params", params),
-                        ("source_context", source_context)):
-        if value is UNREADABLE:
-            unreadable.append(name)
-    return ErrorEventDetail(
-        int(r.id), r.fingerprint, int(r.ts_us), int(r.received_us), r.exception_class,
-        r.message, [] if backtrace is UNREADABLE else backtrace,
-        None if params is UNREADABLE else params,
-        None if source_context is UNREADABLE else source_context,
-        r.request_id, r.user_id, r.trace_id, r.span_id, unreadable, *_origin(r))
-
-
-def _backtrace(value: Any) -> Any:
-    """A list of frames, each shown as text; anything else is unreadable."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        return UNREADABLE
-    return [frame if isinstance(frame, str) else json.dumps(frame) for frame in value]
-
-
-def _source_context(value: Any) -> Any:
-    """The shape the group page draws (an integer line number, lines of text), or
-    UNREADABLE when a stored one does not have it."""
-    if value is None:
-        return None
-    if not isinstance(value, dict) or isinstance(value.get("lineno"), bool) \
-            or not isinstance(value.get("lineno"), int):
-        return UNREADABLE
-
-    def lines(key: str) -> list[str]:
-        got = value.get(key)
-        return [str(line) for line in got] if isinstance(got, list) else []
-    return {"file": str(value.get("file", "")), "lineno": value["lineno"],
-            "context_line": str(value.get("context_line", "")),
-            "pre_context": lines("pre_context"), "post_context": lines("post_context")}
 
 
 def trend(store: Store, project_id: int, fingerprint: str, start_s: int, end_s: int,
@@ -326,4 +249,19 @@ def groups_first_seen(store: Store, project_id: int, start_us: int, end_us: int,
             .where(and_(_G.c.project_id == project_id, _G.c.first_seen_us >= start_us,
                         _G.c.first_seen_us < end_us))
             .order_by(_G.c.first_seen_us).limit(limit)).all()
+    return [_group(r) for r in rows]
+
+
+def groups_first_seen_in_release(store: Store, project_id: int, release: str,
+                                 limit: int = 20) -> list[Group]:
+    """Groups whose first release (storage/queries/facets.py's first_release) is
+    `release`, oldest first: what a deploy of that version brought."""
+    f = schema.error_group_facets
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(*_GROUP_COLUMNS)
+            .select_from(_G.join(f, and_(f.c.project_id == _G.c.project_id,
+                                         f.c.fingerprint == _G.c.fingerprint)))
+            .where(and_(_G.c.project_id == project_id, fq.is_first_release(release)))
+            .order_by(_G.c.first_seen_us, _G.c.id).limit(limit)).all()
     return [_group(r) for r in rows]

@@ -103,6 +103,11 @@ def odd_errors(draw: st.DrawFn) -> dict[str, Any]:
     error["timestamp"] = draw(st.sampled_from(s.EDGE_TIMES))
     error["source_context"]["lineno"] = draw(st.sampled_from([0, 1, 2**31 - 1]))
     error["source_context"]["context_line"] = draw(s.odd_strings())
+    for name in ("environment", "release", "service"):
+        if draw(st.booleans()):
+            error[name] = draw(s.odd_strings())
+    if draw(st.booleans()):
+        error["tags"] = draw(st.dictionaries(s.odd_text(), s.odd_strings(), max_size=4))
     return error
 
 
@@ -123,7 +128,11 @@ def test_accepted_errors_read_back(fuzz_server: Server, reader: requests.Session
                      f"{PAGES}/errors?status=ignored", f"{API}/error-groups?status=all"),
         f"{PAGES}/errors/{group}", f"{PAGES}/errors/{group}?event={event}",
         f"{API}/error-groups/{group}", f"{API}/error-groups/{group}?event={event}",
-        f"{PAGES}/traces/{trace}", f"{API}/traces/{trace}"])
+        f"{PAGES}/traces/{trace}", f"{API}/traces/{trace}",
+        *[f"{API}/error-groups?{name}={q(error[name])}" for name in ("environment", "release")
+          if isinstance(error.get(name), str)],
+        *([f"{API}/releases/{q(error['release'])}"]
+          if isinstance(error.get("release"), str) and error["release"] else [])])
 
 
 def attribute_values() -> st.SearchStrategy[dict[str, Any]]:

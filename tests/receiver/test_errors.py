@@ -42,6 +42,31 @@ def test_single_error_is_stored_with_every_field(server: Server) -> None:
     assert row.ts_us == 1_795_168_800_250_000  # 2026-11-20T10:00:00.250Z
 
 
+def test_environment_release_service_and_tags_are_stored_and_counted(server: Server) -> None:
+    tags = {"browser": "Firefox", "os": "Linux", "environment": "a tag, not the field"}
+    sent = error(environment="prod", release="2.4.1", service="checkout", tags=tags,
+                 timestamp="2026-11-20T10:00:00Z")
+    assert server.post("/ingest/errors", sent).status_code == 202
+    assert server.post("/ingest/errors/batch", {"errors": [
+        error(environment="staging", timestamp="2026-11-20T11:00:00Z"),
+        error(fingerprint="other")]}).status_code == 202
+    rows = server.query("SELECT * FROM error_events ORDER BY id")
+    assert [(r.environment, r.release, r.service) for r in rows] == [
+        ("prod", "2.4.1", "checkout"), ("staging", None, None), (None, None, None)]
+    assert _json(rows[0].tags) == tags
+    assert rows[1].tags is None and rows[0].level is None
+    facets = {(r.fingerprint, r.facet, r.value): (r.count, r.first_seen_us, r.last_seen_us)
+              for r in server.query("SELECT * FROM error_group_facets")}
+    ten, eleven = 1_795_168_800_000_000, 1_795_172_400_000_000
+    assert facets == {
+        ("zde-divide", "environment", "prod"): (1, ten, ten),
+        ("zde-divide", "environment", "staging"): (1, eleven, eleven),
+        ("zde-divide", "release", "2.4.1"): (1, ten, ten),
+        ("zde-divide", "service", "checkout"): (1, ten, ten),
+        ("zde-divide", "browser", "Firefox"): (1, ten, ten),
+        ("zde-divide", "os", "Linux"): (1, ten, ten)}
+
+
 def test_timestamp_defaults_to_receipt_and_offsets_are_honoured(server: Server) -> None:
     assert server.post("/ingest/errors", error(fingerprint="a")).status_code == 202
     assert server.post("/ingest/errors", error(
@@ -76,6 +101,18 @@ def test_timestamp_defaults_to_receipt_and_offsets_are_honoured(server: Server) 
                            "pre_context": "x"}), "source_context.pre_context",
      "array of strings"),
     (error(source_context="app.py:3"), "source_context", "must be a JSON object"),
+    (error(environment=3), "environment", "must be a string"),
+    (error(release="r" * 201), "release", "at most 200"),
+    (error(service=["web"]), "service", "must be a string"),
+    (error(tags=["a"]), "tags", "must be a JSON object"),
+    (error(tags={"retries": 3}), "tags.retries", "must be a string, got integer"),
+    (error(tags={"beta": True}), "tags.beta", "must be a string, got boolean"),
+    (error(tags={"ok": "yes", "nested": {"a": "b"}}), "tags.nested", "got object"),
+    (error(tags={"empty": ""}), "tags.empty", "1 to 200 characters"),
+    (error(tags={"v": "x" * 201}), "tags.v", "1 to 200 characters, got 201"),
+    (error(tags={"k" * 201: "x"}), "tags." + "k" * 64, "keys must be 1 to 200"),
+    (error(tags={" ": "x"}), "tags. ", "keys must be 1 to 200"),
+    (error(tags={f"k{i}": "x" for i in range(51)}), "tags", "at most 50 keys, got 51"),
 ])
 def test_invalid_error_is_a_400_naming_the_field(shared_server: Server, body: object,
                                                   field: str, problem: str) -> None:

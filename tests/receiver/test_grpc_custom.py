@@ -67,6 +67,8 @@ def test_an_error_is_stored_exactly_as_the_same_error_over_http(server: Server,
         request_id="req-7", user_id="u-1", params={"cart": {"items": 3, "total": 9.5},
                                                    "tags": ["a", True, None]},
         timestamp="2026-11-20T10:00:00.250Z", trace_id=TRACE_ID, span_id=SPAN_ID,
+        environment="prod", release="2.4.1", service="checkout",
+        tags={"browser": "Firefox", "os": "Linux"},
         source_context={"file": "app.py", "lineno": 10, "context_line": "    return d[k]",
                         "pre_context": ["def load(d, k):"], "post_context": []})
     assert server.post("/ingest/errors", record).status_code == 202
@@ -76,6 +78,8 @@ def test_an_error_is_stored_exactly_as_the_same_error_over_http(server: Server,
     over_http, over_grpc = stored_errors(server)
     assert over_grpc == over_http
     assert over_grpc["params"] == {"cart": {"items": 3, "total": 9.5}, "tags": ["a", True, None]}
+    assert over_grpc["tags"] == {"browser": "Firefox", "os": "Linux"}
+    assert (over_grpc["environment"], over_grpc["release"]) == ("prod", "2.4.1")
     (group,) = server.query("SELECT count FROM error_groups")
     assert group.count == 2
 
@@ -86,6 +90,7 @@ def test_an_error_is_stored_exactly_as_the_same_error_over_http(server: Server,
     error_json(fingerprint="x" * 256),
     error_json(trace_id="not-hex"),
     error_json(source_context={"lineno": 3}),
+    error_json(environment="e" * 201, tags={"v": "x" * 201, "": "y"}),
 ])
 def test_an_invalid_error_names_the_same_problems_as_over_http(
         shared_server: Server, channel_to: Any, record: dict[str, Any]) -> None:

@@ -19,6 +19,13 @@ def test_a_message_becomes_its_http_json_body() -> None:
     assert json_document(ingest_pb2.DeployRecord)(body) == {"git_sha": "abc", "env": ""}
 
 
+def test_a_map_becomes_an_object_present_when_empty() -> None:
+    record = ingest_pb2.ErrorRecord(environment="prod", tags={"os": "Linux", "k": ""})
+    document = json_document(ingest_pb2.ErrorRecord)(record.SerializeToString())
+    assert (document["environment"], document["tags"]) == ("prod", {"os": "Linux", "k": ""})
+    assert json_document(ingest_pb2.ErrorRecord)(b"")["tags"] == {}
+
+
 def test_undecodable_bytes_are_invalid_input_naming_the_message() -> None:
     with pytest.raises(InvalidInput) as caught:
         json_document(ingest_pb2.ErrorBatch)(b"\xff\xff\xff")

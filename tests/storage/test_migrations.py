@@ -145,10 +145,11 @@ OLD_ERROR = {"project_id": 1, "fingerprint": "f" * 32, "ts_us": 5, "received_us"
              "params": None, "source_context": None, "request_id": "r", "user_id": None,
              "trace_id": "ab" * 16, "span_id": "01" * 8}
 ORIGIN = ("service", "environment", "release", "log_time_ns", "occurrence_key")
+JSON_COLUMNS = ("backtrace", "tags", "exceptions", "context")
 
 
 def _error_table(*names: str) -> sa.TableClause:
-    return sa.table("error_events", *(sa.column(c, sa.JSON()) if c == "backtrace"
+    return sa.table("error_events", *(sa.column(c, sa.JSON()) if c in JSON_COLUMNS
                                       else sa.column(c) for c in names))
 
 
@@ -201,4 +202,38 @@ def test_metrics_migration_goes_both_ways(db_url: str) -> None:
     _migrate(store, command.upgrade, "head")
     with store.writer.connect() as conn:
         assert METRIC_TABLES <= set(sa.inspect(conn).get_table_names())
+    store.dispose()
+
+
+FACETED = ("tags", "level", "exceptions", "context")
+
+
+def test_facets_migration_adds_columns_and_table_and_goes_back(db_url: str) -> None:
+    store = Store(db_url)
+    _migrate(store, command.upgrade, "0009")
+    row = {**OLD_ERROR, **dict.fromkeys(ORIGIN), "tags": {"browser": "Firefox"},
+           "level": "error", "exceptions": [{"type": "E", "frames": []}],
+           "context": {"user": {"id": "7"}}}
+    new = _error_table(*OLD_ERROR, *ORIGIN, *FACETED)
+    facet = {"project_id": 1, "fingerprint": "fp", "facet": "release", "value": "1.2",
+             "count": 1, "first_seen_us": 5, "last_seen_us": 5}
+    with store.writer.begin() as conn:
+        conn.execute(new.insert(), [row])
+        conn.execute(sa.table("error_group_facets", *map(sa.column, facet)).insert(), [facet])
+        assert conn.execute(sa.text("SELECT level FROM error_events")).scalar() == "error"
+
+    _migrate(store, command.downgrade, "0008")
+    assert _error_columns(store) == ["id", *OLD_ERROR, *ORIGIN]
+    with store.writer.connect() as conn:
+        assert "error_group_facets" not in sa.inspect(conn).get_table_names()
+    # The occurrence key is still unique where set, and only there.
+    old = _error_table(*OLD_ERROR, *ORIGIN)
+    keyed = {**OLD_ERROR, **dict.fromkeys(ORIGIN), "occurrence_key": "k" * 32}
+    with store.writer.begin() as conn:
+        conn.execute(old.insert(), [{**OLD_ERROR, **dict.fromkeys(ORIGIN)}, keyed])
+    with pytest.raises(sa.exc.IntegrityError), store.writer.begin() as conn:
+        conn.execute(old.insert(), [keyed])
+
+    _migrate(store, command.upgrade, "head")
+    assert _error_columns(store) == ["id", *OLD_ERROR, *ORIGIN, *FACETED]
     store.dispose()

@@ -17,6 +17,7 @@ from sounding.records import Batch, Deploy, ErrorEvent, RequestMetric, SourceCon
 from storage import groups, keys
 from storage.queries import deploys as dq
 from storage.queries import errors as eq
+from storage.queries import events as evq
 from storage.queries import performance as pq
 from storage.queries import traces as tq
 from storage.store import Store
@@ -113,7 +114,7 @@ def test_one_group_its_occurrences_trend_and_history(db: Db) -> None:
     (group,) = eq.list_groups(db.store, db.project, now_us=NOW * US).items
     assert eq.get_group(db.store, db.project, group.group.id) == group.group
     assert eq.get_group(db.store, db.project + 1, group.group.id) is None
-    latest = eq.event(db.store, db.project, "d")
+    latest = evq.event(db.store, db.project, "d")
     assert latest is not None and latest.message == "latest"
     assert latest.source_context == {"file": "app.py", "lineno": 12,
                                      "context_line": "x = 1 / 0",
@@ -122,7 +123,7 @@ def test_one_group_its_occurrences_trend_and_history(db: Db) -> None:
         {"k": [1, 2]}, "r-1", "u-1", "ab" * 16)
     listed = eq.occurrences(db.store, db.project, "d")
     assert [o.ts_us for o in listed] == [(NOW - m * MIN) * US for m in (20, 50, 125)]
-    oldest = eq.event(db.store, db.project, "d", listed[-1].id)
+    oldest = evq.event(db.store, db.project, "d", listed[-1].id)
     assert oldest is not None and oldest.ts_us == (NOW - 125 * MIN) * US
     assert eq.occurrences(db.store, db.project, "d", before_id=listed[0].id) == listed[1:]
     # From the hourly counts (07:55 -> 07:00; 09:10 and 09:40 -> 09:00) ...
@@ -150,9 +151,9 @@ def test_occurrences_say_where_they_came_from(db: Db) -> None:
             from_log.log_time_ns) == ("shop", "prod", "1.2", logged)
     assert (from_api.service, from_api.environment, from_api.release,
             from_api.log_time_ns) == (None, None, None, None)
-    shown = eq.event(db.store, db.project, "o")
+    shown = evq.event(db.store, db.project, "o")
     assert shown is not None and (shown.service, shown.log_time_ns) == ("shop", logged)
-    older = eq.event(db.store, db.project, "o", from_api.id)
+    older = evq.event(db.store, db.project, "o", from_api.id)
     assert older is not None and older.log_time_ns is None
 
 

@@ -25,7 +25,14 @@ class SourceContext(_message.Message):
     def __init__(self, file: _Optional[str] = ..., lineno: _Optional[int] = ..., context_line: _Optional[str] = ..., pre_context: _Optional[_Iterable[str]] = ..., post_context: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ErrorRecord(_message.Message):
-    __slots__ = ("exception_class", "message", "backtrace", "fingerprint", "request_id", "user_id", "params", "timestamp", "source_context", "trace_id", "span_id")
+    __slots__ = ("exception_class", "message", "backtrace", "fingerprint", "request_id", "user_id", "params", "timestamp", "source_context", "trace_id", "span_id", "environment", "release", "service", "tags")
+    class TagsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     EXCEPTION_CLASS_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     BACKTRACE_FIELD_NUMBER: _ClassVar[int]
@@ -37,6 +44,10 @@ class ErrorRecord(_message.Message):
     SOURCE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     SPAN_ID_FIELD_NUMBER: _ClassVar[int]
+    ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
     exception_class: str
     message: str
     backtrace: _containers.RepeatedScalarFieldContainer[str]
@@ -48,7 +59,11 @@ class ErrorRecord(_message.Message):
     source_context: SourceContext
     trace_id: str
     span_id: str
-    def __init__(self, exception_class: _Optional[str] = ..., message: _Optional[str] = ..., backtrace: _Optional[_Iterable[str]] = ..., fingerprint: _Optional[str] = ..., request_id: _Optional[str] = ..., user_id: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_context: _Optional[_Union[SourceContext, _Mapping]] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ...) -> None: ...
+    environment: str
+    release: str
+    service: str
+    tags: _containers.ScalarMap[str, str]
+    def __init__(self, exception_class: _Optional[str] = ..., message: _Optional[str] = ..., backtrace: _Optional[_Iterable[str]] = ..., fingerprint: _Optional[str] = ..., request_id: _Optional[str] = ..., user_id: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_context: _Optional[_Union[SourceContext, _Mapping]] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ..., environment: _Optional[str] = ..., release: _Optional[str] = ..., service: _Optional[str] = ..., tags: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ErrorBatch(_message.Message):
     __slots__ = ("errors",)

@@ -130,7 +130,8 @@ def test_errors_deploys_requests_round_trip_through_the_gateway_decoders() -> No
     error = ErrorEvent("fp-1", "KeyError", "boom", ["a.py:1", "b.py:2"], 1_795_464_271_000_001,
                        request_id="r1", user_id="u1", params={"a": [1, {"b": None}]},
                        source_context=SourceContext("a.py", 1, "x = y", ["pre"], ["post"]),
-                       trace_id="ab" * 16, span_id="cd" * 8)
+                       trace_id="ab" * 16, span_id="cd" * 8, environment="prod",
+                       release="1.2", service="shop", tags={"os": "Linux"})
     bare = ErrorEvent("fp-2", "E", "", [], 5)
     deploy = Deploy("abc123", 7, version="1.2", env="prod", deployer="me", description="d")
     request = RequestMetric("GET", "/users/:id", 200, 12.5, 9, service="api", env="prod",
@@ -146,6 +147,14 @@ def test_errors_deploys_requests_round_trip_through_the_gateway_decoders() -> No
     assert [decode_deploy(d, now_us=0) for d in entries["deploys"]] == [deploy, Deploy("def", 8)]
     requests, rejected = decode_request_batch(entries["requests"][0], now_us=0, link=None)
     assert rejected == [] and requests == batch.requests
+
+
+def test_an_errors_long_resource_labels_are_cut_to_what_the_gateway_takes() -> None:
+    error = ErrorEvent("fp", "E", "m", [], 5, service="s" * 300, environment="")
+    (entry,) = encode(Batch(1, errors=[error]), {"signals": ["errors"], "gzip": False}).entries
+    (forwarded,), rejected = decode_error_batch(orjson.loads(entry.body), now_us=0, link=None)
+    assert rejected == []
+    assert (forwarded.service, forwarded.environment) == ("s" * 200, None)
 
 
 def test_signals_not_forwarded_are_not_encoded_and_large_batches_are_split() -> None:

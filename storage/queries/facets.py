@@ -1,0 +1,135 @@
+"""Facets of error groups (`error_group_facets`, counted by storage/writer_facets.py):
+a group's distribution of environments, releases, services, levels and tags, the
+release it was first seen in, the values a project's error list filters by, and the
+filter itself (a group matches when its facet row exists)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, exists, select
+from sqlalchemy.sql.elements import ColumnElement
+
+from storage import schema
+from storage.rows import FACET_LENGTH, FIELD_FACETS
+from storage.store import Store
+
+# What the error list filters by (README.md, "Read API").
+FILTERS = ("environment", "release", "service")
+# The longest value a facet holds (longer ones are held cut), so the longest a filter
+# needs: the read API refuses longer ones.
+MAX_VALUE = FACET_LENGTH
+TOP_VALUES = 10
+
+_F = schema.error_group_facets
+
+
+@dataclass(frozen=True)
+class FacetValue:
+    value: str
+    count: int
+    share: float  # of the facet's total, 0 to 1
+    first_seen_us: int
+    last_seen_us: int
+
+
+@dataclass(frozen=True)
+class Facet:
+    name: str  # environment, release, service, level, or a tag's key
+    total: int  # errors of the group with this facet set
+    distinct: int  # values, of which `values` are the most frequent
+    values: list[FacetValue]
+    other: int  # errors with a value beyond those listed
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Every value a project's errors had, for the error list's filter dropdowns."""
+
+    environments: list[str]
+    releases: list[str]
+    services: list[str]
+
+
+def stored_value(value: str) -> str:
+    """A value as the facet table holds it (storage/rows.py's FACET_LENGTH), so that
+    a filter on a longer one still finds its groups."""
+    return value[:FACET_LENGTH]
+
+
+def matching(project_id: Any, fingerprint: Any, filters: Mapping[str, str]
+             ) -> ColumnElement[bool] | None:
+    """The groups (whose project and fingerprint columns are given) that have every
+    `facet=value` of `filters`; None without filters. One EXISTS on the facets'
+    primary key per filter."""
+    clauses = [exists().where(and_(_F.c.project_id == project_id,
+                                   _F.c.fingerprint == fingerprint, _F.c.facet == facet,
+                                   _F.c.value == stored_value(value)))
+               for facet, value in sorted(filters.items())]
+    return and_(*clauses) if clauses else None
+
+
+def _order(name: str) -> tuple[int, str]:
+    """The fields first, in FIELD_FACETS' order, then the tags by key."""
+    return (FIELD_FACETS.index(name), "") if name in FIELD_FACETS else (len(FIELD_FACETS), name)
+
+
+def distribution(store: Store, project_id: int, fingerprint: str, top: int = TOP_VALUES
+                 ) -> list[Facet]:
+    """Each facet of a group with its `top` most frequent values (ties by value)."""
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(_F.c.facet, _F.c.value, _F.c.count, _F.c.first_seen_us, _F.c.last_seen_us)
+            .where(and_(_F.c.project_id == project_id, _F.c.fingerprint == fingerprint))
+            .order_by(_F.c.facet, _F.c.count.desc(), _F.c.value)).all()
+    by_facet: dict[str, list[Any]] = {}
+    for row in rows:
+        by_facet.setdefault(row.facet, []).append(row)
+    out = []
+    for name in sorted(by_facet, key=_order):
+        values = by_facet[name]
+        total = sum(int(r.count) for r in values)
+        listed = [FacetValue(r.value, int(r.count), int(r.count) / total if total else 0.0,
+                             int(r.first_seen_us), int(r.last_seen_us)) for r in values[:top]]
+        out.append(Facet(name, total, len(values), listed,
+                         total - sum(v.count for v in listed)))
+    return out
+
+
+def first_release(store: Store, project_id: int, fingerprint: str) -> str | None:
+    """The release of the group's earliest error that had one (None: no error had)."""
+    with store.reader.connect() as conn:
+        return conn.execute(
+            select(_F.c.value)
+            .where(and_(_F.c.project_id == project_id, _F.c.fingerprint == fingerprint,
+                        _F.c.facet == "release"))
+            .order_by(_F.c.first_seen_us, _F.c.value).limit(1)).scalar()
+
+
+def is_first_release(release: str) -> ColumnElement[bool]:
+    """Facet rows (`error_group_facets`) of `release` that are their group's first
+    release: no release of the group was seen earlier (or as early, sorting first)."""
+    earlier = _F.alias("earlier")
+    value = stored_value(release)
+    return and_(_F.c.facet == "release", _F.c.value == value, ~exists().where(and_(
+        earlier.c.project_id == _F.c.project_id, earlier.c.fingerprint == _F.c.fingerprint,
+        earlier.c.facet == "release",
+        (earlier.c.first_seen_us < _F.c.first_seen_us)
+        | and_(earlier.c.first_seen_us == _F.c.first_seen_us, earlier.c.value < value))))
+
+
+def labels(store: Store, project_id: int) -> Labels:
+    """The distinct environments, releases and services of a project's errors, each
+    sorted (read from the facets' (project, facet, value) index)."""
+    found: dict[str, list[str]] = {name: [] for name in FILTERS}
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(_F.c.facet, _F.c.value)
+            .where(and_(_F.c.project_id == project_id, _F.c.facet.in_(FILTERS)))
+            .group_by(_F.c.facet, _F.c.value).order_by(_F.c.facet, _F.c.value)).all()
+    for facet, value in rows:
+        found[facet].append(value)
+    return Labels(found["environment"], found["release"], found["service"])
+
