@@ -16,10 +16,9 @@ and their names listed under "_trimmed", so that the page can say what is missin
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from receiver.sentry.bounded import FILTERED, MAX_STRING, plain
+from receiver.sentry.bounded import FILTERED, MAX_STRING, json_size, plain
 from receiver.sentry.values import text
 
 MAX_BREADCRUMBS = 100
@@ -48,13 +47,11 @@ def request_of(raw: Any) -> dict[str, Any] | None:
     return request or None
 
 
-def _size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-
-
 def bounded_total(context: dict[str, Any]) -> dict[str, Any]:
     """`context` within MAX_CONTEXT_BYTES, its biggest parts dropped first."""
-    sizes = {name: _size(part) for name, part in context.items()}
+    if json_size(context) <= MAX_CONTEXT_BYTES:  # one encoding in C: the usual case
+        return context
+    sizes = {name: json_size(part) for name, part in context.items()}
     total = sum(sizes.values())
     trimmed: list[str] = []
     for name in sorted(sizes, key=sizes.__getitem__, reverse=True):
