@@ -39,10 +39,11 @@ def group_of(server: Server, fingerprint: str) -> dict[str, Any]:
     return api(server, f"/error-groups/{group_id}")  # type: ignore[no-any-return]
 
 
-def send(server: Server, scenario: str) -> dict[str, Any]:
+def send(server: Server, scenario: str, env: dict[str, str] | None = None
+         ) -> dict[str, Any]:
     """The scenario's SDK pointed at `server`; what sdk_app.py printed. Every envelope
     was answered before the SDK's flush returned, so what it sent is committed."""
-    result = run_app(dsn(server), scenario)
+    result = run_app(dsn(server), scenario, env=env)
     assert not [line for line in result["log"] if line.startswith("ERROR")], result["log"]
     return result
 

@@ -10,13 +10,15 @@ SDK gave and may report more about itself in INFO (ids of a trace, line numbers)
 - `transaction`: a transaction with a child span and a grandchild, an exception
   captured inside it.
 - `exceptions`: EXCEPTIONS distinct exceptions of one kind (one per event id).
-- `both_doors`: one exception captured by sentry-sdk and recorded on a span of the
-  OpenTelemetry SDK, exported by its OTLP/HTTP exporter (configured from the
-  OTEL_EXPORTER_OTLP_* environment).
+- `both_doors`: two exceptions, each captured by sentry-sdk and recorded on a span
+  of the OpenTelemetry SDK, exported by its OTLP/HTTP exporter (configured from the
+  OTEL_EXPORTER_OTLP_* environment): one raised in the app's function, one raised
+  inside the standard library (json.loads) called from it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +37,10 @@ USER_AGENT = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like G
 
 def charge(order_id: int) -> None:
     raise ValueError(f"card of order {order_id} declined")
+
+
+def parse_order(body: str) -> Any:
+    return json.loads(body)  # raises in the standard library's json.decoder
 
 
 def checkout(order_id: int) -> None:
@@ -107,15 +113,17 @@ def run_both_doors() -> list[str | None]:
     provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
     tracer = provider.get_tracer("shop")
+    ids = []
     with tracer.start_as_current_span("POST /checkout", record_exception=False,
                                       set_status_on_exception=False) as span:
-        try:
-            charge(42)
-        except ValueError as exc:
-            event_id = sentry_sdk.capture_exception(exc)
-            span.record_exception(exc)
+        for fails in (lambda: charge(42), lambda: parse_order("{")):
+            try:
+                fails()
+            except ValueError as exc:
+                ids.append(sentry_sdk.capture_exception(exc))
+                span.record_exception(exc)
     provider.shutdown()
-    return [event_id]
+    return ids
 
 
 SCENARIOS: dict[str, Callable[[], list[str | None]]] = {
