@@ -48,10 +48,6 @@ def test_an_exception_raised_in_the_app_from_both_sdks_is_one_group(
     assert sum("Traceback (most recent call last)" in str(b) for b in backtraces) == 1
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "A span event's traceback says nothing of in-app: the OpenTelemetry side groups on "
-    "the innermost frame (json/decoder.py), the Sentry side on the innermost in-app one "
-    "(parse_order); a rule for in-app frames in text tracebacks is the lead's call"))
 def test_an_exception_raised_in_the_standard_library_from_both_sdks_is_one_group(
         both_sent: Server) -> None:
     assert [count for _fp, count in groups_of(both_sent, "JSONDecodeError")] == [2]
