@@ -183,7 +183,8 @@ class DecodePool(Component):
         """Decode `body` in a worker with the pure function `decode` ("module:function",
         called as `function(body, *args)`; it returns an object with `dropped`,
         `reasons` and the records in an attribute named `into`, like the field of
-        `batch` they are put in), then run the processors and the exporters'
+        `batch` they are put in, or in several: `into` "errors,spans"), then run the
+        processors and the exporters'
         preparations. InvalidInput (400) or InternalFailure (500) for that request;
         retryable errors when the workers cannot take it."""
         live = [w for w in self._workers if w.child.open]

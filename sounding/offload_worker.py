@@ -80,9 +80,11 @@ def run(stages: Stages, decode: str, args: tuple[Any, ...], batch: Batch, into: 
         body: bytes) -> Offloaded:
     """Decode, process and prepare one request (runs in a worker). Total: whatever the
     request makes any step raise is returned as its answer."""
+    fields = into.split(",")  # one Batch field, or several ("errors,spans")
     try:
         decoded = stages.decoder(decode)(body, *args)
-        records, dropped, reasons = getattr(decoded, into), decoded.dropped, decoded.reasons
+        records = [getattr(decoded, name) for name in fields]
+        dropped, reasons = decoded.dropped, decoded.reasons
     except InvalidInput as exc:
         return Offloaded(None, invalid=(exc.message, exc.details))
     except RecursionError:
@@ -91,9 +93,10 @@ def run(stages: Stages, decode: str, args: tuple[Any, ...], batch: Batch, into: 
         return Offloaded(None, invalid=(message, [{"field": "body", "error": message}]))
     except Exception as exc:  # noqa: BLE001 - a decoder's bug; this request's 500
         return Offloaded(None, failure=_failure("decoding", exc))
-    if not records:
+    if not any(records):
         return Offloaded(None, dropped, reasons)
-    setattr(batch, into, records)
+    for name, kept in zip(fields, records, strict=True):
+        setattr(batch, name, kept)
     step = "decoding"
     try:
         for processor in stages.processors:

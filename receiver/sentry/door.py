@@ -9,7 +9,8 @@ DSN and must belong to the project in the URL; any Content-Type is read (SDKs se
 application/x-sentry-envelope, application/json, and text/plain from browsers,
 whose requests must stay "simple" to skip a preflight); the answer is 200
 `{"id": ...}` once the records are committed, and errors take Sentry's forms
-(receiver/status.py, `sentry_http_error`).
+(receiver/status.py, `sentry_http_error`). A large envelope is decoded in a decode
+worker (`_offload`), a small one here.
 
 It is its own route, not a row of receiver/signals/table.py: its path carries the
 project, its authentication and its answers are Sentry's, and it has no gRPC door.
@@ -17,14 +18,21 @@ project, its authentication and its answers are Sentry's, and it has no gRPC doo
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from receiver.context import ReceiverContext
 from receiver.handlers import IngestHandler
 from receiver.jsonbody import parse_json
 from receiver.sentry.auth import key_from_dsn, project_for_sentry, request_key
-from receiver.sentry.envelope import parse_envelope
-from receiver.sentry.items import Decoded, decode_envelope, decode_store
+from receiver.sentry.envelope import Envelope, parse_envelope
+from receiver.sentry.items import (
+    RECORD_TYPES,
+    Decoded,
+    decode_envelope,
+    decode_store,
+    summary,
+)
 from receiver.signals.outcome import Origin
 from receiver.status import sentry_http_error
 from sounding import metrics
@@ -32,6 +40,9 @@ from sounding.timeutil import now_us
 
 # Project ids are database ids: 18 digits is beyond any, and keeps int() cheap.
 PROJECT = r"/api/(\d{1,18})"
+# What a decode worker runs for a large envelope (named, so that the pool imports no
+# receiver).
+DECODE_ENVELOPE = "receiver.sentry.items:decode_envelope_body"
 
 
 class SentryHandler(IngestHandler):
@@ -74,24 +85,54 @@ class SentryHandler(IngestHandler):
                 self.project_id = await project_for_sentry(
                     self.ctx.auth, key_from_dsn(envelope.headers.get("dsn")),
                     self._url_project())
-            decoded = decode_envelope(envelope, now_us())
+            pool = self.ctx.pipeline.decode_pool
+            if pool is not None and pool.wants(len(body)) and _has_records(envelope):
+                event_id, items = await self._offload(body, envelope)
+            else:
+                decoded = decode_envelope(envelope, now_us())
+                await self._commit(decoded, len(body))
+                event_id, items = decoded.event_id, decoded.items
         else:
             decoded = decode_store(parse_json(body), now_us())
-        await self._commit(decoded, len(body))
-        for kind, count in decoded.items.items():
+            await self._commit(decoded, len(body))
+            event_id, items = decoded.event_id, decoded.items
+        for kind, count in items.items():
             metrics.SENTRY_ITEMS.labels(kind).inc(count)
-        if decoded.dropped_spans:
-            metrics.DROPPED.labels("spans", "invalid").inc(decoded.dropped_spans)
         self.set_status(200)
-        self.write({"id": decoded.event_id})
+        self.write({"id": event_id})
 
     async def _commit(self, decoded: Decoded, size: int) -> None:
+        _count_dropped(decoded.dropped)
         if not decoded.errors and not decoded.spans:
             return  # only ignored items: nothing to commit
         batch = Origin(self.project_id, size, self.trace_link()).new_batch()
         batch.errors.extend(decoded.errors)
         batch.spans.extend(decoded.spans)
         await self.ctx.pipeline.consume(batch)
+
+    async def _offload(self, body: bytes, envelope: Envelope) -> tuple[str, Counter[str]]:
+        """A large envelope (a transaction of many spans, an event with a large
+        context) is decoded, processed and prepared in a decode worker, as a large
+        OTLP request is (sounding/offload.py): the event loop keeps serving the
+        others meanwhile. What the answer needs is read here from the envelope."""
+        event_id, items = summary(envelope)
+        metrics.OFFLOADED.inc()
+        batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
+        result = await self.ctx.pipeline.decode_pool.submit(  # type: ignore[union-attr]
+            DECODE_ENVELOPE, (now_us(),), batch, "errors,spans", body)
+        _count_dropped(result.dropped)
+        if result.results is not None:
+            await self.ctx.pipeline.consume_prepared(result.results)
+        return event_id, items
+
+
+def _has_records(envelope: Envelope) -> bool:
+    return any(item.type in RECORD_TYPES for item in envelope.items)
+
+
+def _count_dropped(spans: int) -> None:
+    if spans:
+        metrics.DROPPED.labels("spans", "invalid").inc(spans)
 
 
 def sentry_routes(ctx: ReceiverContext) -> list[Any]:

@@ -17,7 +17,8 @@ from typing import Any
 
 from receiver.decode_otlp import DecodedSpans
 from receiver.jsonbody import parse_json
-from receiver.sentry.envelope import Envelope, Item
+from receiver.otlp_json import MAX_DROP_REASONS
+from receiver.sentry.envelope import Envelope, Item, parse_envelope
 from receiver.sentry.event import decode_event
 from receiver.sentry.span_stream import decode_span_items
 from receiver.sentry.transaction import decode_transaction
@@ -36,6 +37,10 @@ KNOWN_TYPES = frozenset({
     "unreal_report"})
 
 
+# The item types that become records; the others are only counted.
+RECORD_TYPES = frozenset({"event", "transaction", "span"})
+
+
 @dataclass
 class Decoded:
     errors: list[ErrorEvent] = field(default_factory=list)
@@ -46,10 +51,38 @@ class Decoded:
     items: Counter[str] = field(default_factory=Counter)
     # Spans of transactions dropped alone (bad ids or times); the rest are kept.
     dropped_spans: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def dropped(self) -> int:  # named as a decode worker reads it (sounding/offload.py)
+        return self.dropped_spans
 
     def add_spans(self, spans: DecodedSpans) -> None:
         self.spans.extend(spans.spans)
         self.dropped_spans += spans.dropped
+        self.reasons.extend(spans.reasons[:MAX_DROP_REASONS - len(self.reasons)])
+
+
+def decode_envelope_body(body: bytes, now_us: int) -> Decoded:
+    """An envelope's records from its bytes: what a decode worker runs for a large
+    envelope (receiver/sentry/door.py), named "receiver.sentry.items:decode_envelope_body"."""
+    return decode_envelope(parse_envelope(body), now_us)
+
+
+def summary(envelope: Envelope) -> tuple[str, Counter[str]]:
+    """The id an envelope is answered with and its items by type, without decoding
+    its records: the event loop's part when a worker decodes them. The id is the
+    envelope header's, which SDKs always send with an event or a transaction; else
+    its event's or transaction's, read from that item alone."""
+    items: Counter[str] = Counter(
+        item.type if item.type in KNOWN_TYPES else "unknown" for item in envelope.items)
+    event_id = _event_id(envelope.headers.get("event_id"))
+    for index, item in enumerate(envelope.items):
+        if event_id:
+            break
+        if item.type in ("event", "transaction"):
+            event_id = _event_id(_payload(item, index).get("event_id"))
+    return event_id or uuid.uuid4().hex, items
 
 
 def decode_envelope(envelope: Envelope, now_us: int) -> Decoded:
