@@ -81,13 +81,17 @@ def json_size(value: Any) -> int:
 def kept_as_sent(value: Any) -> bool:
     """Whether an object or array can be kept as it came, without a copy: at most
     MAX_STRING bytes of JSON (so no string or array in it can be past its bound),
-    nesting at most MAX_DEPTH levels, and holding nothing that may be a secret. Most
-    contexts, requests and breadcrumbs are; checked in C but for the depth of the
-    few with many brackets."""
+    nesting at most MAX_DEPTH levels, only finite numbers, and holding nothing that
+    may be a secret. Most contexts, requests and breadcrumbs are; checked in C but
+    for the depth of the few with many brackets."""
     try:
         data = orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
-        return False  # an integer past 64 bits, say: the copy decides
+        # orjson writes an infinite number (a body may hold 1e400) as null: where a
+        # null shows, Python's encoder, which refuses one, decides.
+        if b"null" in data:
+            json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError, orjson.JSONEncodeError):
+        return False  # an integer past 64 bits, an infinity: the copy decides
     if len(data) > MAX_STRING:
         return False
     lowered = data.lower()

@@ -5,12 +5,10 @@ collector or two."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from sounding.records import ErrorEvent
 from storage import keys
@@ -24,6 +22,7 @@ from tests.storage.test_writer_occurrences import (
     Db,
     exception,
     log,
+    race_two_writers,
     span,
 )
 
@@ -117,37 +116,9 @@ def test_copies_in_one_commit_count_once_and_others_count(db: Db) -> None:
 
 @pytest.mark.postgres
 def test_two_writers_at_once_count_one_copy(pg_url: str) -> None:
-    store = Store(pg_url)
-    store.upgrade()
-    with store.writer.begin() as conn:
-        db = Db(store, keys.ensure_project(conn, "shop"))
-    traces = db.batch(spans=[span(A, (T0 + NS, exception()))])
-    logs = db.batch(logs=[log(A, T0 + 2 * NS, exception()), log(B, T0 + 3 * NS, exception())])
-    first = store.writer.connect()
-    transaction = first.begin()
-    db.write(traces, conn=first)  # inserted, not committed
-    failures: list[BaseException] = []
-
-    def second() -> None:
-        try:
-            db.write(logs)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            failures.append(exc)
-
-    thread = threading.Thread(target=second)
-    thread.start()
-    with store.reader.connect() as watch:  # until the second writer waits on a lock
-        while not watch.execute(sa.text(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                "AND datname = current_database()")).scalar():
-            thread.join(0.05)
-            assert thread.is_alive(), failures
-    transaction.commit()
-    first.close()
-    thread.join()
-    assert failures == []
+    db = race_two_writers(pg_url)
     assert facets(db) == dict.fromkeys(ORIGIN, (2, (T0 + NS) // US, (T0 + 3 * NS) // US))
-    store.dispose()
+    db.store.dispose()
 
 
 def test_a_level_longer_than_its_column_is_cut_not_refused(db: Db) -> None:

@@ -190,10 +190,11 @@ def test_keys_are_per_project(db: Db) -> None:
     assert [e.project_id for e in db.events()] == [db.project, other]
 
 
-@pytest.mark.postgres
-def test_two_writers_at_once_keep_one_copy(pg_url: str) -> None:
-    """The second writer's insert waits for the first's commit, then drops its copy:
-    checked with the second one seen waiting on the first's lock."""
+def race_two_writers(pg_url: str) -> Db:
+    """Two writers at once on one PostgreSQL database, each with a copy of one
+    exception (a span event, then its log record and another): the second writer's
+    insert waits for the first's commit, checked by seeing it wait on the first's lock.
+    The store as they left it."""
     store = Store(pg_url)
     store.upgrade()
     with store.writer.begin() as conn:
@@ -223,9 +224,16 @@ def test_two_writers_at_once_keep_one_copy(pg_url: str) -> None:
     first.close()
     thread.join()
     assert failures == []
+    return db
+
+
+@pytest.mark.postgres
+def test_two_writers_at_once_keep_one_copy(pg_url: str) -> None:
+    """The second writer drops its copy of the first's exception."""
+    db = race_two_writers(pg_url)
     stored = db.events()
     assert [(e.ts_us, e.log_time_ns) for e in stored] == [
         ((T0 + NS) // US, T0 + 2 * NS), ((T0 + 3 * NS) // US, T0 + 3 * NS)]
     assert db.groups() == [("Declined", 2, (T0 + NS) // US, (T0 + 3 * NS) // US)]
     assert db.hourly() == {T0 // NS: 2}
-    store.dispose()
+    db.store.dispose()
