@@ -85,6 +85,13 @@ def read_frame(raw: Any) -> dict[str, Any] | None:
 def frames_of(stacktrace: Any) -> list[dict[str, Any]]:
     """The frames of a stack trace object, outermost first, bounded (see module)."""
     raw = stacktrace.get("frames") if isinstance(stacktrace, dict) else None
+    return bounded_frames(raw)
+
+
+def bounded_frames(raw: Any) -> list[dict[str, Any]]:
+    """A list of frames, outermost first, bounded (see module); [] for anything but
+    a list. Shared with the custom error door (receiver/error_details.py), which
+    hands it frames already checked, so that both doors keep one bound."""
     if not isinstance(raw, list):
         return []
     if len(raw) > MAX_FRAMES:
