@@ -56,8 +56,7 @@ def _typed(obj: dict[str, Any], name: str, kind: type | tuple[type, ...], expect
            problems: Problems) -> bool:
     """Whether `obj[name]` is absent or of `kind`; a problem naming it otherwise."""
     value = obj.get(name)
-    if value is None or (isinstance(value, kind) and not (
-            isinstance(value, bool) and kind is int)):
+    if value is None or isinstance(value, kind):
         return True
     problems.add(name, f"must be {expected}, got {fields.type_name(value)}")
     return False

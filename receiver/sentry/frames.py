@@ -153,14 +153,19 @@ def top_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def source_context(frames: list[dict[str, Any]]) -> SourceContext | None:
-    """The innermost in-app frame that has a context line (when no frame says
-    whether it is in-app at all, the innermost with a context line)."""
+    """The innermost in-app frame that has a context line and a path (when no frame
+    says whether it is in-app at all, the innermost with both). A frame without a
+    path keeps its context in `exceptions` only: a source context names its file, as
+    the custom door requires (so a forwarded error is never refused upstream)."""
     says_in_app = any("in_app" in f for f in frames)
     for frame in reversed(frames):
         if "context_line" not in frame or (says_in_app and frame.get("in_app") is not True):
             continue
+        path = frame.get("abs_path") or frame.get("filename")
+        if not path or not path.strip():
+            continue
         return SourceContext(
-            file=frame.get("abs_path") or frame.get("filename") or "",
+            file=path,
             lineno=frame.get("lineno", 0), context_line=frame["context_line"],
             pre_context=list(frame.get("pre_context", [])),
             post_context=list(frame.get("post_context", [])))

@@ -14,13 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from exporters.forward.encode import error_document
 from receiver.decode_custom import decode_error
+from receiver.jsonbody import parse_json
 from receiver.sentry.bounded import FILTERED
 from receiver.sentry.event import decode_event
 from sounding.errors import InvalidInput
 from sounding.records import ErrorEvent
+from tests.fuzz.strategies import Mutated, dumps, mutations
+from tests.receiver.sentry.test_event import node_event
 
 NOW_US = 1_800_000_000_000_000
 CLIENT = Path(__file__).with_name("sentry") / "sentry_sdk_client.py"
@@ -55,6 +59,34 @@ def test_a_real_sdk_events_error_comes_back_unchanged_through_the_custom_door() 
         error = decode_event(event, NOW_US)
         assert error.exceptions or error.context  # details to carry
         assert forwarded(error) == error
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=mutations(node_event(), max_changes=4))
+def test_any_sentry_events_error_comes_back_unchanged(data: Mutated) -> None:
+    """Whatever the Sentry door makes of an event, the custom door takes back as it
+    was: a gateway never refuses (and so never loses) what a sidecar stored."""
+    try:
+        event = parse_json(dumps(data.body))  # as the door reads it
+    except InvalidInput:
+        return  # refused before any decoder sees it
+    if not isinstance(event, dict):
+        return
+    error = decode_event(event, NOW_US)
+    assert forwarded(error) == error
+
+
+@pytest.mark.parametrize("event", [
+    {"message": "m", "tags": {" ": "blank key", "k": " "}},
+    {"exception": {"values": [{"type": "E", "stacktrace": {"frames": [
+        {"function": "f", "context_line": "x = 1", "in_app": True}]}}]}},
+    {"exception": {"values": [{"value": "v"}]}, "environment": " ", "user": {"id": " "}},
+])
+def test_events_at_the_edges_of_the_custom_doors_rules_come_back_unchanged(
+        event: dict[str, Any]) -> None:
+    error = decode_event(event, NOW_US)
+    assert forwarded(error) == error
 
 
 def test_a_bounded_event_comes_back_unchanged() -> None:

@@ -401,3 +401,15 @@ def test_every_real_event_decodes_within_the_stores_limits(
         sdk_events: list[dict[str, Any]]) -> None:
     for event in sdk_events:
         assert_storable(decode_event(event, NOW_US))
+
+
+def test_a_blank_tag_key_and_a_pathless_frames_source_context_are_left_out() -> None:
+    """As the custom door would refuse them, so that a forwarded error never is."""
+    error = decode_event({"tags": {" ": "x", "k": " "}, "exception": {"values": [
+        {"type": "E", "stacktrace": {"frames": [
+            {"filename": "a.py", "lineno": 1, "context_line": "outer()", "in_app": True},
+            {"function": "inner", "context_line": "raise E", "in_app": True}]}}]}}, NOW_US)
+    assert error.tags == {"k": " "}
+    assert error.source_context is not None and error.source_context.file == "a.py"
+    assert error.exceptions is not None
+    assert error.exceptions[0]["frames"][1]["context_line"] == "raise E"
