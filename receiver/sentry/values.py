@@ -56,6 +56,8 @@ def time_us(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
+        if isinstance(value, int) and not 0 <= value <= MAX_US:
+            return None  # out of range, and maybe too big for isfinite's float
         scaled = value * 1_000_000
         if not math.isfinite(scaled):  # 1e303 seconds overflows to infinity here
             return None
