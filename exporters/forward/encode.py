@@ -170,8 +170,8 @@ def error_document(error: ErrorEvent) -> dict[str, Any]:
         # gateway's door bounds them by the same rule, which changes nothing
         # (receiver/error_details.py). The occurrence key travels as `event_id`, so
         # that the gateway keeps one copy of an error sent twice (a retried forward,
-        # an SDK's retry through two sidecars).
-        # A level a plugin set outside LEVELS would have the gateway refuse the error.
+        # an SDK's retry through two sidecars). A level outside LEVELS (a plugin's)
+        # is left out: the gateway would refuse the whole error for it.
         "level": error.level if error.level in LEVELS else None,
         "exceptions": error.exceptions or None,
         "context": error.context or None,
