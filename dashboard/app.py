@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import api, pages
+from dashboard import api, pages, setup
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -38,7 +38,7 @@ class StaticFiles(StaticFileHandler):
 
 class Dashboard:
     def __init__(self, store: Store, settings: dict[str, Any]) -> None:
-        self.context = DashboardContext(store, AdminAuth(store, settings))
+        self.context = DashboardContext(store, AdminAuth(store, settings), settings)
 
     def prepare(self) -> str | None:
         """Blocking: load or create the shared secrets. Returns an admin token that
@@ -61,6 +61,8 @@ class Dashboard:
             (P + r"/traces/([0-9a-fA-F]{1,32})", pages.TracePage, args),
             (P + r"/logs", pages.LogsPage, args),
             (P + r"/metrics", pages.MetricsPage, args),
+            (P + r"/setup", setup.SetupPage, args),
+            (r"/setup", setup.SetupPage, args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),
             (API + r"/error-groups/([0-9]+)", api.ErrorGroupApi, args),

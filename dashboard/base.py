@@ -58,11 +58,13 @@ def json_text(document: Any) -> str:
 
 
 class DashboardContext:
-    """What dashboard handlers are given: the store and the admin auth."""
+    """What dashboard handlers are given: the store, the admin auth and the settings."""
 
-    def __init__(self, store: Store, auth: AdminAuth) -> None:
+    def __init__(self, store: Store, auth: AdminAuth,
+                 settings: dict[str, Any] | None = None) -> None:
         self.store = store
         self.auth = auth
+        self.settings = settings or {}  # the `dashboard:` section
 
 
 class DashboardHandler(RequestHandler):

@@ -6,6 +6,7 @@ sidecar). Configured by the top-level `dashboard:` section."""
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 from typing import Any
 
@@ -20,6 +21,8 @@ from sounding.errors import ConfigError
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
 from storage.store import Store
+
+PUBLIC_URL = re.compile(r"https?://[^/\s@?#]+/?")
 
 DEFAULTS: dict[str, Any] = {
     # False: the dashboard and its read API are not built (a sidecar that forwards).
@@ -37,6 +40,9 @@ DEFAULTS: dict[str, Any] = {
     # the database, shared by every collector using it.
     "cookie_secret": None,
     "session_days": 7,
+    # Where SDKs reach the ingest listener (scheme://host[:port]), for the DSN the
+    # setup page shows; None: the scheme and Host of the dashboard's own request.
+    "public_url": None,
 }
 
 
@@ -96,6 +102,11 @@ def _check(path: str, config: dict[str, Any]) -> None:
     require_int(path, config, "session_days", 1)
     require_int(path, config, "port", 0)
     require_str(path, config, "host")
+    public = config.get("public_url")
+    if public is not None and (not isinstance(public, str)
+                               or not PUBLIC_URL.fullmatch(public)):
+        raise ConfigError(f"{path}.public_url must be http(s)://host[:port], as SDKs reach "
+                          "the ingest listener (no path, user or query)")
 
 
 def _create(name: str, config: dict[str, Any], host: Host) -> DashboardExtension:

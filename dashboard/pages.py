@@ -8,8 +8,8 @@ from urllib.parse import quote, urlencode
 
 from tornado.web import HTTPError
 
-from dashboard import views
-from dashboard.api import load_metric, metric_query, sort_arg
+from dashboard import occurrence, views
+from dashboard.api import facet_filters, load_metric, metric_query, sort_arg
 from dashboard.auth import LOGIN_COOKIE, SESSION_COOKIE
 from dashboard.base import DashboardHandler
 from dashboard.logargs import log_filter
@@ -90,10 +90,11 @@ class ErrorsPage(DashboardHandler):
             raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
         sort = sort_arg(self.arg("sort"))
         page = self.int_arg("page", 1, 1, 100_000) or 1
-        listing = await self.run(eq.list_groups, self.store, project.id, [status], sort,
-                                 PAGE_SIZE, (page - 1) * PAGE_SIZE, self.now_us)
-        self.render("errors.html", listing=listing, status=status, sort=sort, page=page,
-                    page_size=PAGE_SIZE, section="errors")
+        view = await self.run(views.error_list_view, self.store, project.id, [status], sort,
+                              PAGE_SIZE, (page - 1) * PAGE_SIZE, self.now_us,
+                              facet_filters(self))
+        self.render("errors.html", view=view, listing=view.page, status=status, sort=sort,
+                    page=page, page_size=PAGE_SIZE, section="errors")
 
 
 class GroupPage(DashboardHandler):
@@ -108,7 +109,10 @@ class GroupPage(DashboardHandler):
         chart = {"series": {"t": [t for t, _ in view.trend],
                             "count": [c for _, c in view.trend]},
                  "deploys": [asdict(d) for d in view.deploys]}
-        self.render("group.html", view=view, tr=tr, chart=chart, section="errors")
+        event = view.event
+        self.render("group.html", view=view, tr=tr, chart=chart, section="errors",
+                    chain=occurrence.chain(event.exceptions if event else None),
+                    ctx=occurrence.context_of(event.context if event else None))
 
 
 class GroupStatusPage(DashboardHandler):

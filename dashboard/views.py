@@ -77,13 +77,17 @@ class ErrorListView:
     page: eq.GroupList
     filters: dict[str, str]  # the facet filters applied (environment, release, service)
     labels: fq.Labels  # every value each filter can take in this project
+    # {fingerprint: {"environment": [...], "release": [...]}} of the listed groups,
+    # the most recently seen first: the rows' chips.
+    chips: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
 
 def error_list_view(store: Store, project_id: int, statuses: list[str], sort: str, limit: int,
                     offset: int, now_us: int, filters: dict[str, str]) -> ErrorListView:
+    page = eq.list_groups(store, project_id, statuses, sort, limit, offset, now_us, filters)
     return ErrorListView(
-        eq.list_groups(store, project_id, statuses, sort, limit, offset, now_us, filters),
-        filters, fq.labels(store, project_id))
+        page, filters, fq.labels(store, project_id),
+        fq.group_values(store, project_id, [i.group.fingerprint for i in page.items]))
 
 
 @dataclass(frozen=True)

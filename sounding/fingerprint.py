@@ -9,10 +9,13 @@ parts, each normalised (see `normalise`):
   1. the exception type without its module or package (the part after the last
      `.`: a Python SDK names it `module.Class` on a span event, `Class` in a log
      record);
-  2. the top stack frame: in a Python traceback the last `File "...", line N, in f`
-     line (Python prints the innermost frame last); in any other trace the first
-     line that looks like a frame (`at ...` for Java, JavaScript and .NET,
-     `file:line` for Ruby, Go and most others); empty when there is none;
+  2. the top stack frame of the application: in a Python traceback the last
+     `File "...", line N, in f` line (Python prints the innermost frame last); in
+     any other trace the first line that looks like a frame (`at ...` for Java,
+     JavaScript and .NET, `file:line` for Ruby, Go and most others); frames of
+     installed packages, the standard library and the runtime (`library_frame`) are
+     passed over, as a Sentry SDK marks them not in-app, unless every frame is one;
+     empty when there is none;
   3. the message, with one pair of surrounding quotes dropped (a KeyError's message
      is `'k'` on a span event and `k` in a log record).
 Normalising replaces UUIDs with `<id>`, hexadecimal (0x-prefixed, or a run of at
@@ -39,6 +42,14 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 _PYTHON_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 _OTHER_FRAME = re.compile(r"^\s*at\s+\S|^\s*\S+:\d+")
+# Paths of code that is not the application's: Python's installed packages and its
+# standard library (lib/python3.11/, or Lib\\ on Windows), frozen modules; Node's
+# packages and its own internals; Ruby's gems; Go's runtime and module cache.
+_LIBRARY = re.compile(
+    r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]|<frozen |"
+    r"[/\\]Lib[/\\]|"
+    r"[/\\]node_modules[/\\]|\bnode:|\(internal[/\\]|"
+    r"[/\\]gems[/\\]|[/\\]go[/\\]pkg[/\\]mod[/\\]|[/\\]src[/\\]runtime[/\\]")
 _QUOTED = re.compile(r"""^(['"])(.*)\1$""", re.DOTALL)
 
 
@@ -49,14 +60,26 @@ def normalise(text: str) -> str:
     return _SPACE.sub(" ", text).strip()[:MAX_NORMALISED]
 
 
+def library_frame(line: str) -> bool:
+    """Whether a traceback line is a frame of an installed package, the language's
+    own library or the runtime, rather than of the application: the frames a Sentry
+    SDK marks not in-app, told here by their paths alone."""
+    return _LIBRARY.search(line) is not None
+
+
 def top_frame(stacktrace: str) -> str:
+    """The innermost frame of the application (not `library_frame`), or the innermost
+    frame when every frame is a library's."""
     lines = stacktrace.splitlines()
     python = [line for line in lines if _PYTHON_FRAME.match(line)]
     if python:
-        return python[-1].strip()
+        own = [line for line in python if not library_frame(line)]
+        return (own or python)[-1].strip()
     # The first line of most traces repeats the type and message ("Error: boom");
     # it is skipped unless it is a frame itself (a Ruby trace starts with one).
-    return next((line.strip() for line in lines if _OTHER_FRAME.match(line)), "")
+    frames = [line.strip() for line in lines if _OTHER_FRAME.match(line)]
+    return next((line for line in frames if not library_frame(line)),
+                frames[0] if frames else "")
 
 
 def short_type(exception_type: str) -> str:

@@ -330,5 +330,17 @@
     if (linked) linked.scrollIntoView({ block: "center" });
     document.querySelectorAll(".spark[data-spark]").forEach(drawSpark);
     document.querySelectorAll(".chart[data-kind]").forEach(drawChart);
+    document.querySelectorAll("button.copy[data-copy]").forEach(setupCopy);
   });
+
+  // The setup page's Copy button: the text of the element it names, to the clipboard.
+  function setupCopy(button) {
+    button.addEventListener("click", function () {
+      var node = document.getElementById(button.dataset.copy);
+      if (!node || !navigator.clipboard) return;
+      navigator.clipboard.writeText(node.textContent).then(function () {
+        button.textContent = "Copied";
+      }, function () { button.textContent = "Select and copy"; });
+    });
+  }
 })();

@@ -17,10 +17,16 @@ string, and a breadcrumb of a request to Sounding itself would carry it).
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
 from itertools import islice
 from typing import Any
+
+import orjson
+
+from receiver.jsonbody import depth_of
 
 MAX_DEPTH = 8  # levels of arrays and objects kept; deeper ones become "[…]"
 MAX_ITEMS = 200  # items of one array or object
@@ -36,11 +42,17 @@ SECRET_KEYS = frozenset({
     "x_csrftoken", "x_csrf_token"})
 
 _SENTRY_KEY = re.compile(r"(sentry_key=)[^&#\s\"',;]*", re.IGNORECASE)
+# In a value's JSON, lowercased: a string that is a secret key's name (as an object's
+# key, or the name of a [name, value] pair). A match, or a sentry_key anywhere, only
+# means the value is copied the slow way, which decides exactly.
+_SUSPECT = re.compile(
+    rb'"(?:' + b"|".join(re.escape(k.encode()).replace(b"_", b"[-_]")
+                         for k in sorted(SECRET_KEYS)) + rb')"')
 
 
 def scrub(text: str) -> str:
     """`text` with the value of every `sentry_key=` replaced by FILTERED."""
-    if "sentry_key" not in text.lower():
+    if _SENTRY_KEY.search(text) is None:
         return text
     return _SENTRY_KEY.sub(r"\1" + FILTERED, text)
 
@@ -50,29 +62,78 @@ def secret(key: str) -> bool:
     return key.lower().replace("-", "_") in SECRET_KEYS
 
 
+@functools.lru_cache(maxsize=4096)
+def _key(key: str, max_string: int) -> tuple[str, bool]:
+    """An object key as kept, and whether its value is a secret: the same few keys
+    come back in every event, so each is read once."""
+    return scrub(key[:max_string]), secret(key)
+
+
+def json_size(value: Any) -> int:
+    """Bytes of `value` as UTF-8 JSON (encoded in C; Python's encoder for what the C
+    one refuses, an integer past 64 bits say)."""
+    try:
+        return len(orjson.dumps(value))
+    except (TypeError, orjson.JSONEncodeError):
+        return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def kept_as_sent(value: Any) -> bool:
+    """Whether an object or array can be kept as it came, without a copy: at most
+    MAX_STRING bytes of JSON (so no string or array in it can be past its bound),
+    nesting at most MAX_DEPTH levels, and holding nothing that may be a secret. Most
+    contexts, requests and breadcrumbs are; checked in C but for the depth of the
+    few with many brackets."""
+    try:
+        data = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return False  # an integer past 64 bits, say: the copy decides
+    if len(data) > MAX_STRING:
+        return False
+    lowered = data.lower()
+    if b"sentry_key" in lowered or _SUSPECT.search(lowered) is not None:
+        return False
+    opening = len(data) - len(data.translate(None, b"[{"))
+    return opening <= MAX_DEPTH or depth_of(value, MAX_DEPTH) <= MAX_DEPTH
+
+
 def plain(value: Any, depth: int = MAX_DEPTH, max_string: int = MAX_STRING,
           max_items: int = MAX_ITEMS) -> Any:
-    """A copy of the parsed JSON `value` within the bounds above. Keys are kept as
-    strings (cut like values), secrets filtered (an object's
-    value by its key, a [name, value] pair's by its name); a value of a type JSON has not
-    becomes its type's name, so that no object is ever stored."""
-    if value is None or isinstance(value, bool):
+    """The parsed JSON `value` within the bounds above: as it is when it can be
+    (`kept_as_sent`), else a copy. Keys are kept as strings (cut like values),
+    secrets filtered (an object's value by its key, a [name, value] pair's by its
+    name); a value of a type JSON has not becomes its type's name, so that no object
+    is ever stored."""
+    kind = type(value)
+    if (kind is dict or kind is list) and depth == MAX_DEPTH and max_string == MAX_STRING \
+            and max_items == MAX_ITEMS and kept_as_sent(value):
         return value
-    if isinstance(value, str):
-        return scrub(value[:max_string])
-    if isinstance(value, int):
+    return _copy(value, depth, max_string, max_items)
+
+
+def _copy(value: Any, depth: int, max_string: int, max_items: int) -> Any:
+    # By exact type, the commonest first: this runs for every value of a large event.
+    kind = type(value)
+    if kind is str:
+        return scrub(value[:max_string] if len(value) > max_string else value)
+    if value is None or kind is bool or kind is int:
         return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict | list | tuple):
+    if kind is dict:
         if depth <= 0:
             return DEEPER
-        if isinstance(value, dict):
-            return {scrub(str(k)[:max_string]):
-                    FILTERED if secret(str(k)) else plain(v, depth - 1, max_string, max_items)
-                    for k, v in islice(value.items(), max_items)}
-        if len(value) == 2 and isinstance(value[0], str) and secret(value[0]):
+        copy = {}
+        for k, v in islice(value.items(), max_items) if len(value) > max_items \
+                else value.items():
+            name, hidden = _key(k if type(k) is str else str(k), max_string)
+            copy[name] = FILTERED if hidden else _copy(v, depth - 1, max_string, max_items)
+        return copy
+    if kind is list or kind is tuple:
+        if depth <= 0:
+            return DEEPER
+        if len(value) == 2 and type(value[0]) is str and secret(value[0]):
             # A [name, value] pair: Sentry's other form of headers and query strings.
             return [scrub(value[0][:max_string]), FILTERED]
-        return [plain(v, depth - 1, max_string, max_items) for v in value[:max_items]]
+        return [_copy(v, depth - 1, max_string, max_items) for v in value[:max_items]]
+    if kind is float:
+        return value if math.isfinite(value) else None
     return type(value).__name__

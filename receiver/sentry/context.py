@@ -16,11 +16,18 @@ and their names listed under "_trimmed", so that the page can say what is missin
 
 from __future__ import annotations
 
-import json
 from itertools import islice
 from typing import Any
 
-from receiver.sentry.bounded import FILTERED, MAX_ITEMS, MAX_STRING, plain, scrub, secret
+from receiver.sentry.bounded import (
+    FILTERED,
+    MAX_ITEMS,
+    MAX_STRING,
+    json_size,
+    plain,
+    scrub,
+    secret,
+)
 from receiver.sentry.values import text
 
 MAX_BREADCRUMBS = 100
@@ -49,17 +56,17 @@ def request_of(raw: Any) -> dict[str, Any] | None:
     return request or None
 
 
-def _size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-
-
 def bounded_total(context: dict[str, Any], trimmed: list[str] | None = None
                   ) -> dict[str, Any]:
     """`context` within MAX_CONTEXT_BYTES, its biggest parts dropped first; their
     names are added to `trimmed` (what an earlier collector already dropped) under
     TRIMMED, which is not counted, so that bounding a bounded context changes
     nothing."""
-    sizes = {name: _size(part) for name, part in context.items()}
+    if json_size(context) <= MAX_CONTEXT_BYTES:  # one encoding in C: the usual case
+        if trimmed:
+            context[TRIMMED] = list(trimmed)
+        return context
+    sizes = {name: json_size(part) for name, part in context.items()}
     total = sum(sizes.values())
     trimmed = list(trimmed or [])
     for name in sorted(sizes, key=sizes.__getitem__, reverse=True):

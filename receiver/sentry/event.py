@@ -42,12 +42,12 @@ The mapping (README.md, "From Sentry"):
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from receiver.fields import value_problem
 from receiver.sentry import grouping
+from receiver.sentry.bounded import json_size
 from receiver.sentry.context import context_of
 from receiver.sentry.exceptions import MAX_VALUE, exceptions_of
 from receiver.sentry.frames import backtrace, frames_of, source_context
@@ -128,7 +128,7 @@ def user_id_of(user: Any) -> str | None:
 def params_of(extra: Any) -> dict[str, Any] | None:
     if not isinstance(extra, dict) or not extra or value_problem(extra) is not None:
         return None
-    if len(json.dumps(extra, ensure_ascii=False)) > MAX_PARAMS_BYTES:
+    if json_size(extra) > MAX_PARAMS_BYTES:
         return None
     return extra
 

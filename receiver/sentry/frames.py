@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from receiver.sentry.values import text
+from sounding.fingerprint import library_frame
 from sounding.records import SourceContext
 
 MAX_FRAMES = 250
@@ -147,9 +148,16 @@ def backtrace(frames: list[dict[str, Any]], platform: str) -> list[str]:
 
 
 def top_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The frame grouping reads: the innermost in-app frame, else the innermost."""
-    return next((f for f in reversed(frames) if f.get("in_app") is True),
-                frames[-1] if frames else None)
+    """The frame grouping reads: the innermost in-app frame; when no frame says
+    whether it is in-app, the innermost that is not a library's by its path (the
+    rule a text traceback gets, sounding.fingerprint.library_frame); else the
+    innermost."""
+    if any("in_app" in f for f in frames):
+        found = next((f for f in reversed(frames) if f.get("in_app") is True), None)
+    else:
+        found = next((f for f in reversed(frames) if not library_frame(
+            f.get("abs_path") or f.get("filename") or "")), None)
+    return found or (frames[-1] if frames else None)
 
 
 def source_context(frames: list[dict[str, Any]]) -> SourceContext | None:

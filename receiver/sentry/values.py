@@ -27,6 +27,8 @@ _HEX = frozenset("0123456789abcdef")
 def text(value: Any, limit: int = MAX_LABEL) -> str | None:
     """A string value, cut at `limit`; numbers and booleans as Sentry prints them;
     None for anything else, and for an empty string."""
+    if type(value) is str:  # nearly always: the rest is for what an SDK got wrong
+        return (value if len(value) <= limit else value[:limit]) or None
     if isinstance(value, bool):
         value = "True" if value else "False"
     elif isinstance(value, int | float) and not (isinstance(value, float)

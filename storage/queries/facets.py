@@ -133,3 +133,22 @@ def labels(store: Store, project_id: int) -> Labels:
         found[facet].append(value)
     return Labels(found["environment"], found["release"], found["service"])
 
+
+
+def group_values(store: Store, project_id: int, fingerprints: list[str],
+                 facets: tuple[str, ...] = ("environment", "release")
+                 ) -> dict[str, dict[str, list[str]]]:
+    """{fingerprint: {facet: values}} of the listed groups, each facet's values the
+    most recently seen first: the chips of the error list's rows."""
+    out: dict[str, dict[str, list[str]]] = {fp: {} for fp in fingerprints}
+    if not fingerprints:
+        return out
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(_F.c.fingerprint, _F.c.facet, _F.c.value)
+            .where(and_(_F.c.project_id == project_id, _F.c.fingerprint.in_(fingerprints),
+                        _F.c.facet.in_(facets)))
+            .order_by(_F.c.last_seen_us.desc(), _F.c.value)).all()
+    for fp, facet, value in rows:
+        out[fp].setdefault(facet, []).append(value)
+    return out

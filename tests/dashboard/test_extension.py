@@ -1,13 +1,17 @@
 """The dashboard extension, through the real server: on the ingest port by default
-(tested everywhere else), on a port of its own, or off for a lean sidecar."""
+(tested everywhere else), on a port of its own, or off for a lean sidecar; and its
+settings' checks."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 
+import pytest
 import requests
 
+from dashboard.extension import DEFAULTS, _check
+from sounding.errors import ConfigError
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.support.server import Server
 
@@ -46,3 +50,14 @@ def test_disabled_it_is_not_built(start: Callable[..., Server]) -> None:
     assert server.post("/ingest/deploys", {"git_sha": "abc"}).status_code == 202
     assert "admin token" not in server.log()  # none generated: nothing would use it
     assert "Sounding dashboard on" not in server.log()
+
+
+@pytest.mark.parametrize("value", ["errors.example.com", "https://errors.example.com/ingest",
+                                   "http://key@errors.example.com", 3000])
+def test_a_public_url_that_is_not_scheme_host_port_is_refused(value: object) -> None:
+    with pytest.raises(ConfigError, match="public_url must be http"):
+        _check("dashboard", {**DEFAULTS, "public_url": value})
+
+
+def test_a_public_url_of_scheme_host_and_port_is_taken() -> None:
+    _check("dashboard", {**DEFAULTS, "public_url": "https://errors.example.com:8443/"})

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from sounding.fingerprint import fingerprint, frame_fingerprint, normalise, top_frame
+from sounding.fingerprint import (
+    fingerprint,
+    frame_fingerprint,
+    library_frame,
+    normalise,
+    top_frame,
+)
 
 PYTHON_TRACE = """Traceback (most recent call last):
   File "/srv/app/views.py", line 88, in checkout
@@ -90,3 +96,48 @@ def test_a_known_top_frame_gives_the_fingerprint_of_the_trace_it_tops() -> None:
     assert frame_fingerprint("KeyError", 'File "/srv/app/pricing.py", line 12, in price',
                              "'sku-1'") == fingerprint("KeyError", PYTHON_TRACE, "'sku-1'")
     assert frame_fingerprint("KeyError", "", "x") != frame_fingerprint("KeyError", "f:1", "x")
+
+
+LIBRARY_PYTHON = """Traceback (most recent call last):
+  File "/srv/shop/orders.py", line 12, in parse_order
+    return json.loads(body)
+  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads
+    return _default_decoder.decode(s)
+  File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode
+    raise JSONDecodeError("Expecting value", s, err.value) from None
+json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)
+"""
+LIBRARY_NODE = """Error: connect ECONNREFUSED
+    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)
+    at Socket.emit (/app/node_modules/pg/lib/client.js:12:3)
+    at fetchUser (/app/users.js:10:15)
+"""
+
+
+@pytest.mark.parametrize(("trace", "frame"), [
+    # A Sentry SDK marks the library frames not in-app: the rule passes over them too.
+    (LIBRARY_PYTHON, 'File "/srv/shop/orders.py", line 12, in parse_order'),
+    (LIBRARY_NODE, "at fetchUser (/app/users.js:10:15)"),
+    # Only library frames: the innermost of them.
+    ('  File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode\n',
+     'File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode'),
+])
+def test_the_top_frame_is_the_applications(trace: str, frame: str) -> None:
+    assert top_frame(trace) == frame
+
+
+@pytest.mark.parametrize(("line", "library"), [
+    ('File "/app/.venv/lib/python3.11/site-packages/requests/api.py", line 1', True),
+    ('File "/usr/lib/python3/dist-packages/yaml/x.py", line 1', True),
+    ('File "<frozen importlib._bootstrap>", line 241', True),
+    ('File "C:\\Python311\\Lib\\json\\decoder.py", line 3', True),
+    ("at Module._compile (node:internal/modules/cjs/loader:1105:14)", True),
+    ("at processTicksAndRejections (internal/process/task_queues.js:95:5)", True),
+    ("/usr/local/bundle/gems/rack-2.2/lib/rack.rb:5:in `call'", True),
+    ("/root/go/pkg/mod/github.com/lib/pq@v1.10.9/conn.go:12 +0x1d", True),
+    ('File "/srv/app/views.py", line 2, in checkout', False),
+    ("at loadUser (/app/users.js:10:15)", False),
+    ("/app/models/user.rb:27:in `find'", False),
+])
+def test_library_frames_are_told_by_their_paths(line: str, library: bool) -> None:
+    assert library_frame(line) is library

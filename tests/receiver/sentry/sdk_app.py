@@ -5,8 +5,10 @@ SDK_COMPRESSION (gzip, br or none) choosing the transport's compression.
 
 Scenarios: `sessions` (an envelope of a session, a client report and an attachment
 through the SDK's own transport), `message`, `exception`, `message_twice` (the
-same event sent twice). On stdout, one JSON object: the event ids captured, what
-the SDK logged about the transport, and what its rate limiter recorded.
+same event sent twice), and those of sdk_scenarios.py (an application's errors,
+messages and transactions, as the end-to-end tests send them). On stdout, one JSON
+object: the event ids captured, what the SDK logged about the transport, what its
+rate limiter recorded, and what the scenario reports about itself (`info`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+import sdk_scenarios
 import sentry_sdk
 from sentry_sdk.envelope import Envelope, Item, PayloadRef
 
@@ -36,6 +39,8 @@ def charge_order(order_id: int) -> None:
 
 
 def run(scenario: str) -> list[str | None]:
+    if scenario in sdk_scenarios.SCENARIOS:
+        return sdk_scenarios.SCENARIOS[scenario]()
     if scenario == "sessions":
         envelope = Envelope(headers={"sent_at": datetime.now(UTC).isoformat()})
         envelope.add_session({"sid": "4a3c3c2e1b5f4d7a8c9e0f1a2b3c4d5e", "status": "ok",
@@ -73,8 +78,12 @@ def main() -> None:
     experiments: dict[str, Any] = {"transport_compression_level": 0} \
         if compression == "none" else {"transport_compression_algo": compression}
     # debug: the SDK logs what the collector answered only then (its logger's filter).
+    # Every transaction sampled (scenarios without one send none); the integrations a
+    # scenario needs (logging) and nothing else.
     sentry_sdk.init(dsn=os.environ["SENTRY_DSN"], release="shop@1.0", environment="test",
-                    default_integrations=False, debug=True, _experiments=experiments)
+                    default_integrations=False, debug=True, _experiments=experiments,
+                    traces_sample_rate=1.0,
+                    integrations=sdk_scenarios.INTEGRATIONS.get(sys.argv[1], list)())
     ids = run(sys.argv[1])
     sentry_sdk.flush(timeout=20)
     client = sentry_sdk.get_client()
@@ -82,6 +91,7 @@ def main() -> None:
     disabled = {str(category): until.isoformat()
                 for category, until in getattr(transport, "_disabled_until", {}).items()}
     print(json.dumps({"ids": ids, "log": collect.lines, "disabled_until": disabled,
+                      "info": sdk_scenarios.INFO,
                       # Level 0 sends the body as it is, whatever the algorithm.
                       "compression": getattr(transport, "_compression_algo", None)
                       if getattr(transport, "_compression_level", 0) else None}))

@@ -21,10 +21,13 @@ from tests.support.server import Server
 HERE = Path(__file__).resolve().parent
 
 
-def run_app(server_dsn: str, scenario: str, compression: str = "none") -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY")}
-    env.update({"SENTRY_DSN": server_dsn, "SDK_COMPRESSION": compression})
-    done = subprocess.run([sys.executable, str(HERE / "sdk_app.py"), scenario], env=env,
+def run_app(server_dsn: str, scenario: str, compression: str = "none",
+            env: dict[str, str] | None = None) -> dict[str, Any]:
+    """sdk_app.py's scenario, with `env` added to its environment."""
+    full_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(("SENTRY", "OTEL_"))}
+    full_env.update({"SENTRY_DSN": server_dsn, "SDK_COMPRESSION": compression, **(env or {})})
+    done = subprocess.run([sys.executable, str(HERE / "sdk_app.py"), scenario], env=full_env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
