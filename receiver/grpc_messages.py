@@ -25,6 +25,7 @@ ACCEPTED = ingest_pb2.Accepted().SerializeToString()
 MAX_PARTIAL_MESSAGE = 1024
 TIMESTAMP = "google.protobuf.Timestamp"
 STRUCT = "google.protobuf.Struct"
+LIST = "google.protobuf.ListValue"  # an error's exceptions: the JSON array it stands for
 
 
 def as_json(message: Message) -> dict[str, Any]:
@@ -55,6 +56,8 @@ def as_json(message: Message) -> dict[str, Any]:
                 out[name] = fields.SecondsNanos(value.seconds, value.nanos)
             elif kind.full_name == STRUCT:
                 out[name] = struct_value(value)
+            elif kind.full_name == LIST:
+                out[name] = [_value(item) for item in value.values]
             else:
                 out[name] = as_json(value)
     return out

@@ -191,6 +191,10 @@ class SourceContext:
     post_context: list[str] = field(default_factory=list)
 
 
+# An error's levels, most severe first (Sentry's): what ErrorEvent.level holds.
+LEVELS = ("fatal", "error", "warning", "info", "debug")
+
+
 @dataclass(slots=True)
 class ErrorEvent:
     fingerprint: str
@@ -219,7 +223,7 @@ class ErrorEvent:
     # Optional on every door: a string map the error list filters by and a group's tag
     # distribution counts (with service, environment and release above).
     tags: dict[str, str] | None = None
-    # Sentry's level: fatal, error, warning, info or debug; None when not sent.
+    # Sentry's level: one of LEVELS; None when not sent.
     level: str | None = None
     # The exception chain when the sender gave it as data (a Sentry event), root cause
     # first and the exception raised last at the end, as Sentry orders it. Each is

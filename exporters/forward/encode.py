@@ -12,8 +12,10 @@ out, no I/O; the decode workers run it off the event loop (the exporter's
 - Metric points: one OTLP ExportMetricsServiceRequest (exporters/forward/
   encode_metrics.py), each point as it arrived, cumulative or delta.
 - Errors, deploys, request metrics: the JSON documents of Sounding's own endpoints
-  (README, "Sending data"), every field of the contract, times as ISO 8601 with
-  microseconds, so that the gateway decodes exactly what this collector did.
+  (README, "Sending data"), every field of the contract (an error's details
+  included: level, exceptions, context, and its occurrence key as `event_id`), times
+  as ISO 8601 with microseconds, so that the gateway decodes exactly what this
+  collector did.
 
 What processors derive (error groups, the reopen check) is not sent: the gateway
 derives it again from the records.
@@ -34,7 +36,7 @@ from exporters.forward.encode_logs import encode_logs
 from exporters.forward.encode_metrics import encode_metrics
 from exporters.forward.otlp_groups import ScopeGroups
 from sounding.otlp_values import fill_key_values
-from sounding.records import Batch, Deploy, ErrorEvent, RequestMetric, Span
+from sounding.records import LEVELS, Batch, Deploy, ErrorEvent, RequestMetric, Span
 from storage.outbox import Entry
 
 PROTOBUF = "application/x-protobuf"
@@ -164,6 +166,16 @@ def error_document(error: ErrorEvent) -> dict[str, Any]:
         "release": _label(error.release),
         "service": _label(error.service),
         "tags": error.tags or None,
+        # What a Sentry event carries, already bounded by this collector's door; the
+        # gateway's door bounds them by the same rule, which changes nothing
+        # (receiver/error_details.py). The occurrence key travels as `event_id`, so
+        # that the gateway keeps one copy of an error sent twice (a retried forward,
+        # an SDK's retry through two sidecars). A level outside LEVELS (a plugin's)
+        # is left out: the gateway would refuse the whole error for it.
+        "level": error.level if error.level in LEVELS else None,
+        "exceptions": error.exceptions or None,
+        "context": error.context or None,
+        "event_id": error.occurrence_key,
     })
 
 

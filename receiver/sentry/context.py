@@ -16,9 +16,18 @@ and their names listed under "_trimmed", so that the page can say what is missin
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
-from receiver.sentry.bounded import FILTERED, MAX_STRING, json_size, plain
+from receiver.sentry.bounded import (
+    FILTERED,
+    MAX_ITEMS,
+    MAX_STRING,
+    json_size,
+    plain,
+    scrub,
+    secret,
+)
 from receiver.sentry.values import text
 
 MAX_BREADCRUMBS = 100
@@ -47,13 +56,19 @@ def request_of(raw: Any) -> dict[str, Any] | None:
     return request or None
 
 
-def bounded_total(context: dict[str, Any]) -> dict[str, Any]:
-    """`context` within MAX_CONTEXT_BYTES, its biggest parts dropped first."""
+def bounded_total(context: dict[str, Any], trimmed: list[str] | None = None
+                  ) -> dict[str, Any]:
+    """`context` within MAX_CONTEXT_BYTES, its biggest parts dropped first; their
+    names are added to `trimmed` (what an earlier collector already dropped) under
+    TRIMMED, which is not counted, so that bounding a bounded context changes
+    nothing."""
     if json_size(context) <= MAX_CONTEXT_BYTES:  # one encoding in C: the usual case
+        if trimmed:
+            context[TRIMMED] = list(trimmed)
         return context
     sizes = {name: json_size(part) for name, part in context.items()}
     total = sum(sizes.values())
-    trimmed: list[str] = []
+    trimmed = list(trimmed or [])
     for name in sorted(sizes, key=sizes.__getitem__, reverse=True):
         if total <= MAX_CONTEXT_BYTES:
             break
@@ -65,26 +80,54 @@ def bounded_total(context: dict[str, Any]) -> dict[str, Any]:
     return context
 
 
+def bounded_part(name: str, value: Any) -> Any:
+    """One part of a context, bounded by its name's rule; None when nothing is left."""
+    if name == "request":
+        return request_of(value)
+    if name == "breadcrumbs":
+        return breadcrumbs_of(value)
+    if name in _LABELS:
+        label = text(value)
+        return None if label is None else plain(label)
+    return plain(value)
+
+
+def bounded_context(parts: dict[str, Any]) -> dict[str, Any] | None:
+    """The context of `parts` (name -> value as sent), each bounded (see the module),
+    at most MAX_ITEMS parts, names cut and scrubbed, a part named as a secret
+    filtered; None when nothing is left. The one rule of both doors: the Sentry
+    door's parts come from the event (context_of), the custom door's as sent
+    (receiver/error_details.py), where a forwarded context arrives already bounded."""
+    context: dict[str, Any] = {}
+    trimmed = parts.get(TRIMMED)
+    for name, value in islice(parts.items(), MAX_ITEMS):
+        if name == TRIMMED:
+            continue
+        bounded = FILTERED if secret(name) else bounded_part(name, value)
+        if bounded is not None:
+            context[scrub(name[:MAX_STRING])] = bounded
+    if not context:
+        return None
+    return bounded_total(context, [str(t)[:MAX_STRING] for t in trimmed]
+                         if isinstance(trimmed, list) else None)
+
+
 def context_of(event: dict[str, Any]) -> dict[str, Any] | None:
     """The event's context (see the module); None when it has none of those parts."""
-    context: dict[str, Any] = {}
+    parts: dict[str, Any] = {}
     for name in _OBJECTS:
         value = event.get(name)
         if isinstance(value, dict) and value:
-            context[name] = plain(value)
-    request = request_of(event.get("request"))
-    if request is not None:
-        context["request"] = request
-    crumbs = breadcrumbs_of(event.get("breadcrumbs"))
-    if crumbs is not None:
-        context["breadcrumbs"] = crumbs
+            parts[name] = value
+    for name in ("request", "breadcrumbs"):
+        if name in event:
+            parts[name] = event[name]
     message = event.get("message")
     if isinstance(message, dict) and message:
-        context["message"] = plain(message)
+        parts["message"] = message
     elif text(message, MAX_STRING) is not None:
-        context["message"] = plain(text(message, MAX_STRING))
+        parts["message"] = text(message, MAX_STRING)
     for name in _LABELS:
-        label = text(event.get(name))
-        if label is not None:
-            context[name] = plain(label)
-    return bounded_total(context) if context else None
+        if name in event:
+            parts[name] = event[name]
+    return bounded_context(parts) if parts else None

@@ -53,11 +53,10 @@ from receiver.sentry.exceptions import MAX_VALUE, exceptions_of
 from receiver.sentry.frames import backtrace, frames_of, source_context
 from receiver.sentry.tags import event_tags
 from receiver.sentry.values import service_of, text, time_us
-from sounding.records import ErrorEvent
+from sounding.records import LEVELS, ErrorEvent
 
 DEFAULT_TYPE = "Error"  # an exception with a value and no type
 MAX_PARAMS_BYTES = 64 * 1024
-LEVELS = ("fatal", "error", "warning", "info", "debug")
 _LEVEL_NAMES = {**{name: name for name in LEVELS}, "warn": "warning",
                 "critical": "fatal", "log": "info"}
 _PYTHON_LEVELS = {10: "debug", 20: "info", 30: "warning", 40: "error", 50: "fatal"}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from receiver.sentry.frames import frames_of
+from receiver.sentry.frames import bounded_frames
 from receiver.sentry.values import text
 
 MAX_EXCEPTIONS = 10
@@ -50,6 +50,14 @@ def mechanism_of(raw: Any) -> dict[str, Any] | None:
 def read_exception(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
+    stacktrace = raw.get("stacktrace")
+    return exception_of(raw, stacktrace.get("frames") if isinstance(stacktrace, dict) else None)
+
+
+def exception_of(raw: dict[str, Any], raw_frames: Any) -> dict[str, Any] | None:
+    """One exception of the chain in ErrorEvent's shape, bounded; None when it has
+    neither a type, a value nor frames. Shared with the custom error door
+    (receiver/error_details.py), whose exceptions carry their frames directly."""
     exception: dict[str, Any] = {}
     for key, limit in (("type", MAX_TYPE), ("value", MAX_VALUE), ("module", MAX_TYPE)):
         shown = text(raw.get(key), limit)
@@ -58,11 +66,18 @@ def read_exception(raw: Any) -> dict[str, Any] | None:
     mechanism = mechanism_of(raw.get("mechanism"))
     if mechanism is not None:
         exception["mechanism"] = mechanism
-    frames = frames_of(raw.get("stacktrace"))
+    frames = bounded_frames(raw_frames)
     exception["frames"] = frames
     if "type" not in exception and "value" not in exception and not frames:
         return None
     return exception
+
+
+def bounded_chain(chain: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most MAX_EXCEPTIONS: the root cause and those nearest the raised one."""
+    if len(chain) > MAX_EXCEPTIONS:
+        return chain[:1] + chain[-(MAX_EXCEPTIONS - 1):]
+    return chain
 
 
 def exceptions_of(event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -75,7 +90,4 @@ def exceptions_of(event: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     if len(raw) > 2 * MAX_EXCEPTIONS:  # read no more than can be kept
         raw = raw[:MAX_EXCEPTIONS] + raw[-MAX_EXCEPTIONS:]
-    chain = [e for e in (read_exception(item) for item in raw) if e is not None]
-    if len(chain) > MAX_EXCEPTIONS:
-        chain = chain[:1] + chain[-(MAX_EXCEPTIONS - 1):]
-    return chain
+    return bounded_chain([e for e in (read_exception(item) for item in raw) if e is not None])

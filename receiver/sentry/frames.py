@@ -86,6 +86,13 @@ def read_frame(raw: Any) -> dict[str, Any] | None:
 def frames_of(stacktrace: Any) -> list[dict[str, Any]]:
     """The frames of a stack trace object, outermost first, bounded (see module)."""
     raw = stacktrace.get("frames") if isinstance(stacktrace, dict) else None
+    return bounded_frames(raw)
+
+
+def bounded_frames(raw: Any) -> list[dict[str, Any]]:
+    """A list of frames, outermost first, bounded (see module); [] for anything but
+    a list. Shared with the custom error door (receiver/error_details.py), which
+    hands it frames already checked, so that both doors keep one bound."""
     if not isinstance(raw, list):
         return []
     if len(raw) > MAX_FRAMES:
@@ -154,14 +161,19 @@ def top_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def source_context(frames: list[dict[str, Any]]) -> SourceContext | None:
-    """The innermost in-app frame that has a context line (when no frame says
-    whether it is in-app at all, the innermost with a context line)."""
+    """The innermost in-app frame that has a context line and a path (when no frame
+    says whether it is in-app at all, the innermost with both). A frame without a
+    path keeps its context in `exceptions` only: a source context names its file, as
+    the custom door requires (so a forwarded error is never refused upstream)."""
     says_in_app = any("in_app" in f for f in frames)
     for frame in reversed(frames):
         if "context_line" not in frame or (says_in_app and frame.get("in_app") is not True):
             continue
+        path = frame.get("abs_path") or frame.get("filename")
+        if not path or not path.strip():
+            continue
         return SourceContext(
-            file=frame.get("abs_path") or frame.get("filename") or "",
+            file=path,
             lineno=frame.get("lineno", 0), context_line=frame["context_line"],
             pre_context=list(frame.get("pre_context", [])),
             post_context=list(frame.get("post_context", [])))

@@ -58,6 +58,8 @@ def time_us(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
+        if isinstance(value, int) and not 0 <= value <= MAX_US:
+            return None  # out of range, and maybe too big for isfinite's float
         scaled = value * 1_000_000
         if not math.isfinite(scaled):  # 1e303 seconds overflows to infinity here
             return None
@@ -73,7 +75,7 @@ def time_us(value: Any) -> int | None:
 
 def tags_of(event: dict[str, Any]) -> dict[str, str]:
     """An event's tags as a string map: Sentry takes an object or a list of
-    [key, value] pairs. Empty keys and values that are not scalars are left out;
+    [key, value] pairs. Blank keys and values that are not scalars are left out;
     at most MAX_TAGS, keys and values cut at their limits."""
     raw = event.get("tags")
     pairs: list[Any]
@@ -87,8 +89,8 @@ def tags_of(event: dict[str, Any]) -> dict[str, str]:
     for key, value in pairs:
         name = text(key, MAX_TAG_KEY)
         shown = text(value, MAX_TAG_VALUE)
-        if name is None or shown is None:
-            continue
+        if name is None or not name.strip() or shown is None:
+            continue  # a blank key, as the custom door refuses it (so forwarding does)
         tags[name] = shown
         if len(tags) >= MAX_TAGS:
             break

@@ -203,5 +203,44 @@ def test_explicit_trace_id_in_the_record_wins_over_the_header(sqlite_server: Ser
     assert (row.trace_id, row.span_id) == (own, "b7ad6b7169203331")
 
 
+EXCEPTIONS = [
+    {"type": "KeyError", "value": "'sku-1'", "frames": [
+        {"filename": "shop.py", "function": "find", "lineno": 3, "in_app": True,
+         "context_line": "    return stock[sku]", "pre_context": ["def find(sku):"]}]},
+    {"type": "LookupError", "value": "no sku-1", "module": "shop",
+     "mechanism": {"type": "generic", "handled": False},
+     "frames": [{"filename": "shop.py", "function": "buy", "lineno": 9, "in_app": True}]}]
+
+
+def test_level_exceptions_context_and_event_id_are_stored_and_a_retry_counts_once(
+        server: Server) -> None:
+    sent = error(level="warning", exceptions=EXCEPTIONS, event_id="ab" * 16,
+                 context={"user": {"id": "u-1"}, "request": {"headers": {"Cookie": "s=1"}},
+                          "breadcrumbs": [{"message": "opened the cart"}]})
+    for _ in range(2):  # a client retrying: one occurrence
+        assert server.post("/ingest/errors", sent).status_code == 202
+    assert server.post("/ingest/errors/batch", {"errors": [sent]}).status_code == 202
+    (row,) = server.query("SELECT * FROM error_events")
+    assert (row.level, row.occurrence_key) == ("warning", "ab" * 16)
+    assert _json(row.exceptions) == [{**EXCEPTIONS[0]}, {**EXCEPTIONS[1]}]
+    assert _json(row.context) == {"user": {"id": "u-1"},
+                                  "request": {"headers": {"Cookie": "[Filtered]"}},
+                                  "breadcrumbs": [{"message": "opened the cart"}]}
+    (group,) = server.query("SELECT count FROM error_groups")
+    assert group.count == 1
+
+
+def test_bad_details_are_a_400_naming_each_field(shared_server: Server) -> None:
+    response = shared_server.post("/ingest/errors/batch", {"errors": [
+        error(), error(level="loud", exceptions=[{"frames": [{"lineno": "3"}]}], context=[])]})
+    assert response.status_code == 202
+    assert response.json()["rejected_items"] == [{"index": 1, "details": [
+        {"field": "errors[1].level",
+         "error": "must be one of fatal, error, warning, info, debug, got 'loud'"},
+        {"field": "errors[1].exceptions[0].frames[0].lineno",
+         "error": "must be an integer, got string"},
+        {"field": "errors[1].context", "error": "must be a JSON object, got array"}]}]
+
+
 def _json(value: object) -> object:
     return json.loads(value) if isinstance(value, str) else value

@@ -84,6 +84,33 @@ def test_an_error_is_stored_exactly_as_the_same_error_over_http(server: Server,
     assert group.count == 2
 
 
+def test_an_errors_details_are_stored_exactly_as_over_http(sqlite_server: Server,
+                                                          channel_to: Any) -> None:
+    record = error_json(
+        level="fatal", event_id=None, timestamp="2026-11-20T10:00:00Z",
+        exceptions=[{"type": "KeyError", "value": "'k'", "mechanism": {"handled": False,
+                                                                      "exception_id": 0},
+                     "frames": [{"filename": "app.py", "lineno": 10, "colno": 4,
+                                 "in_app": True, "context_line": "    return d[k]",
+                                 "pre_context": ["def load(d, k):"], "post_context": []}]}],
+        context={"user": {"id": "u-1"}, "breadcrumbs": [{"message": "m", "level": 20}],
+                 "platform": "python"})
+    assert sqlite_server.post("/ingest/errors", record).status_code == 202
+    stub = ingest_pb2_grpc.ErrorServiceStub(channel_to(sqlite_server))
+    stub.Report(ParseDict(record, ingest_pb2.ErrorRecord()), metadata=grpc_auth(sqlite_server))
+    over_http, over_grpc = stored_errors(sqlite_server)
+    assert over_grpc == over_http
+    assert over_grpc["level"] == "fatal"
+    assert over_grpc["exceptions"][0]["frames"][0]["lineno"] == 10  # a Struct's 10.0
+    assert over_grpc["context"]["breadcrumbs"] == [{"message": "m", "level": 20}]
+    # One event id, one occurrence, whichever door it came through.
+    keyed = error_json(event_id="cd" * 16)
+    assert sqlite_server.post("/ingest/errors", keyed).status_code == 202
+    stub.Report(ParseDict(keyed, ingest_pb2.ErrorRecord()), metadata=grpc_auth(sqlite_server))
+    assert sqlite_server.query("SELECT count(*) FROM error_events WHERE occurrence_key = :k",
+                               k="cd" * 16)[0][0] == 1
+
+
 @pytest.mark.parametrize("record", [
     error_json(exception_class=None, fingerprint=None),
     error_json(exception_class="", message=None),
@@ -91,6 +118,8 @@ def test_an_error_is_stored_exactly_as_the_same_error_over_http(server: Server,
     error_json(trace_id="not-hex"),
     error_json(source_context={"lineno": 3}),
     error_json(environment="e" * 201, tags={"v": "x" * 201, "": "y"}),
+    error_json(level="loud", event_id="xyz", context={"user": "u", "breadcrumbs": [1]},
+               exceptions=[{"type": 3, "frames": [{"lineno": 1.5, "in_app": "y"}, "f"]}, {}]),
 ])
 def test_an_invalid_error_names_the_same_problems_as_over_http(
         shared_server: Server, channel_to: Any, record: dict[str, Any]) -> None:

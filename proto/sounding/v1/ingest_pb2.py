@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eproto/sounding/v1/ingest.proto\x12\x0bsounding.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa2\x01\n\rSourceContext\x12\x11\n\x04\x66ile\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06lineno\x18\x02 \x01(\x05H\x01\x88\x01\x01\x12\x19\n\x0c\x63ontext_line\x18\x03 \x01(\tH\x02\x88\x01\x01\x12\x13\n\x0bpre_context\x18\x04 \x03(\t\x12\x14\n\x0cpost_context\x18\x05 \x03(\tB\x07\n\x05_fileB\t\n\x07_linenoB\x0f\n\r_context_line\"\x87\x05\n\x0b\x45rrorRecord\x12\x1c\n\x0f\x65xception_class\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07message\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x11\n\tbacktrace\x18\x03 \x03(\t\x12\x18\n\x0b\x66ingerprint\x18\x04 \x01(\tH\x02\x88\x01\x01\x12\x17\n\nrequest_id\x18\x05 \x01(\tH\x03\x88\x01\x01\x12\x14\n\x07user_id\x18\x06 \x01(\tH\x04\x88\x01\x01\x12\'\n\x06params\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12-\n\ttimestamp\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x32\n\x0esource_context\x18\t \x01(\x0b\x32\x1a.sounding.v1.SourceContext\x12\x15\n\x08trace_id\x18\n \x01(\tH\x05\x88\x01\x01\x12\x14\n\x07span_id\x18\x0b \x01(\tH\x06\x88\x01\x01\x12\x18\n\x0b\x65nvironment\x18\x0c \x01(\tH\x07\x88\x01\x01\x12\x14\n\x07release\x18\r \x01(\tH\x08\x88\x01\x01\x12\x14\n\x07service\x18\x0e \x01(\tH\t\x88\x01\x01\x12\x30\n\x04tags\x18\x0f \x03(\x0b\x32\".sounding.v1.ErrorRecord.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x12\n\x10_exception_classB\n\n\x08_messageB\x0e\n\x0c_fingerprintB\r\n\x0b_request_idB\n\n\x08_user_idB\x0b\n\t_trace_idB\n\n\x08_span_idB\x0e\n\x0c_environmentB\n\n\x08_releaseB\n\n\x08_service\"6\n\nErrorBatch\x12(\n\x06\x65rrors\x18\x01 \x03(\x0b\x32\x18.sounding.v1.ErrorRecord\"\xe9\x01\n\x0c\x44\x65ployRecord\x12\x14\n\x07git_sha\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07version\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x10\n\x03\x65nv\x18\x03 \x01(\tH\x02\x88\x01\x01\x12\x15\n\x08\x64\x65ployer\x18\x04 \x01(\tH\x03\x88\x01\x01\x12\x18\n\x0b\x64\x65scription\x18\x05 \x01(\tH\x04\x88\x01\x01\x12-\n\ttimestamp\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\n\n\x08_git_shaB\n\n\x08_versionB\x06\n\x04_envB\x0b\n\t_deployerB\x0e\n\x0c_description\"\xea\x02\n\rRequestMetric\x12\x13\n\x06method\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x12\n\x05route\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x11\n\x04path\x18\x03 \x01(\tH\x02\x88\x01\x01\x12\x13\n\x06status\x18\x04 \x01(\x05H\x03\x88\x01\x01\x12\x18\n\x0b\x64uration_ms\x18\x05 \x01(\x01H\x04\x88\x01\x01\x12-\n\ttimestamp\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x07service\x18\x07 \x01(\tH\x05\x88\x01\x01\x12\x10\n\x03\x65nv\x18\x08 \x01(\tH\x06\x88\x01\x01\x12\x17\n\nrequest_id\x18\t \x01(\tH\x07\x88\x01\x01\x12\x15\n\x08trace_id\x18\n \x01(\tH\x08\x88\x01\x01\x42\t\n\x07_methodB\x08\n\x06_routeB\x07\n\x05_pathB\t\n\x07_statusB\x0e\n\x0c_duration_msB\n\n\x08_serviceB\x06\n\x04_envB\r\n\x0b_request_idB\x0b\n\t_trace_id\"<\n\x0cRequestBatch\x12,\n\x08requests\x18\x01 \x03(\x0b\x32\x1a.sounding.v1.RequestMetric\"\n\n\x08\x41\x63\x63\x65pted\",\n\x0c\x46ieldProblem\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"I\n\x0cRejectedItem\x12\r\n\x05index\x18\x01 \x01(\r\x12*\n\x07\x64\x65tails\x18\x02 \x03(\x0b\x32\x19.sounding.v1.FieldProblem\"d\n\x0b\x42\x61tchResult\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\r\x12\x10\n\x08rejected\x18\x02 \x01(\r\x12\x31\n\x0erejected_items\x18\x03 \x03(\x0b\x32\x19.sounding.v1.RejectedItem2\x8b\x01\n\x0c\x45rrorService\x12\x39\n\x06Report\x12\x18.sounding.v1.ErrorRecord\x1a\x15.sounding.v1.Accepted\x12@\n\x0bReportBatch\x12\x17.sounding.v1.ErrorBatch\x1a\x18.sounding.v1.BatchResult2K\n\rDeployService\x12:\n\x06Record\x12\x19.sounding.v1.DeployRecord\x1a\x15.sounding.v1.Accepted2T\n\x0eRequestService\x12\x42\n\x0bReportBatch\x12\x19.sounding.v1.RequestBatch\x1a\x18.sounding.v1.BatchResultb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eproto/sounding/v1/ingest.proto\x12\x0bsounding.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa2\x01\n\rSourceContext\x12\x11\n\x04\x66ile\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06lineno\x18\x02 \x01(\x05H\x01\x88\x01\x01\x12\x19\n\x0c\x63ontext_line\x18\x03 \x01(\tH\x02\x88\x01\x01\x12\x13\n\x0bpre_context\x18\x04 \x03(\t\x12\x14\n\x0cpost_context\x18\x05 \x03(\tB\x07\n\x05_fileB\t\n\x07_linenoB\x0f\n\r_context_line\"\xa3\x06\n\x0b\x45rrorRecord\x12\x1c\n\x0f\x65xception_class\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07message\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x11\n\tbacktrace\x18\x03 \x03(\t\x12\x18\n\x0b\x66ingerprint\x18\x04 \x01(\tH\x02\x88\x01\x01\x12\x17\n\nrequest_id\x18\x05 \x01(\tH\x03\x88\x01\x01\x12\x14\n\x07user_id\x18\x06 \x01(\tH\x04\x88\x01\x01\x12\'\n\x06params\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12-\n\ttimestamp\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x32\n\x0esource_context\x18\t \x01(\x0b\x32\x1a.sounding.v1.SourceContext\x12\x15\n\x08trace_id\x18\n \x01(\tH\x05\x88\x01\x01\x12\x14\n\x07span_id\x18\x0b \x01(\tH\x06\x88\x01\x01\x12\x18\n\x0b\x65nvironment\x18\x0c \x01(\tH\x07\x88\x01\x01\x12\x14\n\x07release\x18\r \x01(\tH\x08\x88\x01\x01\x12\x14\n\x07service\x18\x0e \x01(\tH\t\x88\x01\x01\x12\x30\n\x04tags\x18\x0f \x03(\x0b\x32\".sounding.v1.ErrorRecord.TagsEntry\x12\x12\n\x05level\x18\x10 \x01(\tH\n\x88\x01\x01\x12.\n\nexceptions\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.ListValue\x12(\n\x07\x63ontext\x18\x12 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x15\n\x08\x65vent_id\x18\x13 \x01(\tH\x0b\x88\x01\x01\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x12\n\x10_exception_classB\n\n\x08_messageB\x0e\n\x0c_fingerprintB\r\n\x0b_request_idB\n\n\x08_user_idB\x0b\n\t_trace_idB\n\n\x08_span_idB\x0e\n\x0c_environmentB\n\n\x08_releaseB\n\n\x08_serviceB\x08\n\x06_levelB\x0b\n\t_event_id\"6\n\nErrorBatch\x12(\n\x06\x65rrors\x18\x01 \x03(\x0b\x32\x18.sounding.v1.ErrorRecord\"\xe9\x01\n\x0c\x44\x65ployRecord\x12\x14\n\x07git_sha\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07version\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x10\n\x03\x65nv\x18\x03 \x01(\tH\x02\x88\x01\x01\x12\x15\n\x08\x64\x65ployer\x18\x04 \x01(\tH\x03\x88\x01\x01\x12\x18\n\x0b\x64\x65scription\x18\x05 \x01(\tH\x04\x88\x01\x01\x12-\n\ttimestamp\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\n\n\x08_git_shaB\n\n\x08_versionB\x06\n\x04_envB\x0b\n\t_deployerB\x0e\n\x0c_description\"\xea\x02\n\rRequestMetric\x12\x13\n\x06method\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x12\n\x05route\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x11\n\x04path\x18\x03 \x01(\tH\x02\x88\x01\x01\x12\x13\n\x06status\x18\x04 \x01(\x05H\x03\x88\x01\x01\x12\x18\n\x0b\x64uration_ms\x18\x05 \x01(\x01H\x04\x88\x01\x01\x12-\n\ttimestamp\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x07service\x18\x07 \x01(\tH\x05\x88\x01\x01\x12\x10\n\x03\x65nv\x18\x08 \x01(\tH\x06\x88\x01\x01\x12\x17\n\nrequest_id\x18\t \x01(\tH\x07\x88\x01\x01\x12\x15\n\x08trace_id\x18\n \x01(\tH\x08\x88\x01\x01\x42\t\n\x07_methodB\x08\n\x06_routeB\x07\n\x05_pathB\t\n\x07_statusB\x0e\n\x0c_duration_msB\n\n\x08_serviceB\x06\n\x04_envB\r\n\x0b_request_idB\x0b\n\t_trace_id\"<\n\x0cRequestBatch\x12,\n\x08requests\x18\x01 \x03(\x0b\x32\x1a.sounding.v1.RequestMetric\"\n\n\x08\x41\x63\x63\x65pted\",\n\x0c\x46ieldProblem\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"I\n\x0cRejectedItem\x12\r\n\x05index\x18\x01 \x01(\r\x12*\n\x07\x64\x65tails\x18\x02 \x03(\x0b\x32\x19.sounding.v1.FieldProblem\"d\n\x0b\x42\x61tchResult\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\r\x12\x10\n\x08rejected\x18\x02 \x01(\r\x12\x31\n\x0erejected_items\x18\x03 \x03(\x0b\x32\x19.sounding.v1.RejectedItem2\x8b\x01\n\x0c\x45rrorService\x12\x39\n\x06Report\x12\x18.sounding.v1.ErrorRecord\x1a\x15.sounding.v1.Accepted\x12@\n\x0bReportBatch\x12\x17.sounding.v1.ErrorBatch\x1a\x18.sounding.v1.BatchResult2K\n\rDeployService\x12:\n\x06Record\x12\x19.sounding.v1.DeployRecord\x1a\x15.sounding.v1.Accepted2T\n\x0eRequestService\x12\x42\n\x0bReportBatch\x12\x19.sounding.v1.RequestBatch\x1a\x18.sounding.v1.BatchResultb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,29 +38,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SOURCECONTEXT']._serialized_start=111
   _globals['_SOURCECONTEXT']._serialized_end=273
   _globals['_ERRORRECORD']._serialized_start=276
-  _globals['_ERRORRECORD']._serialized_end=923
-  _globals['_ERRORRECORD_TAGSENTRY']._serialized_start=740
-  _globals['_ERRORRECORD_TAGSENTRY']._serialized_end=783
-  _globals['_ERRORBATCH']._serialized_start=925
-  _globals['_ERRORBATCH']._serialized_end=979
-  _globals['_DEPLOYRECORD']._serialized_start=982
-  _globals['_DEPLOYRECORD']._serialized_end=1215
-  _globals['_REQUESTMETRIC']._serialized_start=1218
-  _globals['_REQUESTMETRIC']._serialized_end=1580
-  _globals['_REQUESTBATCH']._serialized_start=1582
-  _globals['_REQUESTBATCH']._serialized_end=1642
-  _globals['_ACCEPTED']._serialized_start=1644
-  _globals['_ACCEPTED']._serialized_end=1654
-  _globals['_FIELDPROBLEM']._serialized_start=1656
-  _globals['_FIELDPROBLEM']._serialized_end=1700
-  _globals['_REJECTEDITEM']._serialized_start=1702
-  _globals['_REJECTEDITEM']._serialized_end=1775
-  _globals['_BATCHRESULT']._serialized_start=1777
-  _globals['_BATCHRESULT']._serialized_end=1877
-  _globals['_ERRORSERVICE']._serialized_start=1880
-  _globals['_ERRORSERVICE']._serialized_end=2019
-  _globals['_DEPLOYSERVICE']._serialized_start=2021
-  _globals['_DEPLOYSERVICE']._serialized_end=2096
-  _globals['_REQUESTSERVICE']._serialized_start=2098
-  _globals['_REQUESTSERVICE']._serialized_end=2182
+  _globals['_ERRORRECORD']._serialized_end=1079
+  _globals['_ERRORRECORD_TAGSENTRY']._serialized_start=873
+  _globals['_ERRORRECORD_TAGSENTRY']._serialized_end=916
+  _globals['_ERRORBATCH']._serialized_start=1081
+  _globals['_ERRORBATCH']._serialized_end=1135
+  _globals['_DEPLOYRECORD']._serialized_start=1138
+  _globals['_DEPLOYRECORD']._serialized_end=1371
+  _globals['_REQUESTMETRIC']._serialized_start=1374
+  _globals['_REQUESTMETRIC']._serialized_end=1736
+  _globals['_REQUESTBATCH']._serialized_start=1738
+  _globals['_REQUESTBATCH']._serialized_end=1798
+  _globals['_ACCEPTED']._serialized_start=1800
+  _globals['_ACCEPTED']._serialized_end=1810
+  _globals['_FIELDPROBLEM']._serialized_start=1812
+  _globals['_FIELDPROBLEM']._serialized_end=1856
+  _globals['_REJECTEDITEM']._serialized_start=1858
+  _globals['_REJECTEDITEM']._serialized_end=1931
+  _globals['_BATCHRESULT']._serialized_start=1933
+  _globals['_BATCHRESULT']._serialized_end=2033
+  _globals['_ERRORSERVICE']._serialized_start=2036
+  _globals['_ERRORSERVICE']._serialized_end=2175
+  _globals['_DEPLOYSERVICE']._serialized_start=2177
+  _globals['_DEPLOYSERVICE']._serialized_end=2252
+  _globals['_REQUESTSERVICE']._serialized_start=2254
+  _globals['_REQUESTSERVICE']._serialized_end=2338
 # @@protoc_insertion_point(module_scope)

@@ -25,7 +25,7 @@ class SourceContext(_message.Message):
     def __init__(self, file: _Optional[str] = ..., lineno: _Optional[int] = ..., context_line: _Optional[str] = ..., pre_context: _Optional[_Iterable[str]] = ..., post_context: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ErrorRecord(_message.Message):
-    __slots__ = ("exception_class", "message", "backtrace", "fingerprint", "request_id", "user_id", "params", "timestamp", "source_context", "trace_id", "span_id", "environment", "release", "service", "tags")
+    __slots__ = ("exception_class", "message", "backtrace", "fingerprint", "request_id", "user_id", "params", "timestamp", "source_context", "trace_id", "span_id", "environment", "release", "service", "tags", "level", "exceptions", "context", "event_id")
     class TagsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,10 @@ class ErrorRecord(_message.Message):
     RELEASE_FIELD_NUMBER: _ClassVar[int]
     SERVICE_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    EXCEPTIONS_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     exception_class: str
     message: str
     backtrace: _containers.RepeatedScalarFieldContainer[str]
@@ -63,7 +67,11 @@ class ErrorRecord(_message.Message):
     release: str
     service: str
     tags: _containers.ScalarMap[str, str]
-    def __init__(self, exception_class: _Optional[str] = ..., message: _Optional[str] = ..., backtrace: _Optional[_Iterable[str]] = ..., fingerprint: _Optional[str] = ..., request_id: _Optional[str] = ..., user_id: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_context: _Optional[_Union[SourceContext, _Mapping]] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ..., environment: _Optional[str] = ..., release: _Optional[str] = ..., service: _Optional[str] = ..., tags: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    level: str
+    exceptions: _struct_pb2.ListValue
+    context: _struct_pb2.Struct
+    event_id: str
+    def __init__(self, exception_class: _Optional[str] = ..., message: _Optional[str] = ..., backtrace: _Optional[_Iterable[str]] = ..., fingerprint: _Optional[str] = ..., request_id: _Optional[str] = ..., user_id: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_context: _Optional[_Union[SourceContext, _Mapping]] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ..., environment: _Optional[str] = ..., release: _Optional[str] = ..., service: _Optional[str] = ..., tags: _Optional[_Mapping[str, str]] = ..., level: _Optional[str] = ..., exceptions: _Optional[_Union[_struct_pb2.ListValue, _Mapping]] = ..., context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_id: _Optional[str] = ...) -> None: ...
 
 class ErrorBatch(_message.Message):
     __slots__ = ("errors",)

@@ -131,7 +131,12 @@ def test_errors_deploys_requests_round_trip_through_the_gateway_decoders() -> No
                        request_id="r1", user_id="u1", params={"a": [1, {"b": None}]},
                        source_context=SourceContext("a.py", 1, "x = y", ["pre"], ["post"]),
                        trace_id="ab" * 16, span_id="cd" * 8, environment="prod",
-                       release="1.2", service="shop", tags={"os": "Linux"})
+                       release="1.2", service="shop", tags={"os": "Linux"}, level="warning",
+                       exceptions=[{"type": "KeyError", "value": "'k'", "frames": [
+                           {"filename": "a.py", "lineno": 1, "in_app": True,
+                            "context_line": "x = y"}]}],
+                       context={"user": {"id": "u1"}, "platform": "python"},
+                       occurrence_key="ef" * 16)
     bare = ErrorEvent("fp-2", "E", "", [], 5)
     deploy = Deploy("abc123", 7, version="1.2", env="prod", deployer="me", description="d")
     request = RequestMetric("GET", "/users/:id", 200, 12.5, 9, service="api", env="prod",
@@ -155,6 +160,13 @@ def test_an_errors_long_resource_labels_are_cut_to_what_the_gateway_takes() -> N
     (forwarded,), rejected = decode_error_batch(orjson.loads(entry.body), now_us=0, link=None)
     assert rejected == []
     assert (forwarded.service, forwarded.environment) == ("s" * 200, None)
+
+
+def test_a_level_outside_the_five_is_not_sent_so_the_gateway_keeps_the_error() -> None:
+    error = ErrorEvent("fp", "E", "m", [], 5, level="verbose")
+    (entry,) = encode(Batch(1, errors=[error]), {"signals": ["errors"], "gzip": False}).entries
+    (forwarded,), rejected = decode_error_batch(orjson.loads(entry.body), now_us=0, link=None)
+    assert rejected == [] and forwarded.level is None
 
 
 def test_signals_not_forwarded_are_not_encoded_and_large_batches_are_split() -> None:

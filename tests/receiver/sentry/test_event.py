@@ -237,7 +237,7 @@ def test_ids_that_are_not_ids_are_dropped(bad: Any) -> None:
 
 @pytest.mark.parametrize(("timestamp", "expected"), [
     ("2026-11-21T10:00:00Z", 1_795_255_200_000_000), (1_795_255_200, 1_795_255_200_000_000),
-    ("yesterday", NOW_US), (-5, NOW_US), (1e300, NOW_US), (None, NOW_US)])
+    ("yesterday", NOW_US), (-5, NOW_US), (1e300, NOW_US), (10**400, NOW_US), (None, NOW_US)])
 def test_timestamp_or_arrival_time(timestamp: Any, expected: int) -> None:
     assert decode_event({"timestamp": timestamp}, NOW_US).ts_us == expected
 
@@ -401,3 +401,15 @@ def test_every_real_event_decodes_within_the_stores_limits(
         sdk_events: list[dict[str, Any]]) -> None:
     for event in sdk_events:
         assert_storable(decode_event(event, NOW_US))
+
+
+def test_a_blank_tag_key_and_a_pathless_frames_source_context_are_left_out() -> None:
+    """As the custom door would refuse them, so that a forwarded error never is."""
+    error = decode_event({"tags": {" ": "x", "k": " "}, "exception": {"values": [
+        {"type": "E", "stacktrace": {"frames": [
+            {"filename": "a.py", "lineno": 1, "context_line": "outer()", "in_app": True},
+            {"function": "inner", "context_line": "raise E", "in_app": True}]}}]}}, NOW_US)
+    assert error.tags == {"k": " "}
+    assert error.source_context is not None and error.source_context.file == "a.py"
+    assert error.exceptions is not None
+    assert error.exceptions[0]["frames"][1]["context_line"] == "raise E"
