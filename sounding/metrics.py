@@ -33,7 +33,8 @@ COMMIT_RECORDS = Histogram("sounding_commit_records", "Records written per group
 COMMIT_SECONDS = Histogram("sounding_commit_seconds", "Duration of one group commit",
                            buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
 OFFLOADED = Counter("sounding_decode_offloaded_requests",
-                    "Requests (OTLP, large Sentry envelopes) decoded and processed by a decode worker")
+                    "Requests (OTLP, large Sentry envelopes) decoded and processed by a "
+                    "decode worker")
 BODY_BYTES = Gauge("sounding_inflight_body_bytes",
                    "Bytes held by request bodies being read or inflated", ["receiver"])
 OPEN_CONNECTIONS = Gauge("sounding_open_connections", "Open HTTP connections", ["receiver"])
