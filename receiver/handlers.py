@@ -42,6 +42,12 @@ class BaseHandler(RequestHandler):
         exc = kwargs["exc_info"][1] if "exc_info" in kwargs else HTTPError(status_code)
         status, body, headers = self.error_answer(exc)
         self.set_status(status)
+        if self.body_unread():
+            # Tornado closes the connection after an answer given before the whole body
+            # was read, without saying so: a keep-alive client (an SDK's connection
+            # pool) would send its next request down the closed connection and lose
+            # it. Said, the client opens a new connection instead.
+            self.set_header("Connection", "close")
         for name, value in headers.items():
             self.set_header(name, value)
         if status == 405:
@@ -59,6 +65,10 @@ class BaseHandler(RequestHandler):
         """(status, body, headers) for an error: receiver/status.py's mapping for the
         protocol this handler speaks."""
         return http_error(exc)
+
+    def body_unread(self) -> bool:
+        """Whether the request's body is still (partly) unread."""
+        return False
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         # Client mistakes and overload are answered and counted, not logged one by one.
@@ -90,10 +100,14 @@ class IngestHandler(BaseHandler):
     _body_error: SoundingError | None = None
     _refusal: SoundingError | None = None
     _started: float = 0.0
+    _body_read = False  # Tornado calls `post` once the whole body has arrived
 
     def initialize(self, ctx: ReceiverContext) -> None:
         super().initialize(ctx)
         self._cors_headers()
+
+    def body_unread(self) -> bool:
+        return self.request.method == "POST" and not self._body_read
 
     def set_default_headers(self) -> None:
         super().set_default_headers()
@@ -176,6 +190,7 @@ class IngestHandler(BaseHandler):
     # Tornado passes a route's groups (the Sentry door's project id) as arguments;
     # handlers read them from self.path_args.
     async def post(self, *_path_args: str) -> None:
+        self._body_read = True
         if self._body_error is not None or self._finished:
             return
         if self._refusal is not None:

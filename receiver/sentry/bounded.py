@@ -81,7 +81,7 @@ def json_size(value: Any) -> int:
 def kept_as_sent(value: Any) -> bool:
     """Whether an object or array can be kept as it came, without a copy: at most
     MAX_STRING bytes of JSON (so no string or array in it can be past its bound),
-    nesting at most MAX_DEPTH levels, only finite numbers, and holding nothing that
+    nesting at most MAX_DEPTH levels, holding only finite numbers and nothing that
     may be a secret. Most contexts, requests and breadcrumbs are; checked in C but
     for the depth of the few with many brackets."""
     try:

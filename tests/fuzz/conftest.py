@@ -11,6 +11,8 @@ import requests
 
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.fuzz.doors import LOG
+from tests.receiver.sentry.helpers import KEYS
+from tests.support.postgres import fresh_database
 from tests.support.server import Server, start_server
 
 # Trace bodies from this size go to a decode worker, smaller ones are decoded on the
@@ -23,12 +25,33 @@ RESTARTS = re.compile(r"^sounding_decode_worker_restarts_total(?:\{[^}]*\})? (\S
 def fuzz_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                 ) -> Iterator[Server]:
     path = tmp_path_factory.mktemp("fuzz") / "sounding.db"
-    server = start_server(f"sqlite:///{path}", wait_for=2, env={
-        "SOUNDING_DECODE_WORKERS": "1",
-        "SOUNDING__SERVICE__DECODE_MIN_BYTES": str(DECODE_MIN_BYTES),
+    yield from collector(request, f"sqlite:///{path}", wait_for=2, env={
         # The standard OTLP/HTTP port too (its /v1/traces is a door of its own).
         "SOUNDING__RECEIVERS__OTLP_HTTP__ENABLED": "true",
+    })
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres",
+                                                                    marks=pytest.mark.postgres)])
+def sentry_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[Server]:
+    """A collector whose projects have Sentry-style (DSN-safe) keys."""
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("fuzz") / "sounding.db"
+        yield from collector(request, f"sqlite:///{path}", keys=KEYS)
+    else:
+        with fresh_database() as url:
+            yield from collector(request, url, keys=KEYS)
+
+
+def collector(request: pytest.FixtureRequest, db_url: str, keys: dict[str, str] | None = None,
+              env: dict[str, str] | None = None, wait_for: int = 1) -> Iterator[Server]:
+    """A fuzz module's collector on `db_url`: yielded, then held to the invariants."""
+    server = start_server(db_url, keys=keys, wait_for=wait_for, env={
+        "SOUNDING_DECODE_WORKERS": "1",
+        "SOUNDING__SERVICE__DECODE_MIN_BYTES": str(DECODE_MIN_BYTES),
         "SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN,
+        **(env or {}),
     })
     try:
         yield server

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 import grpc
@@ -21,6 +22,7 @@ import requests
 from google.rpc import error_details_pb2, status_pb2
 from hypothesis import HealthCheck, Phase, settings
 
+from tests.dashboard.data import ADMIN_TOKEN
 from tests.support.server import Server
 
 EXAMPLES = int(os.environ.get("SOUNDING_FUZZ_EXAMPLES", "0"))
@@ -163,3 +165,17 @@ def trace_stored(server: Server, trace_id: str) -> bool:
 def log_stored(server: Server, trace_id: str) -> bool:
     return bool(server.query("SELECT 1 FROM logs WHERE trace_id = :t",
                              t=bytes.fromhex(trace_id)))
+
+
+# --- reading back --------------------------------------------------------------------
+
+def logged_in(server: Server) -> requests.Session:
+    """A browser's view: logged in with the admin token, holding the session cookie."""
+    session = requests.Session()
+    form = session.get(server.base + "/login", timeout=10).text
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form)
+    assert xsrf is not None, form
+    login = session.post(server.base + "/login", timeout=10, allow_redirects=False,
+                         data={"_xsrf": xsrf.group(1), "token": ADMIN_TOKEN, "next": "/"})
+    assert login.status_code in (302, 303), login.text
+    return session

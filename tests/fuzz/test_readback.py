@@ -24,7 +24,7 @@ from proto.sounding.v1 import ingest_pb2
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.fuzz import proto_strategies as ps
 from tests.fuzz import strategies as s
-from tests.fuzz.doors import call_raw, fuzz, strict_json, violation
+from tests.fuzz.doors import call_raw, fuzz, logged_in, strict_json, violation
 from tests.fuzz.strategies import uniform
 from tests.support.server import Server
 
@@ -36,14 +36,7 @@ RANGES = ["", "range=30d"]
 
 @pytest.fixture(scope="module")
 def reader(fuzz_server: Server) -> Iterator[requests.Session]:
-    """A browser's view: logged in with the admin token, holding the session cookie."""
-    with requests.Session() as session:
-        form = session.get(fuzz_server.base + "/login", timeout=10).text
-        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form)
-        assert xsrf is not None, form
-        login = session.post(fuzz_server.base + "/login", timeout=10, allow_redirects=False,
-                             data={"_xsrf": xsrf.group(1), "token": ADMIN_TOKEN, "next": "/"})
-        assert login.status_code in (302, 303), login.text
+    with logged_in(fuzz_server) as session:
         yield session
 
 

@@ -151,3 +151,29 @@ def test_unknown_content_encoding_is_a_415(shared_server: Server) -> None:
                              headers=shared_server.headers(**{"Content-Encoding": "compress"}),
                              timeout=10)
     assert response.status_code == 415
+
+
+@pytest.mark.parametrize(("headers", "status"), [
+    ({"Authorization": "Bearer wrong-key"}, 401),
+    ({"Content-Encoding": "compress"}, 415),
+    ({"Content-Encoding": "gzip"}, 400),  # not gzip: refused while the body streams in
+])
+def test_a_refusal_before_the_whole_body_is_read_says_the_connection_closes(
+        shared_server: Server, headers: dict[str, str], status: int) -> None:
+    """Tornado closes the connection after such an answer: saying so makes a keep-alive
+    client (an SDK's connection pool) send its next request on a new connection,
+    instead of down the closed one, where it was lost (found by
+    tests/fuzz/test_fuzz_sentry.py). An answer given after the body keeps it open."""
+    with requests.Session() as session:
+        refused = session.post(shared_server.base + "/ingest/deploys", data=b"x" * 2000,
+                               headers=shared_server.headers(**headers), timeout=10)
+        assert refused.status_code == status, refused.text
+        assert refused.headers["Connection"] == "close"
+        invalid = session.post(shared_server.base + "/ingest/deploys", data=b"{",
+                               headers=shared_server.headers(), timeout=10)
+        assert invalid.status_code == 400
+        assert "Connection" not in invalid.headers
+        accepted = session.post(shared_server.base + "/ingest/deploys",
+                                json={"git_sha": "abc"}, headers=shared_server.headers(),
+                                timeout=10)
+        assert accepted.status_code == 202

@@ -380,6 +380,20 @@ def assert_storable(error: ErrorEvent) -> None:
     assert dropped == {} and len(wire.errors) == 1
 
 
+def test_numbers_json_cannot_carry_in_the_context_become_none() -> None:
+    """1e400 is JSON the body's parser reads as infinity; kept, it made the store
+    refuse the whole error after the door had answered 200 (found by
+    tests/fuzz/test_fuzz_sentry.py)."""
+    event = parse_json(b'{"message": "m", "sdk": {"name": "x", "v": 1e400}, '
+                       b'"user": {"id": "u", "n": -1e400}, "contexts": {"os": {"v": 1e400}}}')
+    error = decode_event(event, NOW_US)
+    assert error.context is not None
+    assert error.context["sdk"] == {"name": "x", "v": None}
+    assert error.context["user"] == {"id": "u", "n": None}
+    assert error.context["contexts"] == {"os": {"v": None}}
+    assert_storable(error)
+
+
 @pytest.fixture(scope="module")
 def sdk_events(sdk: dict[str, Any]) -> list[dict[str, Any]]:
     return [*sdk["events"], node_event()]
