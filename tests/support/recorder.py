@@ -50,7 +50,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "chunked" not in (self.headers.get("Transfer-Encoding") or "").lower():
             return self.rfile.read(int(self.headers.get("Content-Length") or 0))
         # Chunked (Node's http client sends a stream so): size line, data, CRLF...
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
             if size == 0:
