@@ -1,0 +1,41 @@
+"""What routing and rendering alerts read besides the facts: project names and the
+status of the groups facts are about. Reads only, on the reader engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import and_, or_, select
+
+from storage import schema
+from storage.store import Store
+
+CHUNK = 200  # (project, fingerprint) pairs per query: bounded statement size
+
+
+def project_names(store: Store, ids: Iterable[int]) -> dict[int, str]:
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    p = schema.projects
+    with store.reader.connect() as conn:
+        rows = conn.execute(select(p.c.id, p.c.name).where(p.c.id.in_(wanted))).all()
+    return {int(row.id): str(row.name) for row in rows}
+
+
+def group_statuses(store: Store, groups: Iterable[tuple[int, str]]
+                   ) -> dict[tuple[int, str], str]:
+    """{(project id, fingerprint): status} of the groups that exist."""
+    wanted = sorted(set(groups))
+    g = schema.error_groups
+    found: dict[tuple[int, str], str] = {}
+    with store.reader.connect() as conn:
+        for start in range(0, len(wanted), CHUNK):
+            chunk = wanted[start:start + CHUNK]
+            rows = conn.execute(
+                select(g.c.project_id, g.c.fingerprint, g.c.status).where(or_(*(
+                    and_(g.c.project_id == project_id, g.c.fingerprint == fingerprint)
+                    for project_id, fingerprint in chunk)))).all()
+            found.update({(int(row.project_id), str(row.fingerprint)): str(row.status)
+                          for row in rows})
+    return found
