@@ -26,16 +26,26 @@ def project_names(store: Store, ids: Iterable[int]) -> dict[int, str]:
 def group_statuses(store: Store, groups: Iterable[tuple[int, str]]
                    ) -> dict[tuple[int, str], str]:
     """{(project id, fingerprint): status} of the groups that exist."""
+    return {key: status for key, (_, status) in _groups(store, groups).items()}
+
+
+def group_ids(store: Store, groups: Iterable[tuple[int, str]]) -> dict[tuple[int, str], int]:
+    """{(project id, fingerprint): group id}: the dashboard's group page is by id."""
+    return {key: group_id for key, (group_id, _) in _groups(store, groups).items()}
+
+
+def _groups(store: Store, groups: Iterable[tuple[int, str]]
+            ) -> dict[tuple[int, str], tuple[int, str]]:
     wanted = sorted(set(groups))
     g = schema.error_groups
-    found: dict[tuple[int, str], str] = {}
+    found: dict[tuple[int, str], tuple[int, str]] = {}
     with store.reader.connect() as conn:
         for start in range(0, len(wanted), CHUNK):
             chunk = wanted[start:start + CHUNK]
             rows = conn.execute(
-                select(g.c.project_id, g.c.fingerprint, g.c.status).where(or_(*(
+                select(g.c.id, g.c.project_id, g.c.fingerprint, g.c.status).where(or_(*(
                     and_(g.c.project_id == project_id, g.c.fingerprint == fingerprint)
                     for project_id, fingerprint in chunk)))).all()
-            found.update({(int(row.project_id), str(row.fingerprint)): str(row.status)
-                          for row in rows})
+            found.update({(int(row.project_id), str(row.fingerprint)):
+                          (int(row.id), str(row.status)) for row in rows})
     return found

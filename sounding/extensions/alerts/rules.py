@@ -59,8 +59,18 @@ class Rule:
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+def _yaml_on(rule: dict[Any, Any]) -> dict[Any, Any]:
+    """YAML 1.1 (PyYAML) reads a bare `on` key as the boolean true: `{on: new_group}`
+    arrives as {True: "new_group"}. Put it back under "on", in place, so the rule
+    reads as written."""
+    if True in rule and "on" not in rule:
+        rule["on"] = rule.pop(True)
+    return rule
+
+
 def parse(config: dict[str, Any]) -> Rule:
     """A rule from its checked configuration mapping."""
+    config = _yaml_on(config)
     numbers = {key: config.get(key) for key in ("count", "minutes", "threshold", "p95_ms")}
     return Rule(
         on=str(config["on"]), destinations=tuple(config["destinations"]),
@@ -83,7 +93,7 @@ def check_rules(path: str, rules: Any, destinations: set[str]) -> None:
 def _check_rule(path: str, rule: Any, destinations: set[str]) -> None:
     if not isinstance(rule, dict):
         raise ConfigError(f"{path} must be a mapping with on and destinations")
-    on = rule.get("on")
+    on = _yaml_on(rule).get("on")
     if on not in KINDS:
         raise ConfigError(f"{path}.on must be one of {', '.join(KINDS)}, got {on!r}"
                           f"{nearest(str(on), KINDS)}")

@@ -59,3 +59,11 @@ def test_the_rule_key_is_its_condition_not_its_destinations() -> None:
     assert len(one.rule_key) == 16 and int(one.rule_key, 16) >= 0
     assert parse({**base, "destinations": ["a"], "minutes": 6}).rule_key != one.rule_key
     assert parse({**base, "destinations": ["a"], "service": "web"}).rule_key != one.rule_key
+
+
+def test_a_bare_yaml_on_key_reads_as_on() -> None:
+    import yaml
+
+    (config,) = yaml.safe_load("[{on: new_group, destinations: [hook]}]")
+    assert True in config  # YAML 1.1: `on` is a boolean
+    assert parse(config).on == "new_group"
