@@ -49,3 +49,19 @@ def _groups(store: Store, groups: Iterable[tuple[int, str]]
             found.update({(int(row.project_id), str(row.fingerprint)):
                           (int(row.id), str(row.status)) for row in rows})
     return found
+
+
+def work_waiting(store: Store, now_us: int) -> tuple[bool, bool]:
+    """(a fact is not routed yet, a delivery is due and not leased), read on the
+    reader: on SQLite, routing and claiming take the write lock the ingest writer
+    needs, so a collector with nothing to do looks before it takes it. Both use
+    an index (the partial one on unrouted facts; status and next attempt)."""
+    f, d = schema.alert_facts, schema.alert_deliveries
+    with store.reader.connect() as conn:
+        unrouted = conn.execute(select(f.c.id).where(f.c.routed_us.is_(None)).limit(1)
+                                ).first() is not None
+        due = conn.execute(select(d.c.id).where(
+            d.c.status == "pending", d.c.next_attempt_us <= now_us,
+            or_(d.c.claimed_until_us.is_(None), d.c.claimed_until_us < now_us)).limit(1)
+        ).first() is not None
+    return unrouted, due

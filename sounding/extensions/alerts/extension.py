@@ -149,10 +149,15 @@ class AlertsExtension(Extension):
         # Routed even without rules (to no one): facts left unrouted would pile up
         # and, once rules are configured, go out months late. So every collector on
         # one database must have the same alerts: section (README.md, "Alerts").
-        while await asyncio.to_thread(alerts.route_pending, self.store, self.router.decide,
-                                      ROUTE_BATCH) >= ROUTE_BATCH:
-            pass
-        if self.destinations:
+        unrouted, due = await asyncio.to_thread(alert_lookup.work_waiting, self.store,
+                                                now_us())
+        routed = 0
+        while unrouted:
+            batch = await asyncio.to_thread(alerts.route_pending, self.store,
+                                            self.router.decide, ROUTE_BATCH)
+            routed += batch
+            unrouted = batch >= ROUTE_BATCH
+        if self.destinations and (due or routed):
             await self.sender.run_once()
 
     async def _evaluate(self) -> None:
