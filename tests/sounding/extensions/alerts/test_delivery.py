@@ -16,6 +16,7 @@ import requests
 from sounding.extensions.alerts import rules, signature
 from storage import alerts, groups
 from storage.store import Store
+from tests.support import smtp
 from tests.support.alert_receiver import AlertReceiver, free_port, receiving
 from tests.support.server import Server, start_server
 
@@ -310,3 +311,25 @@ def test_an_evaluated_fact_skips_an_ignored_group(sqlite_url: str,
         wait_until(receiver.accepted, "the open group's alert", collector)
         wait_until(lambda: settled(collector), "routing", collector)
         assert [a["group"]["fingerprint"] for a in alerts_of(receiver)] == ["fp-open"]
+
+
+def test_an_email_destination_gets_text_and_html(sqlite_url: str,
+                                                 start: Callable[..., Server]) -> None:
+    with smtp.receiving() as mailbox:
+        env = alerts_env("http://unused.invalid/", "[{on: new_group, destinations: [mail]}]")
+        env["SOUNDING__ALERTS__DESTINATIONS"] = (
+            f"[{{name: mail, type: email, host: 127.0.0.1, port: {mailbox.port}, "
+            "security: none, from: sounding@example.com, to: [oncall@example.com]}]")
+        collector = start(sqlite_url, env=env)
+        assert collector.post("/ingest/errors", error("fp-mail", message="<script>")
+                              ).status_code == 202
+        (received,) = wait_until(lambda: mailbox.messages, "the email", collector)
+        wait_until(lambda: settled(collector), "delivery", collector)
+        assert received.rcpt_tos == ["oncall@example.com"]
+        message = received.message
+        assert "New error" in str(message["Subject"])
+        plain = message.get_body(("plain",))
+        html = message.get_body(("html",))
+        assert plain is not None and html is not None
+        assert "<script>" not in html.get_content()  # client text escaped in HTML
+        assert "&lt;script&gt;" in html.get_content()
