@@ -19,7 +19,8 @@ DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "logexceptions", 
                       "reopen"]
 # Built-in extensions, built in this order (each may ask those before it) and
 # configured by the top-level section of their name. `health` has no settings.
-BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "health")
+# `alerts` asks for storage and, like health, is asked by nothing built before it.
+BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "alerts", "health")
 COMPONENT_KINDS = ("receiver", "processor", "exporter")
 
 # The service-level sections. Each component's section (receivers.*, processors.*,

@@ -45,3 +45,8 @@ DECODE_WORKER_RESTARTS = Counter(
     "Decode workers that stopped (killed, crashed) and were started again")
 REQUEST_SECONDS = Histogram("sounding_request_seconds", "Ingest request latency", ["endpoint"],
                             buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
+ALERTS = Counter(
+    "sounding_alerts",
+    "Alert deliveries by outcome, per destination: sent, retried (an attempt that will "
+    "be tried again), failed (refused for good or given up) and folded (into a digest)",
+    ["destination", "status"])

@@ -18,7 +18,7 @@ BUILT_IN = {
     "processor": {"classify", "spanmetrics", "exceptions", "logexceptions", "grouping",
                   "reopen"},
     "exporter": {"sql"},
-    "extension": {"storage", "auth", "health", "dashboard"},
+    "extension": {"storage", "auth", "health", "dashboard", "alerts"},
 }
 
 

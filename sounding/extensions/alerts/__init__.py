@@ -1,1 +1,4 @@
-"""Alerts: facts about what broke, routed by rules to webhooks, Slack and email."""
+"""Alerts: facts the store records (a new group, a regression, a deploy made worse,
+a spike) routed by rules to destinations (webhook, Slack, email) through a durable
+outbox. README.md, "Alerts", says what a user sees; docs/architecture.md where
+each part lives."""

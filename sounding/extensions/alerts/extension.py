@@ -1,0 +1,197 @@
+"""The alerts extension: configured by the top-level `alerts:` section, it routes
+the facts the store records (router.py), sends the deliveries (sender.py), runs
+the evaluators that record facts from rollups and deploys (evaluate.py) and
+deletes what is past `keep_days`.
+
+Routing and sending never hold the event loop or the ingest path: every store call
+runs in a thread, and the writer only inserts a fact row in the commit it makes
+anyway. Every loop survives the store being away (it logs, waits and tries
+again); start and shutdown are safe in any order, shutdown without start too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from sounding.component import Extension, Host
+from sounding.errors import ConfigError
+from sounding.extensions.alerts import config as alerts_config
+from sounding.extensions.alerts import destinations as destinations_mod
+from sounding.extensions.alerts import rules as rules_mod
+from sounding.extensions.alerts.router import TEST, Router
+from sounding.extensions.alerts.sender import Sender, Settings
+from sounding.extensions.storage import StorageExtension
+from sounding.factory import Factory
+from sounding.supervisor import Backoff
+from sounding.timeutil import now_us
+from storage import alert_lookup, alerts, keys
+from storage.store import Store
+
+log = logging.getLogger(__name__)
+
+ROUTE_BATCH = 100  # facts per routing transaction: short transactions, looped
+PURGE_EVERY_S = 3600.0
+HEALTH_EVERY_S = 30.0  # how stale the failed count that health reports may be
+
+
+class Evaluator(Protocol):
+    async def run_once(self, now_us: int) -> int: ...
+
+
+class StoreLookup:
+    """router.Lookup over the store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def project_names(self, ids: set[int]) -> dict[int, str]:
+        return alert_lookup.project_names(self.store, ids)
+
+    def group_statuses(self, groups: set[tuple[int, str]]) -> dict[tuple[int, str], str]:
+        return alert_lookup.group_statuses(self.store, groups)
+
+
+class AlertsExtension(Extension):
+    def __init__(self, name: str, config: dict[str, Any], *, store: Store) -> None:
+        super().__init__(name, config)
+        self.store = store
+        self.rules = [rules_mod.parse(rule) for rule in self.config.get("rules") or []]
+        self.destinations = {
+            item["name"]: destinations_mod.build(item)
+            for item in self.config.get("destinations") or []}
+        self.router = Router(self.rules, self.destinations, StoreLookup(store))
+        self.sender = Sender(store, self.destinations, Settings.of(self.config))
+        self.evaluators: list[Evaluator] = _evaluators(store, self.config, self.rules)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._wake: asyncio.Event | None = None
+        self._failed = 0  # failed deliveries in the store, as last counted
+
+    async def start(self) -> None:
+        if self._tasks:
+            return
+        self._wake = asyncio.Event()
+        poll = float(self.config["poll_s"])
+        loops: list[tuple[str, float, Callable[[], Awaitable[Any]], asyncio.Event | None]] = [
+            # Woken early by send_test: the dashboard's button answers at once.
+            ("route and send", poll, self._route_and_send, self._wake),
+            ("purge", PURGE_EVERY_S, self._purge, None),
+            ("count failures", HEALTH_EVERY_S, self._count_failed, None),
+        ]
+        if self.evaluators:
+            loops.append(("evaluate", float(self.config["evaluate_s"]), self._evaluate, None))
+        loop = asyncio.get_running_loop()
+        for label, every, turn, wake in loops:
+            self._tasks.append(loop.create_task(self._forever(label, every, turn, wake),
+                                                name=f"alerts: {label}"))
+
+    async def shutdown(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for destination in self.destinations.values():
+            close = getattr(destination, "close", None)
+            if close is not None:
+                close()
+
+    async def health(self) -> tuple[bool, str]:
+        """Healthy even with failed deliveries: a receiver that refuses alerts is not
+        a reason to take the collector out of its load balancer. The count is said
+        (the dashboard and /metrics show which)."""
+        return True, f"{self._failed} alert deliveries failed" if self._failed else ""
+
+    async def send_test(self, project: str, destination: str) -> str:
+        """Record a `test` fact for `project` routed to `destination` only; returns
+        the alert's dedupe key. The next turn routes and sends it."""
+        if destination not in self.destinations:
+            raise ConfigError(f"no alert destination is named {destination!r}")
+        project_id = await asyncio.to_thread(keys.project_id_of, self.store, project)
+        if project_id is None:
+            raise ConfigError(f"no project is named {project!r}")
+        key = f"{TEST}:{uuid.uuid4().hex}"
+        await asyncio.to_thread(alerts.record_fact, self.store, project_id, TEST,
+                                destination, key, now_us(), {"destination": destination})
+        if self._wake is not None:
+            self._wake.set()
+        return key
+
+    # The loops.
+
+    async def _forever(self, label: str, every: float, turn: Callable[[], Awaitable[Any]],
+                       wake: asyncio.Event | None) -> None:
+        backoff = Backoff(min(every, 1.0), max(every, 60.0))
+        while True:
+            try:
+                await turn()
+            except Exception as exc:  # noqa: BLE001 - the store is away: wait, try again
+                log.error("alerts: %s failed: %s", label, type(exc).__name__)
+                await asyncio.sleep(backoff.next())
+                continue
+            backoff.reset()
+            if wake is None:
+                await asyncio.sleep(every)
+                continue
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can lose the
+            # cancellation that stops this loop.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(every):
+                    await wake.wait()
+            wake.clear()
+
+    async def _route_and_send(self) -> None:
+        # Routed even without rules (to no one): facts left unrouted would pile up
+        # and, once rules are configured, go out months late. So every collector on
+        # one database must have the same alerts: section (README.md, "Alerts").
+        unrouted, due = await asyncio.to_thread(alert_lookup.work_waiting, self.store,
+                                                now_us())
+        routed = 0
+        while unrouted:
+            batch = await asyncio.to_thread(alerts.route_pending, self.store,
+                                            self.router.decide, ROUTE_BATCH)
+            routed += batch
+            unrouted = batch >= ROUTE_BATCH
+        if self.destinations and (due or routed):
+            await self.sender.run_once()
+
+    async def _evaluate(self) -> None:
+        for evaluator in self.evaluators:
+            await evaluator.run_once(now_us())
+
+    async def _purge(self) -> None:
+        keep_us = int(float(self.config["keep_days"]) * 86400 * 1_000_000)
+        await asyncio.to_thread(alerts.purge, self.store, now_us() - keep_us)
+
+    async def _count_failed(self) -> None:
+        counts = await asyncio.to_thread(alerts.counts, self.store)
+        self._failed = sum(n for (_, status), n in counts.items() if status == "failed")
+
+
+def _evaluators(store: Store, config: dict[str, Any], rules: list[rules_mod.Rule]
+                ) -> list[Evaluator]:
+    """The evaluators that record facts from rollups and deploys (evaluate.py).
+
+    Integration point: evaluate.py is built on its own branch (i13-eval); once it is
+    merged this returns `[Evaluator(store, rules, int(config["deploy_window_s"]))]`
+    when a rule is on deploy_worse, frequency, error_rate or latency. Until then no
+    evaluator runs and only the writer's facts (new_group, regression) alert."""
+    del store, config, rules
+    return []
+
+
+def _check(path: str, config: dict[str, Any]) -> None:
+    alerts_config.check(path, config, destinations_mod.check)
+
+
+def _create(name: str, config: dict[str, Any], host: Host) -> AlertsExtension:
+    return AlertsExtension(name, config,
+                           store=host.extension("storage", StorageExtension).store)
+
+
+factory = Factory("alerts", "extension", _create, alerts_config.DEFAULTS, _check)
