@@ -10,10 +10,12 @@ reading the store every evaluate_s (the extension calls `Evaluator.run_once`).
   * earlier, when the evidence is decisive: at least DECISIVE_S of whole minutes on
     each side, each with at least 2 x MIN_REQUESTS requests, and flagged worse.
   A deploy not worse yet is looked at again on the next evaluation until its window
-  is final. The verdict is an alert_state row (rule key "deploy_worse", subject the
-  deploy id), written with the fact in one transaction, so a judged deploy costs one
-  indexed read afterwards and is never judged twice; the fact's key "deploy_worse:<id>"
-  makes it one fact even when two collectors judge it at once.
+  is final, for up to JUDGE_GRACE_S after that (collectors all down for longer miss
+  the verdict rather than send a stale one). The verdict is an alert_state row (rule
+  key "deploy_worse", subject the deploy id; storage/alert_verdicts.py), written with
+  the fact in one transaction, so a judged deploy costs one indexed read afterwards
+  and is never judged twice; the fact's key "deploy_worse:<id>" makes it one fact
+  even when two collectors judge it at once.
 - frequency: a group with more than `count` events in the last `minutes` (a sliding
   window ending now), at most one fact per rule, group and period of `minutes`
   (aligned to the epoch: the period's start is in the key, so collectors agree). The
