@@ -201,7 +201,8 @@ def fold(store: Store, destination: str, ids: Sequence[int], now_us: int,
         digest_id = conn.execute(insert(_D).values(
             fact_id=None, project_id=rows[0].project_id, destination=destination,
             status=PENDING, attempts=0, next_attempt_us=now_us, claimed_until_us=until,
-            created_us=now_us, details={"facts": facts}).returning(_D.c.id)).scalar_one()
+            created_us=now_us, details={"facts": sorted(set(facts))}).returning(_D.c.id)
+        ).scalar_one()
         conn.execute(update(_D).where(_D.c.id.in_([row.id for row in rows])).values(
             status=FOLDED, digest_id=digest_id, claimed_until_us=None))
         return _delivery(conn.execute(select(_D).where(_D.c.id == digest_id)).one())

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from processors.grouping import GroupingProcessor
 from processors.reopen import ReopenProcessor
 from sounding.records import Batch, ErrorEvent
-from storage import groups, keys
+from storage import alerts, groups, keys
 from storage.store import Store
 from storage.wire import write_batches
 from storage.writer_alerts import dedupe_key
@@ -63,6 +63,11 @@ class Db:
         groups.set_status(self.store, self.project, fingerprint, "resolved", at_us=at_us)
 
 
+def alerts_ids(db: Db) -> list[int]:
+    with db.store.reader.connect() as conn:
+        return list(conn.execute(sa.text("SELECT id FROM alert_facts")).scalars())
+
+
 def details(fact: Any) -> dict[str, Any]:
     return fact.details if isinstance(fact.details, dict) else json.loads(fact.details)
 
@@ -92,6 +97,8 @@ def test_a_new_fingerprint_makes_exactly_one_new_group_fact(db: Db) -> None:
         "exception_class": "Declined", "message": "second", "environment": "prod",
         "service": "shop", "release": "1.2", "count": 2, "first_seen_us": T0 + SECOND,
         "last_seen_us": T0 + 2 * SECOND}
+    (read,) = alerts.facts(db.store, alerts_ids(db))  # as the router reads it
+    assert (read.kind, read.details) == ("new_group", details(fact))
 
 
 def test_more_events_of_the_group_make_no_fact(db: Db) -> None:
