@@ -192,7 +192,11 @@ def window(store: Store, project_id: int, start_s: int, end_s: int,
             select(_L.c.bucket, func.sum(_L.c.count))
             .where(_where(_L, project_id, start_s, end_s, service, env))
             .group_by(_L.c.bucket))}
-    count, errors = int(row[0] or 0), int(row[1] or 0)
+    return _stats(start_s, end_s, int(row[0] or 0), int(row[1] or 0), hist)
+
+
+def _stats(start_s: int, end_s: int, count: int, errors: int, hist: dict[int, int]
+           ) -> WindowStats:
     minutes = (end_s - start_s) / 60
     return WindowStats(
         start_s, end_s, count, errors,
@@ -200,6 +204,26 @@ def window(store: Store, project_id: int, start_s: int, end_s: int,
         error_rate=errors / count if count else None,
         p50_ms=histogram.quantile(hist, 0.50), p95_ms=histogram.quantile(hist, 0.95),
         p99_ms=histogram.quantile(hist, 0.99))
+
+
+def window_by_service(store: Store, project_id: int, start_s: int, end_s: int,
+                      env: str | None = None) -> dict[str, WindowStats]:
+    """`window` for every service with requests in [start_s, end_s), in two queries
+    (the alert evaluators ask for all of them every half minute)."""
+    _R, _L = _tables(project_id, start_s, end_s)
+    where_r = _where(_R, project_id, start_s, end_s, None, env)
+    where_l = _where(_L, project_id, start_s, end_s, None, env)
+    with store.reader.connect() as conn:
+        totals = conn.execute(
+            select(_R.c.service, func.sum(_R.c.count), func.sum(_R.c.error_count))
+            .where(where_r).group_by(_R.c.service)).all()
+        hists: dict[str, dict[int, int]] = {}
+        for service, bucket, c in conn.execute(
+                select(_L.c.service, _L.c.bucket, func.sum(_L.c.count))
+                .where(where_l).group_by(_L.c.service, _L.c.bucket)):
+            hists.setdefault(service, {})[int(bucket)] = int(c)
+    return {service: _stats(start_s, end_s, int(c or 0), int(e or 0), hists.get(service, {}))
+            for service, c, e in totals}
 
 
 def has_env(store: Store, project_id: int, env: str) -> bool:

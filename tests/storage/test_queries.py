@@ -277,6 +277,17 @@ def test_routes_services_and_one_window(measured: Db) -> None:
     assert not pq.has_env(measured.store, measured.project, "staging")
 
 
+
+def test_window_by_service_is_one_window_per_service(measured: Db) -> None:
+    start, end = NOW - 2 * HOUR, NOW
+    every = pq.window_by_service(measured.store, measured.project, start, end)
+    assert every == {service: pq.window(measured.store, measured.project, start, end, service)
+                     for service in ("web", "other")}
+    assert every["web"].error_count == 5 and every["other"].count == 3
+    prod = pq.window_by_service(measured.store, measured.project, start, end, env="prod")
+    assert list(prod) == ["web"]
+    assert pq.window_by_service(measured.store, measured.project, NOW, NOW + HOUR) == {}
+
 # Deploys.
 
 @pytest.fixture

@@ -1,0 +1,100 @@
+"""What the alert evaluators read besides deploys and performance (those have their
+own queries): groups busy enough for a frequency rule, their events in a window,
+and facts already recorded. Every collector runs these every evaluate_s, so each
+is bounded by an index: groups by (project_id, last_seen_us), hourly counts by
+their key, events by (project_id, fingerprint, ts_us), facts by their unique
+(project_id, dedupe_key)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import and_, func, literal, select
+
+from storage import schema
+from storage.store import Store
+from storage.writer_alerts import dedupe_key as stored_key
+
+HOUR = 3600
+US = 1_000_000
+IN_CHUNK = 500
+# Busy groups examined per project and evaluation, the busiest first: enough for
+# any real project, and a bound on the work a storm of new groups can cause.
+MAX_CANDIDATES = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class BusyGroup:
+    id: int
+    fingerprint: str
+    exception_class: str
+    message: str
+    status: str
+    first_seen_us: int
+    last_seen_us: int
+    recent: int  # events in the hours touching the window: at least those in it
+
+
+def busy_groups(store: Store, project_id: int, since_us: int, more_than: int
+                ) -> list[BusyGroup]:
+    """Groups not ignored, seen since `since_us`, with more than `more_than` events
+    counted in the hours from the one holding `since_us` on: the only groups that can
+    have more than `more_than` events since then. The busiest first."""
+    g, h = schema.error_groups, schema.error_group_hourly
+    first_hour = since_us // US // HOUR * HOUR
+    recent = func.sum(h.c.count).label("recent")
+    query = (
+        select(g.c.id, g.c.fingerprint, g.c.exception_class, g.c.message, g.c.status,
+               g.c.first_seen_us, g.c.last_seen_us, recent)
+        .select_from(g.join(h, and_(h.c.project_id == g.c.project_id,
+                                    h.c.fingerprint == g.c.fingerprint,
+                                    h.c.hour >= first_hour)))
+        .where(and_(g.c.project_id == project_id, g.c.last_seen_us >= since_us,
+                    g.c.status != "ignored", g.c.count > more_than))
+        .group_by(g.c.id, g.c.fingerprint, g.c.exception_class, g.c.message, g.c.status,
+                  g.c.first_seen_us, g.c.last_seen_us)
+        .having(func.sum(h.c.count) > more_than)
+        .order_by(recent.desc(), g.c.id).limit(MAX_CANDIDATES))
+    with store.reader.connect() as conn:
+        rows = conn.execute(query).all()
+    return [BusyGroup(int(r.id), r.fingerprint, r.exception_class, r.message, r.status,
+                      int(r.first_seen_us), int(r.last_seen_us), int(r.recent))
+            for r in rows]
+
+
+def event_count(store: Store, project_id: int, fingerprint: str, start_us: int, end_us: int,
+                env: str | None = None, service: str | None = None,
+                at_most: int | None = None) -> int:
+    """A group's stored events with ts_us in [start_us, end_us), of `env` and
+    `service` when given; counting stops at `at_most` (enough to say "more than")."""
+    e = schema.error_events
+    clauses = [e.c.project_id == project_id, e.c.fingerprint == fingerprint,
+               e.c.ts_us >= start_us, e.c.ts_us < end_us]
+    if env is not None:
+        clauses.append(e.c.environment == env)
+    if service is not None:
+        clauses.append(e.c.service == service)
+    inner = select(literal(1).label("one")).where(and_(*clauses))
+    if at_most is not None:
+        inner = inner.limit(at_most)
+    with store.reader.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(inner.subquery())).scalar()
+                   or 0)
+
+
+def fact_times(store: Store, project_id: int, dedupe_keys: Iterable[str]) -> dict[str, int]:
+    """{dedupe key: at_us} of the facts recorded with these keys (as given: a long
+    key is looked up in the shortened form it is stored in)."""
+    f = schema.alert_facts
+    given = {stored_key(key): key for key in dedupe_keys}
+    wanted = sorted(given)
+    found: dict[str, int] = {}
+    with store.reader.connect() as conn:
+        for i in range(0, len(wanted), IN_CHUNK):
+            for key, at_us in conn.execute(
+                    select(f.c.dedupe_key, f.c.at_us).where(and_(
+                        f.c.project_id == project_id,
+                        f.c.dedupe_key.in_(wanted[i:i + IN_CHUNK])))):
+                found[given[str(key)]] = int(at_us)
+    return found
