@@ -23,6 +23,7 @@ from sounding.errors import ConfigError
 from sounding.extensions.alerts import config as alerts_config
 from sounding.extensions.alerts import destinations as destinations_mod
 from sounding.extensions.alerts import rules as rules_mod
+from sounding.extensions.alerts.evaluate import Evaluator as RuleEvaluator
 from sounding.extensions.alerts.router import TEST, Router
 from sounding.extensions.alerts.sender import Sender, Settings
 from sounding.extensions.storage import StorageExtension
@@ -37,6 +38,10 @@ log = logging.getLogger(__name__)
 ROUTE_BATCH = 100  # facts per routing transaction: short transactions, looped
 PURGE_EVERY_S = 3600.0
 HEALTH_EVERY_S = 30.0  # how stale the failed count that health reports may be
+
+
+# The kinds whose facts an evaluator records (the writer records the others).
+EVALUATED = frozenset({"deploy_worse", "frequency", "error_rate", "latency"})
 
 
 class Evaluator(Protocol):
@@ -175,14 +180,13 @@ class AlertsExtension(Extension):
 
 def _evaluators(store: Store, config: dict[str, Any], rules: list[rules_mod.Rule]
                 ) -> list[Evaluator]:
-    """The evaluators that record facts from rollups and deploys (evaluate.py).
-
-    Integration point: evaluate.py is built on its own branch (i13-eval); once it is
-    merged this returns `[Evaluator(store, rules, int(config["deploy_window_s"]))]`
-    when a rule is on deploy_worse, frequency, error_rate or latency. Until then no
-    evaluator runs and only the writer's facts (new_group, regression) alert."""
-    del store, config, rules
-    return []
+    """The evaluator that records facts from rollups and deploys (evaluate.py), when a
+    rule is on deploy_worse, frequency, error_rate or latency; none otherwise, so
+    that a collector without such rules reads nothing every evaluate_s."""
+    evaluated = [rule for rule in rules if rule.on in EVALUATED]
+    if not evaluated:
+        return []
+    return [RuleEvaluator(store, evaluated, int(config["deploy_window_s"]))]
 
 
 def _check(path: str, config: dict[str, Any]) -> None:
