@@ -1,13 +1,18 @@
 """A tiny HTTP listener on a real socket that records every request it gets (path,
 headers, body inflated if gzip or deflate) and answers 200 with an empty JSON object:
-for checking what a client sends before Sounding has the door for it."""
+for checking what a client sends before Sounding has the door for it.
+
+A test can script the answers instead: `recording(answers=[500, 500, (429, {"Retry-After":
+"7"}), 200])` answers the requests in that order, and 200 once the script has run out;
+`delay_s` holds every answer back (a receiver too slow for the client's timeout)."""
 
 from __future__ import annotations
 
 import gzip
 import threading
+import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,12 +24,23 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: bytes
+    answered: int = 200  # the status it was answered with
+
+
+Answer = int | tuple[int, dict[str, str]]
 
 
 @dataclass
 class Recorder:
     url: str  # http://127.0.0.1:<port>
     requests: list[Recorded] = field(default_factory=list)
+    answers: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    delay_s: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_answer(self) -> tuple[int, dict[str, str]]:
+        with self.lock:
+            return self.answers.pop(0) if self.answers else (200, {})
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -34,7 +50,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "chunked" not in (self.headers.get("Transfer-Encoding") or "").lower():
             return self.rfile.read(int(self.headers.get("Content-Length") or 0))
         # Chunked (Node's http client sends a stream so): size line, data, CRLF...
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
             if size == 0:
@@ -51,9 +67,23 @@ class _Handler(BaseHTTPRequestHandler):
             body = gzip.decompress(body)
         elif encoding == "deflate":
             body = zlib.decompress(body)
+        status, headers = self.recorder.next_answer()
         self.recorder.requests.append(Recorded(self.command, self.path,
-                                               dict(self.headers.items()), body))
-        self.send_response(200)
+                                               dict(self.headers.items()), body, status))
+        if self.recorder.delay_s:
+            time.sleep(self.recorder.delay_s)
+        try:
+            self._answer(status, headers)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # a client that gave up waiting (the delay_s case) is not an error
+
+    def _answer(self, status: int, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        if status in (204, 304):  # no body allowed
+            self.end_headers()
+            return
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", "2")
         self.end_headers()
@@ -66,9 +96,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def recording() -> Iterator[Recorder]:
+def recording(answers: Iterable[Answer] = (), delay_s: float = 0.0) -> Iterator[Recorder]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    recorder = Recorder(f"http://127.0.0.1:{server.server_address[1]}")
+    recorder = Recorder(f"http://127.0.0.1:{server.server_address[1]}",
+                        answers=[(a, {}) if isinstance(a, int) else a for a in answers],
+                        delay_s=delay_s)
     server.RequestHandlerClass = type("Handler", (_Handler,), {"recorder": recorder})
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

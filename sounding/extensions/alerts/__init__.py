@@ -1,0 +1,1 @@
+"""Alerts: facts about what broke, routed by rules to webhooks, Slack and email."""
