@@ -290,6 +290,12 @@ METRIC_REQUEST_ROLLUPS = "metric_request_rollups"
 METRIC_REQUEST_LATENCY = "metric_request_latency"
 # The last cumulative point of each series the writer turns into deltas.
 METRIC_CUMULATIVE = "metric_cumulative"
+# Alert facts (storage/alerts.py): the writer records new groups and regressions in
+# the commit that makes them (storage/writer_alerts.py). A fact's dedupe key is
+# unique per project and at most DEDUPE_KEY_LENGTH characters (longer keys are
+# shortened by storage/writer_alerts.dedupe_key).
+ALERT_FACTS = "alert_facts"
+DEDUPE_KEY_LENGTH = 200
 
 # The key of a request-metric rollup row: per minute and per (service, env, method,
 # route). Both rollup tables start with it.

@@ -90,7 +90,7 @@ class BatchWriter:
         # Without the copies of errors stored before (storage/writer_occurrences.py):
         # groups and facets count the errors stored, once.
         counted, stored = self._errors(cursor, named, received_us)
-        write_groups(cursor, self.dialect, counted)
+        write_groups(cursor, self.dialect, counted, stored, received_us)
         write_facets(cursor, self.dialect, stored)
         self._deploys(cursor, named, received_us)
         write_requests(cursor, self.dialect, named)

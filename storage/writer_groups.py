@@ -1,5 +1,6 @@
 """The aggregated part of a group commit: error groups with their hourly counts and
-reopening, and request-metric rollups with their latency histograms.
+reopening (and the alert facts of new and reopened groups: storage/writer_alerts.py),
+and request-metric rollups with their latency histograms.
 
 Each touched error group and each rollup row costs one upsert per commit, however
 many events or requests of the commit fall into it.
@@ -12,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sounding import histogram
-from storage import rows
-from storage.rows import WireBatch
+from storage import rows, writer_alerts
+from storage.rows import Row, WireBatch
+from storage.writer_alerts import NewGroup, Reopened
 
 SERVER_ERROR = 500
 # Names from storage/rows.py, as storage/schema.py uses them (storage/writer.py says
@@ -32,6 +34,9 @@ GroupKey = tuple[int, str]
 RollupKey = tuple[int, str, str, str, str, int]
 # SQLite has no parameter limit problem below this; PostgreSQL allows 65,535.
 IN_CHUNK = 500
+# Groups per upsert statement (7 values each): a statement of many rows, not one
+# `executemany`, so that its RETURNING says which groups it inserted.
+UPSERT_CHUNK = 500
 
 
 def _q(dialect: str) -> str:
@@ -82,15 +87,16 @@ def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, _GroupDelta]:
     return merged
 
 
-def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
-    """Resolved groups whose new occurrence is later than their resolution open again."""
+def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> list[Reopened]:
+    """Resolved groups whose new occurrence is later than their resolution open again;
+    returns those this commit reopened."""
     latest: dict[GroupKey, int] = {}
     for batch in batches:
         for fingerprint, ts_us in map(_REOPEN, batch.reopen):
             key = (batch.project_id, fingerprint)
             latest[key] = max(ts_us, latest.get(key, ts_us))
     if not latest:
-        return
+        return []
     q = _q(dialect)
     by_project: dict[int, list[str]] = {}
     for project_id, fingerprint in latest:
@@ -106,6 +112,7 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
                 f"AND status = 'resolved' AND fingerprint IN ({', '.join([q] * len(chunk))})",
                 (project_id, *chunk))
             candidates += [(project_id, row[0]) for row in cursor.fetchall()]
+    reopened: list[Reopened] = []
     for project_id, fingerprint in sorted(candidates):
         ts_us = latest[(project_id, fingerprint)]
         # The update decides atomically: of two collectors, only one reopens the group.
@@ -113,36 +120,72 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
             f'UPDATE "{GROUPS}" SET status = \'open\', '
             f"reopen_count = reopen_count + 1, last_reopened_us = {q} "
             f"WHERE project_id = {q} AND fingerprint = {q} AND status = 'resolved' "
-            f"AND resolved_us < {q} RETURNING id",
+            f"AND resolved_us < {q} RETURNING reopen_count, count, first_seen_us",
             (ts_us, project_id, fingerprint, ts_us))
-        if cursor.fetchone() is not None:
+        row = cursor.fetchone()
+        if row is not None:
+            reopened.append(Reopened(project_id, fingerprint, int(row[0]), int(row[1]),
+                                     int(row[2]), ts_us))
             cursor.execute(
                 f'INSERT INTO "{STATUS_CHANGES}" (project_id, fingerprint, '
                 f"from_status, to_status, reason, at_us) VALUES ({q}, {q}, 'resolved', 'open', "
                 f"'recurrence', {q})", (project_id, fingerprint, ts_us))
+    return reopened
 
 
-def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
-    _reopen(cursor, dialect, batches)
-    groups = _merge_groups(batches)
-    if not groups:
-        return
-    q = _q(dialect)
-    g = GROUPS
-    ordered = sorted(groups.items())
+def _upsert_sql(dialect: str, n: int) -> str:
+    q, g = _q(dialect), GROUPS
     latest = f'excluded.last_seen_us >= "{g}".last_seen_us'
-    cursor.executemany(
+    values = f"({q}, {q}, {q}, {q}, {q}, {q}, {q}, 'open', 0)"
+    return (
         f'INSERT INTO "{g}" (project_id, fingerprint, exception_class, message, first_seen_us, '
-        f"last_seen_us, count, status, reopen_count) VALUES ({q}, {q}, {q}, {q}, {q}, {q}, {q}, "
-        f"'open', 0) ON CONFLICT (project_id, fingerprint) DO UPDATE SET "
+        f"last_seen_us, count, status, reopen_count) VALUES {', '.join([values] * n)} "
+        f"ON CONFLICT (project_id, fingerprint) DO UPDATE SET "
         f'count = "{g}".count + excluded.count, '
         f'first_seen_us = {_least(dialect)}("{g}".first_seen_us, excluded.first_seen_us), '
         f'last_seen_us = {_greatest(dialect)}("{g}".last_seen_us, excluded.last_seen_us), '
         f'exception_class = CASE WHEN {latest} THEN excluded.exception_class '
         f'ELSE "{g}".exception_class END, '
-        f'message = CASE WHEN {latest} THEN excluded.message ELSE "{g}".message END',
-        [(project_id, fingerprint, d.exception_class, d.message, d.first_seen_us,
-          d.last_seen_us, d.count) for (project_id, fingerprint), d in ordered])
+        f'message = CASE WHEN {latest} THEN excluded.message ELSE "{g}".message END '
+        # A group that was there has counted errors before: its count after the update
+        # is more than the delta's. Only an inserted one returns the delta's count.
+        "RETURNING project_id, fingerprint, count")
+
+
+def _upsert(cursor: Any, dialect: str, ordered: list[tuple[GroupKey, _GroupDelta]]
+            ) -> list[NewGroup]:
+    """Add the deltas (in key order, so that PostgreSQL transactions lock groups in
+    one order); returns the groups inserted."""
+    new: list[NewGroup] = []
+    for start in range(0, len(ordered), UPSERT_CHUNK):
+        chunk = ordered[start:start + UPSERT_CHUNK]
+        cursor.execute(_upsert_sql(dialect, len(chunk)), [
+            value for (project_id, fingerprint), d in chunk
+            for value in (project_id, fingerprint, d.exception_class, d.message,
+                          d.first_seen_us, d.last_seen_us, d.count)])
+        deltas = dict(chunk)
+        for project_id, fingerprint, count in cursor.fetchall():
+            d = deltas[(int(project_id), fingerprint)]
+            if count == d.count:
+                new.append(NewGroup(int(project_id), fingerprint, d.exception_class,
+                                    d.message, d.count, d.first_seen_us, d.last_seen_us))
+    return new
+
+
+def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch],
+                 stored: Sequence[Row] = (), received_us: int = 0) -> None:
+    """Reopen, upsert and count the commit's groups, and record the alert facts of
+    those it inserted or reopened; `stored` are the insert rows of the errors it
+    stored, `received_us` the commit's time."""
+    reopened = _reopen(cursor, dialect, batches)
+    groups = _merge_groups(batches)
+    if not groups:
+        writer_alerts.record(cursor, dialect, (), reopened, groups, stored, received_us)
+        return
+    q = _q(dialect)
+    ordered = sorted(groups.items())
+    new = _upsert(cursor, dialect, ordered)
+    writer_alerts.record(cursor, dialect, new, reopened, groups, stored, received_us)
     h = HOURLY
     cursor.executemany(
         f'INSERT INTO "{h}" (project_id, fingerprint, hour, count) VALUES ({q}, {q}, {q}, {q}) '

@@ -237,3 +237,26 @@ def test_facets_migration_adds_columns_and_table_and_goes_back(db_url: str) -> N
     _migrate(store, command.upgrade, "head")
     assert _error_columns(store) == ["id", *OLD_ERROR, *ORIGIN, *FACETED]
     store.dispose()
+
+
+ALERT_TABLES = {"alert_facts", "alert_deliveries", "alert_state"}
+
+
+def test_alerts_migration_goes_both_ways(db_url: str) -> None:
+    store = Store(db_url)
+    _migrate(store, command.upgrade, "0010")
+    fact = {"project_id": 1, "kind": "new_group", "subject": "fp", "dedupe_key": "new_group:fp",
+            "at_us": 5, "details": {"service": "web"}, "created_us": 6}
+    facts = sa.table("alert_facts", *(sa.column(c) for c in fact if c != "details"),
+                     sa.column("details", sa.JSON()))
+    with store.writer.begin() as conn:
+        conn.execute(facts.insert(), [fact, {**fact, "project_id": 2}])  # unique per project
+    with pytest.raises(sa.exc.IntegrityError), store.writer.begin() as conn:
+        conn.execute(facts.insert(), [fact])
+    _migrate(store, command.downgrade, "0009")
+    with store.writer.connect() as conn:
+        assert not ALERT_TABLES & set(sa.inspect(conn).get_table_names())
+    _migrate(store, command.upgrade, "head")
+    with store.writer.connect() as conn:
+        assert ALERT_TABLES <= set(sa.inspect(conn).get_table_names())
+    store.dispose()
