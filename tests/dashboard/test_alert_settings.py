@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 import requests
 
-from tests.dashboard.data import ADMIN_TOKEN
+from storage import alerts as outbox
+from storage.store import Store
+from tests.dashboard.data import ADMIN_TOKEN, XSS, error, post_ok
 from tests.dashboard.test_setup import logged_in, project_id, xsrf_of
 from tests.support.server import Server
 
@@ -273,3 +275,30 @@ def test_a_destination_sealed_under_another_key_is_said_to_be(
     page = logged_in(second).get(page_url(second), timeout=10).text
     assert page.count("sealed under another alerts.secrets_key") == 3
     no_secret_in(page)
+
+
+def test_the_latest_alerts_show_each_delivery_and_why_one_failed(dash: Server) -> None:
+    session = logged_in(dash)
+    add_destinations(session, dash)
+    assert post(session, dash, "/test", {"destination": "team-slack"}).status_code == 303
+    post_ok(dash, "/ingest/errors", error("alert-xss", message=XSS))
+    store = Store(dash.db_url)
+    try:
+        # What the router and sender (sounding/extensions/alerts) do: each fact to the
+        # destination it names, or to the webhook; the test one given up on.
+        outbox.route_pending(store, lambda facts: [
+            (f.id, f.details.get("destination") or f"{project_id(dash, 'acme')}/hook")
+            for f in facts])
+        deliveries = {d.destination: d for d in outbox.claim_due(store, 2**62, 10, 30)}
+        slack = next(d for name, d in deliveries.items() if name.endswith("/team-slack"))
+        outbox.mark_failed(store, slack.id, "http 404")
+    finally:
+        store.dispose()
+    page = session.get(page_url(dash), timeout=10).text
+    test_row = re.search(r'<tr class="fact kind-test">(.*?)</tr>', page, re.S)
+    assert test_row is not None
+    assert re.search(r"team-slack: <strong>failed</strong>.*http 404", test_row.group(1), re.S)
+    group_row = re.search(r'<tr class="fact kind-new_group">(.*?)</tr>', page, re.S)
+    assert group_row is not None
+    assert "hook: <strong>pending</strong>" in group_row.group(1)
+    assert XSS not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in group_row.group(1)
