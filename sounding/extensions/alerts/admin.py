@@ -24,7 +24,7 @@ from typing import Any
 from sounding.errors import ConfigError
 from sounding.extensions.alerts import destinations as dest
 from sounding.extensions.alerts import forms
-from sounding.extensions.alerts.secretbox import SealError, SecretBox
+from sounding.extensions.alerts.secretbox import MIN_KEY_CHARS, SealError, SecretBox
 from sounding.timeutil import now_us
 from storage import alert_settings as stored
 from storage import alerts
@@ -32,6 +32,15 @@ from storage.queries import projects as pq
 from storage.store import Store
 
 TEST = "test"
+
+
+def check_secrets_key(path: str, config: dict[str, Any]) -> None:
+    """For the `alerts:` section's check: `secrets_key` unset or 32+ characters."""
+    key = config.get("secrets_key")
+    if key is not None and (not isinstance(key, str) or len(key) < MIN_KEY_CHARS):
+        # Never echoed: it is a secret.
+        raise ConfigError(f"{path}.secrets_key must be a string of at least "
+                          f"{MIN_KEY_CHARS} characters")
 
 
 def delivery_name(project_id: int, name: str) -> str:

@@ -16,8 +16,7 @@ from sounding.component import Extension, Host
 from sounding.configcheck import check_keys
 from sounding.errors import ConfigError
 from sounding.extensions.alerts import destinations as dest
-from sounding.extensions.alerts.admin import AlertsAdmin
-from sounding.extensions.alerts.secretbox import MIN_KEY_CHARS
+from sounding.extensions.alerts.admin import AlertsAdmin, check_secrets_key
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
 from storage.store import Store
@@ -41,14 +40,6 @@ class AlertsSettingsExtension(Extension):
 
     async def shutdown(self) -> None:
         return None
-
-
-def check_secrets_key(path: str, config: dict[str, Any]) -> None:
-    key = config.get("secrets_key")
-    if key is not None and (not isinstance(key, str) or len(key) < MIN_KEY_CHARS):
-        # Never echoed: it is a secret.
-        raise ConfigError(f"{path}.secrets_key must be a string of at least "
-                          f"{MIN_KEY_CHARS} characters")
 
 
 def _check(path: str, config: dict[str, Any]) -> None:
