@@ -67,7 +67,9 @@ class AlertsHandler(DashboardHandler):
                     shown_destination=shown_destination, secret_keys=dest.SECRET_KEYS)
 
     def form(self) -> dict[str, str]:
-        return {k: self.get_body_argument(k, "") for k in self.request.body_arguments}
+        # Not stripped here (Tornado's default): a secret's spaces may be part of it.
+        return {k: self.get_body_argument(k, "", strip=False)
+                for k in self.request.body_arguments}
 
     async def refused(self, project_name: str, exc: ConfigError) -> None:
         kept = {k: v for k, v in self.form().items() if k in KEPT_FIELDS}

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import requests
 
+from sounding.extensions.alerts.admin import AlertsAdmin
 from storage import alerts as outbox
 from storage.store import Store
 from tests.dashboard.data import ADMIN_TOKEN, XSS, error, post_ok
@@ -171,6 +172,22 @@ def test_credentials_are_never_in_the_page_the_log_or_the_table(dash: Server) ->
                  "user": "alerts", "password": "set", "from": "sounding@example.com",
                  "to": ["ops@example.com", "dev@example.com"]}}
     no_secret_in(dash.log())
+    # What the alerts extension loads opens to what was typed, spaces and all.
+    spaced = "  a secret with spaces  "
+    assert post(session, dash, "/destinations", {"name": "spaced", "type": "webhook",
+                                                 "url": " https://h.example/in ",
+                                                 "secret": spaced}).status_code == 303
+    store = Store(dash.db_url)
+    try:
+        runtime = AlertsAdmin(store, {"secrets_key": KEY_A}).runtime()
+    finally:
+        store.dispose()
+    pid = project_id(dash, "acme")
+    opened = {d["name"]: d for d in runtime.destinations}
+    assert opened[f"{pid}/spaced"] == {"name": f"{pid}/spaced", "type": "webhook",
+                                       "url": "https://h.example/in", "secret": spaced}
+    assert opened[f"{pid}/hook"]["url"] == HOOK_URL
+    assert opened[f"{pid}/mail"]["password"] == SMTP_PASSWORD
 
 
 def test_a_refused_destination_names_the_field_and_echoes_no_credential(dash: Server) -> None:
