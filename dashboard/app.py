@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import api, pages, setup
+from dashboard import alerts, api, pages, setup
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -63,6 +63,7 @@ class Dashboard:
             (P + r"/metrics", pages.MetricsPage, args),
             (P + r"/setup", setup.SetupPage, args),
             (r"/setup", setup.SetupPage, args),
+            *alerts.routes(P, args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),
             (API + r"/error-groups/([0-9]+)", api.ErrorGroupApi, args),

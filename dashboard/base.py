@@ -28,6 +28,7 @@ from tornado.web import HTTPError, RequestHandler
 from dashboard import format as fmt
 from dashboard import timerange
 from dashboard.auth import LOGIN_COOKIE, LOGIN_FORM_DAYS, SESSION_COOKIE, AdminAuth
+from sounding.extensions.alerts.admin import AlertsAdmin
 from sounding.timeutil import now_us
 from storage.queries import projects as pq
 from storage.queries.values import finite
@@ -65,6 +66,9 @@ class DashboardContext:
         self.store = store
         self.auth = auth
         self.settings = settings or {}  # the `dashboard:` section
+        # The alerts extension's settings logic, once the service has built it
+        # (dashboard/extension.py); None while it is disabled.
+        self.alerts: AlertsAdmin | None = None
 
 
 class DashboardHandler(RequestHandler):

@@ -18,6 +18,7 @@ from dashboard.app import Dashboard
 from sounding.component import Extension, Host
 from sounding.configcheck import require_bool, require_int, require_str
 from sounding.errors import ConfigError
+from sounding.extensions.alerts.admin import AlertsAdmin
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
 from storage.store import Store
@@ -47,9 +48,12 @@ DEFAULTS: dict[str, Any] = {
 
 
 class DashboardExtension(Extension):
-    def __init__(self, name: str, config: dict[str, Any], *, store: Store) -> None:
+    def __init__(self, name: str, config: dict[str, Any], *, store: Store,
+                 host: Host | None = None) -> None:
         super().__init__(name, config)
         self.dashboard = Dashboard(store, self.config)
+        # Asked at start, not here: the alerts extension is built after this one.
+        self._host = host
         self.port: int | None = self.config.get("port")
         # Generated at start on a database without one; printed once by the CLI.
         self.first_run_admin_token: str | None = None
@@ -64,6 +68,8 @@ class DashboardExtension(Extension):
         if not self._prepared:
             self.first_run_admin_token = await asyncio.to_thread(self.dashboard.prepare)
             self._prepared = True
+        if self._host is not None and self.dashboard.context.alerts is None:
+            self.dashboard.context.alerts = alerts_admin(self._host)
         if self.port is None or self._server is not None:
             return
         host = str(self.config["host"])
@@ -91,6 +97,17 @@ class DashboardExtension(Extension):
             await server.close_all_connections()
 
 
+def alerts_admin(host: Host) -> AlertsAdmin | None:
+    """The alerts extension's settings logic for the alerts page; None when the
+    extension is disabled."""
+    try:
+        extension = host.extension("alerts", Extension)
+    except ConfigError:
+        return None
+    admin = getattr(extension, "admin", None)
+    return admin if isinstance(admin, AlertsAdmin) else None
+
+
 def _check(path: str, config: dict[str, Any]) -> None:
     for key in ("admin_token", "cookie_secret"):
         value = config.get(key)
@@ -111,7 +128,8 @@ def _check(path: str, config: dict[str, Any]) -> None:
 
 def _create(name: str, config: dict[str, Any], host: Host) -> DashboardExtension:
     return DashboardExtension(name, config,
-                              store=host.extension("storage", StorageExtension).store)
+                              store=host.extension("storage", StorageExtension).store,
+                              host=host)
 
 
 factory = Factory("dashboard", "extension", _create, DEFAULTS, _check)

@@ -123,7 +123,8 @@ def _set_path(config: dict[str, Any], path: tuple[str, ...], value: Any) -> None
 def _env_value(path: tuple[str, ...], raw: str) -> Any:
     if path[-1] == "cors_origins":
         return [origin.strip() for origin in raw.split(",") if origin.strip()]
-    if path[-1] in ("api_keys", "url", "host", "admin_token", "cookie_secret"):
+    # Secrets and addresses as given: YAML would read some of them as numbers.
+    if path[-1] in ("api_keys", "url", "host", "admin_token", "cookie_secret", "secrets_key"):
         return raw
     try:
         return yaml.safe_load(raw)

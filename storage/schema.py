@@ -295,6 +295,34 @@ dashboard_sessions = Table(
     Index("ix_dashboard_sessions_expires", "expires_us"),
 )
 
+# Alert destinations and rules made on a project's dashboard page (migration 0011,
+# storage/alert_settings.py); those of the configuration file are not stored. A
+# destination's `config` holds no credential: its URL (a Slack URL is one), webhook
+# secret and SMTP password are in `sealed`, AES-GCM under `alerts.secrets_key`
+# (sounding/extensions/alerts/secretbox.py).
+alert_destinations = Table(
+    "alert_destinations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("project_id", Integer, ForeignKey("projects.id"), nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("type", String(16), nullable=False),
+    Column("config", JSON, nullable=False),
+    Column("sealed", LargeBinary, nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    UniqueConstraint("project_id", "name", name="uq_alert_destinations_project_name"),
+)
+
+alert_rules = Table(
+    "alert_rules",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("project_id", Integer, ForeignKey("projects.id"), nullable=False),
+    Column("rule", JSON, nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Index("ix_alert_rules_project", "project_id"),
+)
+
 # Records an exporter acknowledged and still has to send on (migration 0005): the
 # forwarding exporter's durable queue (storage/outbox.py). `queue` is the exporter's
 # name, so that two forwarding exporters on one store keep their rows apart. The id

@@ -126,3 +126,13 @@ def test_a_plugin_class_that_declares_no_config_takes_any_key() -> None:
     their keys are theirs to read."""
     loaded = config.load(environ={"SOUNDING__PROCESSORS__EXPLODE__ANYTHING": "1"})
     assert loaded["processors"]["explode"] == {"anything": 1}
+
+
+def test_the_alerts_secrets_key_from_the_environment_is_taken_as_written() -> None:
+    digits = "1234567890" * 4  # YAML would read it as a number
+    loaded = config.load(environ={"SOUNDING__ALERTS__SECRETS_KEY": digits})
+    assert loaded["alerts"]["secrets_key"] == digits
+    with pytest.raises(ConfigError, match="alerts.secrets_key must be a string of at least 32"
+                       ) as refused:
+        config.load(environ={"SOUNDING__ALERTS__SECRETS_KEY": "too-short-key"})
+    assert "too-short-key" not in str(refused.value)

@@ -260,3 +260,27 @@ def test_alerts_migration_goes_both_ways(db_url: str) -> None:
     with store.writer.connect() as conn:
         assert ALERT_TABLES <= set(sa.inspect(conn).get_table_names())
     store.dispose()
+
+
+SETTINGS_TABLES = {"alert_destinations", "alert_rules"}
+
+
+def test_alert_settings_migration_goes_both_ways(db_url: str) -> None:
+    store = Store(db_url)
+    _migrate(store, command.upgrade, "0011")
+    with store.writer.begin() as conn:
+        conn.execute(sa.text("INSERT INTO projects (name, created_us) VALUES ('p', 1)"))
+        pid = conn.execute(sa.text("SELECT id FROM projects")).scalar_one()
+        row = {"p": pid, "n": "ops", "c": "{}", "s": b"\x01sealed"}
+        insert = sa.text("INSERT INTO alert_destinations (project_id, name, type, config, "
+                         "sealed, created_us) VALUES (:p, :n, 'slack', :c, :s, 1)")
+        conn.execute(insert, row)
+    with pytest.raises(sa.exc.IntegrityError), store.writer.begin() as conn:
+        conn.execute(insert, row)  # one name per project
+    _migrate(store, command.downgrade, "0010")
+    with store.writer.connect() as conn:
+        assert not SETTINGS_TABLES & set(sa.inspect(conn).get_table_names())
+    _migrate(store, command.upgrade, "head")
+    with store.writer.connect() as conn:
+        assert SETTINGS_TABLES <= set(sa.inspect(conn).get_table_names())
+    store.dispose()

@@ -14,9 +14,13 @@ from typing import Any
 
 from sounding.configcheck import check_keys, nearest, require_mapping
 from sounding.errors import ConfigError
+from sounding.extensions.alerts.admin import check_secrets_key
 from sounding.extensions.alerts.rules import check_rules
 
 DEFAULTS: dict[str, Any] = {
+    # Seals the credentials of destinations added on the dashboard (32+ characters,
+    # the same on every collector of one database); None: none can be added there.
+    "secrets_key": None,
     # Base URL of the dashboard as people reach it, for the link in each alert;
     # None: alerts carry no link.
     "public_url": None,
@@ -79,6 +83,7 @@ def check(path: str, config: dict[str, Any],
         raise ConfigError(f"{path}.retry.max_s must be >= retry.first_s")
     for key in ("poll_s", "evaluate_s", "keep_days", "deploy_window_s"):
         _number(f"{path}.{key}", config.get(key), 0, strict=True)
+    check_secrets_key(path, config)
     names = check_destinations(f"{path}.destinations", config.get("destinations"),
                                destination_check)
     check_rules(f"{path}.rules", config.get("rules"), names)

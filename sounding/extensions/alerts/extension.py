@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -23,6 +24,7 @@ from sounding.errors import ConfigError
 from sounding.extensions.alerts import config as alerts_config
 from sounding.extensions.alerts import destinations as destinations_mod
 from sounding.extensions.alerts import rules as rules_mod
+from sounding.extensions.alerts.admin import AlertsAdmin
 from sounding.extensions.alerts.evaluate import Evaluator as RuleEvaluator
 from sounding.extensions.alerts.router import TEST, Router
 from sounding.extensions.alerts.sender import Sender, Settings
@@ -37,7 +39,10 @@ log = logging.getLogger(__name__)
 
 ROUTE_BATCH = 100  # facts per routing transaction: short transactions, looped
 PURGE_EVERY_S = 3600.0
-HEALTH_EVERY_S = 30.0  # how stale the failed count that health reports may be
+HEALTH_EVERY_S = 30.0
+# How often the dashboard's destinations and rules are read again (any collector of
+# the database may change them); the sender waits as long for one it does not know.
+SETTINGS_EVERY_S = 10.0  # how stale the failed count that health reports may be
 
 
 # The kinds whose facts an evaluator records (the writer records the others).
@@ -65,31 +70,69 @@ class AlertsExtension(Extension):
     def __init__(self, name: str, config: dict[str, Any], *, store: Store) -> None:
         super().__init__(name, config)
         self.store = store
-        self.rules = [rules_mod.parse(rule) for rule in self.config.get("rules") or []]
-        self.destinations = {
+        # What the dashboard's alerts page asks (dashboard/extension.py).
+        self.admin = AlertsAdmin(store, self.config)
+        # The configuration's own, then with the dashboard's added (`_load_settings`).
+        self.file_rules = [rules_mod.parse(rule) for rule in self.config.get("rules") or []]
+        self.file_destinations = {
             item["name"]: destinations_mod.build(item)
             for item in self.config.get("destinations") or []}
-        self.router = Router(self.rules, self.destinations, StoreLookup(store))
-        self.sender = Sender(store, self.destinations, Settings.of(self.config))
-        self.evaluators: list[Evaluator] = _evaluators(store, self.config, self.rules)
+        self._page_destinations: dict[str, tuple[str, Any]] = {}  # name: (config, built)
+        self._use(self.file_rules, dict(self.file_destinations))
         self._tasks: list[asyncio.Task[None]] = []
         self._wake: asyncio.Event | None = None
         self._failed = 0  # failed deliveries in the store, as last counted
+
+    def _use(self, rules: list[rules_mod.Rule], destinations: dict[str, Any]) -> None:
+        """Route, send and evaluate with these rules and destinations from now on."""
+        self.rules = rules
+        self.destinations = destinations
+        self.router = Router(rules, destinations, StoreLookup(self.store))
+        self.sender = Sender(self.store, destinations, Settings.of(self.config))
+        self.evaluators: list[Evaluator] = _evaluators(self.store, self.config, rules)
+
+    async def _load_settings(self) -> None:
+        """The destinations and rules added on the dashboard (storage/alert_settings.py,
+        through admin.py, which opens their sealed credentials), read again every
+        SETTINGS_EVERY_S: any collector of the database may have changed them. A
+        destination whose configuration did not change keeps its client."""
+        runtime = await asyncio.to_thread(self.admin.runtime)
+        for problem in runtime.problems:
+            log.warning("alerts: a destination is left out: %s", problem)
+        built: dict[str, tuple[str, Any]] = {}
+        for config in runtime.destinations:
+            signature = json.dumps(config, sort_keys=True)
+            kept = self._page_destinations.get(config["name"])
+            built[config["name"]] = (kept if kept is not None and kept[0] == signature
+                                     else (signature, destinations_mod.build(config)))
+        for name, (_, destination) in self._page_destinations.items():
+            if built.get(name, (None, None))[1] is not destination:
+                _close(destination)
+        self._page_destinations = built
+        self._use(self.file_rules + [rules_mod.parse(rule) for rule in runtime.rules],
+                  {**self.file_destinations,
+                   **{name: destination for name, (_, destination) in built.items()}})
+        if self._wake is not None:
+            self._wake.set()  # route and send with them now (a test alert waits for it)
 
     async def start(self) -> None:
         if self._tasks:
             return
         self._wake = asyncio.Event()
+        settings_wake = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        # A change on this collector's dashboard (a thread) is read again at once.
+        self.admin.on_change = lambda: loop.call_soon_threadsafe(settings_wake.set)
         poll = float(self.config["poll_s"])
         loops: list[tuple[str, float, Callable[[], Awaitable[Any]], asyncio.Event | None]] = [
             # Woken early by send_test: the dashboard's button answers at once.
             ("route and send", poll, self._route_and_send, self._wake),
+            ("read settings", SETTINGS_EVERY_S, self._load_settings, settings_wake),
             ("purge", PURGE_EVERY_S, self._purge, None),
             ("count failures", HEALTH_EVERY_S, self._count_failed, None),
+            # Cheap without a rule that needs it (no evaluator then).
+            ("evaluate", float(self.config["evaluate_s"]), self._evaluate, None),
         ]
-        if self.evaluators:
-            loops.append(("evaluate", float(self.config["evaluate_s"]), self._evaluate, None))
-        loop = asyncio.get_running_loop()
         for label, every, turn, wake in loops:
             self._tasks.append(loop.create_task(self._forever(label, every, turn, wake),
                                                 name=f"alerts: {label}"))
@@ -102,9 +145,7 @@ class AlertsExtension(Extension):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         for destination in self.destinations.values():
-            close = getattr(destination, "close", None)
-            if close is not None:
-                close()
+            _close(destination)
 
     async def health(self) -> tuple[bool, str]:
         """Healthy even with failed deliveries: a receiver that refuses alerts is not
@@ -176,6 +217,12 @@ class AlertsExtension(Extension):
     async def _count_failed(self) -> None:
         counts = await asyncio.to_thread(alerts.counts, self.store)
         self._failed = sum(n for (_, status), n in counts.items() if status == "failed")
+
+
+def _close(destination: Any) -> None:
+    close = getattr(destination, "close", None)
+    if close is not None:
+        close()
 
 
 def _evaluators(store: Store, config: dict[str, Any], rules: list[rules_mod.Rule]

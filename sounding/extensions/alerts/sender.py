@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 
 CLAIM = 1000  # deliveries claimed per turn: a burst is folded in one or two turns
 MINUTE_US = 60_000_000
+# How long a delivery to a destination this collector does not know waits: about
+# the time the extension takes to read the dashboard's settings again.
+UNKNOWN_WAIT_S = 10.0
 # How long a claimed delivery is held: longer than any send takes (the destinations'
 # timeouts are seconds), and about the rate's minute, so that what had no slot
 # comes back when one frees.
@@ -91,9 +94,11 @@ class Sender:
         sending: list[Delivery] = []
         for name, deliveries in sorted(by_destination.items()):
             if name not in self.destinations:
-                # Removed from the configuration since it was routed: nowhere to send.
+                # Added on the dashboard and routed by a collector that read the
+                # settings before this one did, or removed since: tried again once
+                # the settings are read again, failed once given up.
                 for delivery in deliveries:
-                    await self._fail(delivery, "no such destination")
+                    await self._record(delivery, Retry(UNKNOWN_WAIT_S, "no such destination"))
                 continue
             recent = await asyncio.to_thread(alerts.sent_since, self.store, name,
                                              now - MINUTE_US)
