@@ -210,8 +210,20 @@ def race(db: Db, end_first: Callable[[Any], None]) -> None:
             assert thread.is_alive(), failures
     end_first(transaction)
     first.close()
-    thread.join()
+    # Bounded: a second writer still waiting once the first has ended is a failure
+    # that shows who holds what, never a suite that hangs.
+    thread.join(120)
+    assert not thread.is_alive(), locks(db)
     assert failures == []
+
+
+def locks(db: Db) -> list[Any]:
+    with db.store.reader.connect() as conn:
+        return list(conn.execute(sa.text(
+            "SELECT a.pid, a.state, a.wait_event_type, a.wait_event, l.locktype, l.mode, "
+            "l.granted, l.transactionid, a.query FROM pg_stat_activity a "
+            "LEFT JOIN pg_locks l ON l.pid = a.pid WHERE a.datname = current_database() "
+            "AND a.pid <> pg_backend_pid()")))
 
 
 @pytest.mark.postgres
