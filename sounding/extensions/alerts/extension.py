@@ -122,7 +122,10 @@ class AlertsExtension(Extension):
         settings_wake = asyncio.Event()
         loop = asyncio.get_running_loop()
         # A change on this collector's dashboard (a thread) is read again at once.
-        self.admin.on_change = lambda: loop.call_soon_threadsafe(settings_wake.set)
+
+        def changed() -> None:
+            loop.call_soon_threadsafe(settings_wake.set)
+        self.admin.on_change = changed
         poll = float(self.config["poll_s"])
         loops: list[tuple[str, float, Callable[[], Awaitable[Any]], asyncio.Event | None]] = [
             # Woken early by send_test: the dashboard's button answers at once.
