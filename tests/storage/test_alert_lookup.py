@@ -3,10 +3,6 @@ PostgreSQL: project names, group statuses and ids, and whether there is work."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from processors.grouping import GroupingProcessor
 from sounding.records import Batch, ErrorEvent
 from storage import alert_lookup, alerts, groups, keys
@@ -14,14 +10,6 @@ from storage.store import Store
 from storage.wire import write_batches
 
 T0 = 1_795_168_800_000_000
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    store = Store(db_url)
-    store.upgrade()
-    yield store
-    store.dispose()
 
 
 def _project_with_groups(store: Store, name: str, *fingerprints: str) -> int:

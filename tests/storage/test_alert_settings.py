@@ -4,21 +4,9 @@ project's settings at once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from storage import alert_settings as settings
 from storage import keys
 from storage.store import Store
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    store = Store(db_url)
-    store.upgrade()
-    yield store
-    store.dispose()
 
 
 def projects(store: Store, *names: str) -> list[int]:

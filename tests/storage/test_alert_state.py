@@ -5,7 +5,6 @@ and one of two collectors crossing at once."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -15,14 +14,6 @@ from storage.alert_state import FIRING, OK
 from storage.store import Store
 
 NOW = 1_795_168_800_000_000
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    store = Store(db_url)
-    store.upgrade()
-    yield store
-    store.dispose()
 
 
 def move(store: Store, state: str, at_us: int, subject: str = "checkout") -> bool:

@@ -6,7 +6,7 @@ counted, listed and purged."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 import pytest
 import sqlalchemy as sa
@@ -17,14 +17,6 @@ from storage.store import Store
 
 NOW = 1_795_168_800_000_000
 SECOND = 1_000_000
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    store = Store(db_url)
-    store.upgrade()
-    yield store
-    store.dispose()
 
 
 def fact(store: Store, n: int, project_id: int = 1, kind: str = "new_group") -> bool:

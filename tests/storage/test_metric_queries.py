@@ -5,7 +5,6 @@ percentiles within their bucket, filters, grouping and its cap."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -41,14 +40,6 @@ def point(name: str, kind: str, time_s: int, resource: dict[str, Any] = WEB,
                        service_name=resource["service.name"], resource_attributes=resource,
                        scope_name="test", attributes=attributes or {},
                        start_ns=(T0 + start_s) * S, time_ns=(T0 + time_s) * S, **values)
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    store = Store(db_url)
-    store.upgrade()
-    yield store
-    store.dispose()
 
 
 def write(store: Store, *points: MetricPoint) -> None:

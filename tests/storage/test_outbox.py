@@ -3,21 +3,9 @@ one transaction, taken per signal in id order, rescheduled, deleted, counted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from storage import outbox
 from storage.outbox import Entry
 from storage.store import Store
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    store = Store(db_url)
-    store.upgrade()
-    yield store
-    store.dispose()
 
 
 def entry(signal: str, n: int, body: bytes = b"x") -> Entry:
