@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from storage import alert_state, alerts
 from storage.alert_state import FIRING, OK
 from storage.store import Store
+from tests.support.postgres import wait_until_blocked
 
 NOW = 1_795_168_800_000_000
 
@@ -54,12 +55,7 @@ def test_two_collectors_crossing_at_once_record_one_fact(pg_url: str) -> None:
     moved: list[bool] = []
     thread = threading.Thread(target=lambda: moved.append(move(store, FIRING, NOW + 1)))
     thread.start()
-    with store.reader.connect() as watch:  # until the second waits on the first's lock
-        while not watch.execute(sa.text(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                "AND datname = current_database()")).scalar():
-            thread.join(0.05)
-            assert thread.is_alive()
+    wait_until_blocked(store, thread)  # until the second waits on the first's lock
     transaction.commit()
     first.close()
     thread.join()

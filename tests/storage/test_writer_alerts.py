@@ -21,6 +21,7 @@ from storage import alerts, groups, keys
 from storage.store import Store
 from storage.wire import write_batches
 from storage.writer_alerts import dedupe_key
+from tests.support.postgres import wait_until_blocked
 
 T0 = 1_795_168_800_000_000  # µs, 2026-11-20T10:00:00Z
 SECOND = 1_000_000
@@ -202,12 +203,8 @@ def race(db: Db, end_first: Callable[[Any], None]) -> None:
 
     thread = threading.Thread(target=second)
     thread.start()
-    with db.store.reader.connect() as watch:
-        while not watch.execute(sa.text(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                "AND datname = current_database()")).scalar():
-            thread.join(0.05)
-            assert thread.is_alive(), failures
+    wait_until_blocked(db.store, thread)
+    assert failures == []
     end_first(transaction)
     first.close()
     # Bounded: a second writer still waiting once the first has ended is a failure

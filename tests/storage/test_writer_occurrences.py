@@ -21,6 +21,7 @@ from sounding.records import Batch, ErrorEvent, LogRecord, Span
 from storage import groups, keys
 from storage.store import Store
 from storage.wire import write_batches
+from tests.support.postgres import wait_until_blocked
 
 US, NS = 1_000, 1_000_000_000  # ns per µs, ns per s
 T0 = 1_795_168_800 * NS  # 2026-11-20T10:00:00Z
@@ -214,12 +215,8 @@ def race_two_writers(pg_url: str) -> Db:
 
     thread = threading.Thread(target=second)
     thread.start()
-    with store.reader.connect() as watch:  # until the second writer waits on a lock
-        while not watch.execute(sa.text(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                "AND datname = current_database()")).scalar():
-            thread.join(0.05)
-            assert thread.is_alive(), failures
+    wait_until_blocked(store, thread)  # until the second writer waits on a lock
+    assert failures == []
     transaction.commit()
     first.close()
     thread.join()

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import psycopg
 import pytest
+import sqlalchemy as sa
 
 ADMIN_DSN = os.environ.get("SOUNDING_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -43,3 +47,24 @@ def fresh_database() -> Iterator[str]:
     finally:
         with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def wait_until_blocked(store: Any, thread: threading.Thread, timeout_s: float = 60.0) -> None:
+    """Until some session of `store`'s database waits on a lock (the writer in
+    `thread`, blocked by another's uncommitted insert). Each look is its own
+    transaction: PostgreSQL shows pg_stat_activity as a snapshot taken at a
+    transaction's first look, so polling inside one transaction never sees the wait
+    begin (the race tests hung now and then on exactly that)."""
+    deadline = time.monotonic() + timeout_s
+    with store.reader.connect() as watch:
+        while True:
+            blocked = watch.execute(sa.text(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()")).scalar()
+            watch.rollback()  # the next look takes a new snapshot
+            if blocked:
+                return
+            thread.join(0.05)
+            assert thread.is_alive(), "the writer finished without waiting on a lock"
+            assert time.monotonic() < deadline, "no writer ever waited on a lock"
+
