@@ -42,7 +42,6 @@ The mapping (README.md, "From Sentry"):
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from receiver.fields import value_problem
@@ -52,7 +51,7 @@ from receiver.sentry.context import context_of
 from receiver.sentry.exceptions import MAX_VALUE, exceptions_of
 from receiver.sentry.frames import backtrace, frames_of, source_context
 from receiver.sentry.tags import event_tags
-from receiver.sentry.values import service_of, text, time_us
+from receiver.sentry.values import hex_id, service_of, text, time_us
 from sounding.records import LEVELS, ErrorEvent
 
 DEFAULT_TYPE = "Error"  # an exception with a value and no type
@@ -60,18 +59,6 @@ MAX_PARAMS_BYTES = 64 * 1024
 _LEVEL_NAMES = {**{name: name for name in LEVELS}, "warn": "warning",
                 "critical": "fatal", "log": "info"}
 _PYTHON_LEVELS = {10: "debug", 20: "info", 30: "warning", 40: "error", 50: "fatal"}
-_ID = re.compile(r"[0-9a-f]+")
-
-
-def hex_id(value: Any, length: int) -> str | None:
-    """A trace, span or event id: `length` hex characters (dashes removed, read
-    lowercase), not all zero; None for anything else."""
-    if not isinstance(value, str) or len(value) > length + 4:
-        return None
-    value = value.replace("-", "").lower()
-    if len(value) != length or not _ID.fullmatch(value) or value == "0" * length:
-        return None
-    return value
 
 
 def level_of(raw: Any, default: str) -> str:

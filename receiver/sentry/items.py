@@ -22,10 +22,9 @@ from receiver.sentry.envelope import Envelope, Item, parse_envelope
 from receiver.sentry.event import decode_event
 from receiver.sentry.span_stream import decode_span_items
 from receiver.sentry.transaction import decode_transaction
+from receiver.sentry.values import hex_id
 from sounding.errors import InvalidInput
 from sounding.records import ErrorEvent, Span
-
-HEX = frozenset("0123456789abcdef")
 
 # The item types the metric names as they are; any other is counted as "unknown",
 # so that a client cannot grow the metric's label set without bound.
@@ -141,8 +140,6 @@ def _payload(item: Item, index: int) -> dict[str, Any]:
 
 def _event_id(value: Any) -> str:
     """A Sentry event id as Sentry writes it (32 lowercase hex digits), from that
-    form or a dashed UUID; "" for anything else."""
-    if not isinstance(value, str) or len(value) > 36:
-        return ""
-    hex_id = value.replace("-", "").lower()
-    return hex_id if len(hex_id) == 32 and set(hex_id) <= HEX else ""
+    form or a dashed UUID (values.hex_id, the rule every id of the door is read by);
+    "" for anything else."""
+    return hex_id(value, 32) or ""
