@@ -125,7 +125,9 @@ def decode_event(event: dict[str, Any], now_us: int) -> ErrorEvent:
     chain = exceptions_of(event)
     raised = chain[-1] if chain else None
     if raised is not None:
-        exception_class = raised.get("type") or DEFAULT_TYPE
+        # A blank type is no class: the custom door (and so a gateway a sidecar
+        # forwards to) refuses a blank exception_class.
+        exception_class = raised.get("type", "").strip() and raised["type"] or DEFAULT_TYPE
         message = raised.get("value", "")
         frames = raised["frames"]
         default = grouping.default_fingerprint(raised, platform, "")

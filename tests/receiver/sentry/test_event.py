@@ -427,3 +427,12 @@ def test_a_blank_tag_key_and_a_pathless_frames_source_context_are_left_out() -> 
     assert error.source_context is not None and error.source_context.file == "a.py"
     assert error.exceptions is not None
     assert error.exceptions[0]["frames"][1]["context_line"] == "raise E"
+
+
+def test_a_blank_exception_type_is_the_default_class() -> None:
+    # The custom door refuses a blank class: a sidecar forwarding this event must
+    # not have it refused at the gateway (tests/receiver/test_error_details.py).
+    event = {"exception": {"values": [{"type": "  ", "value": "payment declined"}]}}
+    error = decode_event(event, 1_790_000_000_000_000)
+    assert error.exception_class == "Error"
+    assert error.exceptions is not None and error.exceptions[-1]["type"] == "  "
