@@ -11,8 +11,11 @@ generated part of bench/RESULTS.md; the analysis written below it is kept.
     python -m bench                 # everything, a few minutes
     python -m bench --quick         # short windows, under two minutes
     python -m bench --only traces_proto,errors_batch --no-overload
+    python -m bench --postgres URL --only pg_cluster2,pg_cluster4   # several collectors
     python -m bench dashboard ...   # the dashboard query benchmark (issue 5), when present
     python -m bench wal ...         # the SQLite write-ahead log under sustained load
+    python -m bench footprint       # an idle sidecar: time to healthy, memory per process
+    python -m bench soak ...        # retention: the SQLite file at steady state
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from bench import cluster, report
 from bench import floor as floor_mod
 from bench import overload as overload_mod
-from bench import report
 from bench.run import ScenarioResult, run_scenario
 from bench.scenarios import SCENARIOS
 
@@ -74,7 +77,8 @@ def _print(r: ScenarioResult) -> None:
         print(f"  {r.name}: skipped ({r.skipped})", flush=True)
         return
     print(f"  {r.name}: {r.saturation_per_s:,.0f} {r.unit}/s, {r.cpu_us_per_record:.1f} µs "
-          f"CPU/record, p50 {r.p50_ms:.1f} ms, p99 {r.p99_ms:.1f} ms at half rate, "
+          f"CPU/record (writer {r.writer_cores:.2f} of {r.server_cores:.2f} cores), "
+          f"p50 {r.p50_ms:.1f} ms, p99 {r.p99_ms:.1f} ms at half rate, "
           f"peak RSS {r.peak_rss_mb:.0f} MB, other load {r.other_cores:.2f} cores, stored "
           f"{r.stored:,}/{r.acked:,} acknowledged, answers {r.statuses}"
           + (f"; notes: {r.notes}" if r.notes else ""), flush=True)
@@ -92,11 +96,15 @@ def _run(name: str, url: str, warmup: float, duration: float, processes: int = 1
 
 
 def ingest(args: argparse.Namespace) -> int:
-    names = args.only.split(",") if args.only else list(SCENARIOS)
-    unknown = [n for n in names if n not in SCENARIOS]
+    every = [*SCENARIOS, *(cluster.ROWS if args.postgres else ())]
+    chosen = args.only.split(",") if args.only else every
+    unknown = [n for n in chosen if n not in every]
     if unknown:
-        print(f"unknown scenario(s) {unknown}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
+        print(f"unknown scenario(s) {unknown}; known: {', '.join(every)} (the pg_cluster "
+              "rows with --postgres)", file=sys.stderr)
         return 2
+    names = [n for n in chosen if n in SCENARIOS]
+    clusters = [n for n in chosen if n in cluster.ROWS]
     warmup, duration = (1.0, 3.0) if args.quick else (2.0, 6.0)
     results: list[ScenarioResult] = []
     failed = False
@@ -118,6 +126,15 @@ def ingest(args: argparse.Namespace) -> int:
                 failed |= result.skipped.startswith("failed") or (
                     not result.skipped and (not result.stored_ok or result.exit_code != 0))
                 results.append(result)
+        cluster_lines = []
+        for name in clusters:
+            print(f"{name} ...", flush=True)
+            with _database(args.postgres, Path(tmp)) as url:
+                row = cluster.run_cluster(name, url, warmup, duration)
+            line = cluster.describe(row)
+            print(line, flush=True)
+            cluster_lines.append(line.strip())
+            failed |= not row.ok
         floor = None
         if not args.no_floor:
             print("floor ...", flush=True)
@@ -140,6 +157,8 @@ def ingest(args: argparse.Namespace) -> int:
     notes = []
     if args.quick:
         notes.append(f"--quick run: {duration:.0f} s windows, overload for 10 s.")
+    notes += [f"Several collectors, one database (bench/cluster.py): {line}"
+              for line in cluster_lines]
     if args.postgres:
         notes.append("PostgreSQL runs on the same two cores: \"Other load\" includes the "
                      "database server itself.")
@@ -162,10 +181,18 @@ def main(argv: list[str]) -> int:
         from bench import dashboard_queries
 
         return int(dashboard_queries.run(argv[1:]) or 0)
+    if argv[:1] == ["footprint"]:
+        from bench import footprint
+
+        return footprint.main(argv[1:])
     if argv[:1] == ["wal"]:
         from bench import wal
 
         return wal.main(argv[1:])
+    if argv[:1] == ["soak"]:
+        from bench import soak
+
+        return soak.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="short windows (under 2 minutes)")

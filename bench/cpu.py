@@ -23,6 +23,14 @@ def process_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
+def is_writer(pid: int) -> bool:
+    """Whether `pid` is a collector's writer process (exporters/sql_writer.py)."""
+    try:
+        return b"exporters.sql_writer" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def machine_seconds() -> tuple[float, float]:
     """(busy, total) CPU seconds of the whole machine since boot."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]

@@ -132,3 +132,16 @@ def render(results: list[ScenarioResult], floor: Floor | None,
     if notes:
         lines += ["", "## Notes", "", *[f"- {n}" for n in notes]]
     return "\n".join(lines) + "\n"
+
+
+def write_block(text: str, path: Path, begin: str, end: str) -> None:
+    """Put `text` between the `begin` and `end` markers of `path`, replacing what was
+    there, or append the block when the file has none yet."""
+    block = f"{begin}\n{text}{end}\n"
+    old = path.read_text() if path.exists() else ""
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + block + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        new = old + ("\n" if old else "") + block
+    path.write_text(new)

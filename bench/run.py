@@ -31,6 +31,7 @@ class ScenarioResult:
     statuses: dict[int, int] = field(default_factory=dict)
     load_cores: float = 0.0  # CPU the load generator used while saturating, in cores
     server_cores: float = 0.0  # CPU the collector used while saturating, in cores
+    writer_cores: float = 0.0  # of which its writer processes (exporters/sql_writer.py)
     machine_cores: float = 0.0  # CPU the whole machine used meanwhile, in cores
     skipped: str = ""
     notes: list[str] = field(default_factory=list)
@@ -77,12 +78,15 @@ def _phase(scenario: Scenario, server: BenchServer | BenchCluster, warmup: float
     specs = _specs(scenario, address, start_at, warmup, duration, rate,
                    connections or scenario.connections, prebuild, honour_retry_after)
     samples: list[cpu.Sample] = []
+    writer_samples: list[cpu.Sample] = []
 
     def watch() -> None:
         # Skip the first second of the window, when workers may still be connecting.
         for at in (start_at + min(1.0, duration / 4), start_at + duration - 0.1):
             time.sleep(max(0.0, at - time.time()))
-            samples.append(cpu.sample(server.pids()))
+            pids = server.pids()
+            samples.append(cpu.sample(pids))
+            writer_samples.append(cpu.sample([p for p in pids if cpu.is_writer(p)]))
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -94,6 +98,8 @@ def _phase(scenario: Scenario, server: BenchServer | BenchCluster, warmup: float
     watcher.join()
     merged = load.merge(results)
     merged["usage"] = cpu.usage(samples[0], samples[1]) if len(samples) == 2 else None
+    merged["writer"] = (cpu.usage(writer_samples[0], writer_samples[1])
+                        if len(writer_samples) == 2 else None)
     merged["load_cores"] = merged["cpu_seconds"] / (duration + warmup)
     return merged
 
@@ -135,6 +141,8 @@ def run_scenario(name: str, db_url: str, warmup: float, duration: float,
         if sat["usage"] is not None:
             result.server_cores = sat["usage"].server_cores
             result.machine_cores = sat["usage"].machine_cores
+        if sat["writer"] is not None:
+            result.writer_cores = sat["writer"].server_cores
         result.notes += sat["errors"]
         result.peak_rss_mb = server.peak_rss_mb()
     finally:

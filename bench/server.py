@@ -20,14 +20,14 @@ LISTENING = re.compile(r"Sounding listening on ((?:http|grpc)://(\S+):(\d+))")
 BENCH_KEY = "benchkey0123456789abcdef01234567"
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
         try:
             found += [int(c) for c in (task / "children").read_text().split()]
         except OSError:
             pass
-    return found + [g for c in found for g in _children(c)]
+    return found + [g for c in found for g in children(c)]
 
 
 def _status_kb(pid: int, field: str) -> int:
@@ -86,7 +86,7 @@ class BenchServer:
         self._ready.set()
 
     def pids(self) -> list[int]:
-        return [self.proc.pid, *_children(self.proc.pid)]
+        return [self.proc.pid, *children(self.proc.pid)]
 
     def peak_rss_mb(self) -> float:
         """VmHWM of the collector and of any helper process it runs, summed."""

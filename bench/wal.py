@@ -192,17 +192,6 @@ def render(runs: list[WalRun], default_bound: int, pairs: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write(text: str, path: Path) -> None:
-    block = f"{BEGIN}\n{text}{END}\n"
-    old = path.read_text() if path.exists() else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + block + rest.split(END, 1)[1].lstrip("\n")
-    else:
-        new = old + ("\n" if old else "") + block
-    path.write_text(new)
-
-
 def main(argv: list[str]) -> int:
     from sounding.extensions.storage import DEFAULTS
 
@@ -238,7 +227,7 @@ def main(argv: list[str]) -> int:
     if args.no_write:
         print(text)
     else:
-        _write(text, Path(args.results))
+        report.write_block(text, Path(args.results), BEGIN, END)
         print(f"wrote {args.results}")
     bad = [r for r in runs if r.exit_code != 0 or r.stored != r.acked or not r.acked]
     return 1 if bad else 0

@@ -46,6 +46,8 @@ def shown_destination(name: str) -> str:
 class AlertsHandler(DashboardHandler):
     """What the page and its forms share."""
 
+    write_role = "admin"
+
     @property
     def admin(self) -> AlertsAdmin:
         admin = self.dash.alerts

@@ -14,6 +14,9 @@ from dashboard import views
 from dashboard.base import DashboardHandler
 from dashboard.logargs import log_filter
 from dashboard.timerange import TimeRange
+from dashboard.traceargs import MAX_LIMIT as TRACE_LIMIT
+from dashboard.traceargs import MAX_OFFSET, trace_args
+from storage import groups as group_status
 from storage.queries import errors as eq
 from storage.queries import facets as fq
 from storage.queries import logs as lq
@@ -24,6 +27,7 @@ MAX_LIMIT = 500
 MAX_STEPS = 1000  # points per line of a metric chart
 MAX_FILTERS = 10
 MAX_GROUPS = 100
+MAX_SEARCH = 200  # characters of the error list's search
 
 
 def statuses_arg(raw: str | None) -> list[str]:
@@ -52,6 +56,14 @@ def facet_filters(handler: DashboardHandler) -> dict[str, str]:
             raise HTTPError(400, f"{name!r} must be at most {fq.MAX_VALUE} characters")
         filters[name] = value
     return filters
+
+
+def search_arg(handler: DashboardHandler) -> str:
+    """`q`: the error list's search (class, message or fingerprint, any case)."""
+    value = (handler.get_argument("q", None) or "").strip()
+    if len(value) > MAX_SEARCH:
+        raise HTTPError(400, f"'q' must be at most {MAX_SEARCH} characters")
+    return value
 
 
 def sort_arg(raw: str | None) -> str:
@@ -126,8 +138,11 @@ class ErrorGroupsApi(ApiHandler):
         view = await self.run(
             views.error_list_view, self.store, project.id, statuses_arg(self.arg("status")),
             sort_arg(self.arg("sort")), self.int_arg("limit", 50, 1, MAX_LIMIT) or 50,
-            self.int_arg("offset", 0) or 0, self.now_us, facet_filters(self))
-        self.write_json({**asdict(view.page), "filters": view.filters,
+            self.int_arg("offset", 0) or 0, self.now_us, facet_filters(self),
+            search_arg(self))
+        self.write_json({**asdict(view.page), "filters": view.filters, "q": view.search,
+                         "facts": {fp: asdict(f) for fp, f in view.facts.items()},
+                         "culprits": view.culprits,
                          "labels": asdict(view.labels)})
 
 
@@ -143,8 +158,26 @@ class ErrorGroupApi(ApiHandler):
         self.write_json(asdict(view))
 
 
+def snooze_body(raw: Any) -> group_status.Snooze | None:
+    """`"snooze": {"until_us": …, "events": …, "per_hour": …}` (any of them)."""
+    if raw is None:
+        return None
+    fields = ("until_us", "events", "per_hour")
+    if not isinstance(raw, dict) or not raw or set(raw) - set(fields):
+        raise HTTPError(400, "snooze must be an object with until_us, events and/or per_hour")
+    values = [raw.get(name) for name in fields]
+    for name, value in zip(fields, values, strict=True):
+        if value is not None and (type(value) is not int or not 0 < value < 2**63):
+            raise HTTPError(400, f"snooze {name} must be a positive integer")
+    try:
+        return group_status.Snooze(*values)
+    except ValueError as exc:
+        raise HTTPError(400, str(exc)) from exc
+
+
 class ErrorGroupStatusApi(ApiHandler):
-    """POST {"status": "open" | "resolved" | "ignored"}."""
+    """POST {"status": "open" | "resolved" | "ignored"}, with "next_release": true to
+    resolve in the next release, or "snooze" to ignore until then."""
 
     async def post(self, project_name: str, group_id: str) -> None:
         group = self.row_id(group_id, "error group")
@@ -156,7 +189,15 @@ class ErrorGroupStatusApi(ApiHandler):
         status = body.get("status") if isinstance(body, dict) else None
         if not isinstance(status, str) or status not in eq.STATUSES:
             raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
-        updated = await self.run(views.change_status, self.store, project.id, group, status)
+        next_release = body.get("next_release", False)
+        if not isinstance(next_release, bool):
+            raise HTTPError(400, "next_release must be true or false")
+        snooze = snooze_body(body.get("snooze"))
+        if snooze is not None and status != "ignored":
+            raise HTTPError(400, "only an ignored group can be snoozed (status: ignored)")
+        self.require_role("member")
+        updated = await self.run(views.change_status, self.store, project.id, group, status,
+                                 self.actor(), next_release, snooze)
         if updated is None:
             raise HTTPError(404, f"no error group {group_id} in project {project.name!r}")
         self.write_json(asdict(updated))
@@ -196,14 +237,17 @@ class PerformanceApi(ApiHandler):
 
 
 class TracesApi(ApiHandler):
+    """Matching traces, newest first, `limit` from `offset`, with the total
+    (dashboard/traceargs.py)."""
+
     async def get(self, project_name: str) -> None:
         project = await self.load_project(project_name)
-        status = self.arg("status")
-        if status is not None and status not in ("ok", "error", "unset"):
-            raise HTTPError(400, "status must be one of ok, error, unset")
+        args = trace_args(self)
         view = await self.run(views.trace_search_view, self.store, project.id,
-                              self.time_range(), self.arg("service"), self.arg("name"),
-                              self.float_arg("min_duration_ms"), status)
+                              self.time_range(), args.service, args.name, args.min_ms,
+                              args.status, args.terms,
+                              self.int_arg("limit", 50, 1, TRACE_LIMIT) or 50,
+                              self.int_arg("offset", 0, 0, MAX_OFFSET) or 0)
         self.write_json(asdict(view))
 
 

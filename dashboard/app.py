@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import alerts, api, pages, setup
+from dashboard import alerts, api, pages, setup, users
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -53,17 +53,20 @@ class Dashboard:
             (r"/logout", pages.LogoutPage, args),
             (r"/static/(.*)", StaticFiles, {"path": str(STATIC)}),
             (P + r"/errors", pages.ErrorsPage, args),
+            (P + r"/errors/bulk-status", pages.BulkStatusPage, args),
             (P + r"/errors/([0-9]+)", pages.GroupPage, args),
             (P + r"/errors/([0-9]+)/status", pages.GroupStatusPage, args),
             (P + r"/performance", pages.PerformancePage, args),
             (P + r"/deploys", pages.DeploysPage, args),
             (P + r"/traces", pages.TracesPage, args),
+            (P + r"/traces/lookup", pages.TraceLookupPage, args),
             (P + r"/traces/([0-9a-fA-F]{1,32})", pages.TracePage, args),
             (P + r"/logs", pages.LogsPage, args),
             (P + r"/metrics", pages.MetricsPage, args),
             (P + r"/setup", setup.SetupPage, args),
             (r"/setup", setup.SetupPage, args),
             *alerts.routes(P, args),
+            *users.routes(args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),
             (API + r"/error-groups/([0-9]+)", api.ErrorGroupApi, args),

@@ -8,8 +8,13 @@ request that authenticates with the session cookie must carry the `_xsrf` token
 and the login form one derived from its own signed nonce cookie. Tornado's
 double-submit check (a cookie equal to a field) is not used: an attacker able to
 set one cookie on the victim's browser could choose both. A request with
-`Authorization: Bearer <admin token>` carries no ambient credential a forged
-cross-site request could use, so it needs none.
+`Authorization: Bearer <admin token or personal token>` carries no ambient credential
+a forged cross-site request could use, so it needs none.
+
+Roles (viewer < member < admin) are checked here, server-side, before any handler
+runs: a request of another method than GET/HEAD/OPTIONS needs the handler's
+`write_role` ("member" unless the class says otherwise), so a new POST route is
+closed to viewers by default; handlers may ask for more with require_role().
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ from dashboard.auth import LOGIN_COOKIE, LOGIN_FORM_DAYS, SESSION_COOKIE, AdminA
 from sounding.extensions.alerts.admin import AlertsAdmin
 from sounding.timeutil import now_us
 from storage.queries import projects as pq
+from storage.queries.newest import newest_us
 from storage.queries.values import finite
+from storage.sessions import Login
 from storage.store import Store
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -74,6 +81,8 @@ class DashboardContext:
 class DashboardHandler(RequestHandler):
     api = False  # JSON errors and 401 instead of HTML and a redirect to the login
     login_required = True
+    # The least role that may send this handler anything but GET/HEAD/OPTIONS.
+    write_role = "member"
 
     def initialize(self, dash: DashboardContext) -> None:
         self.dash = dash
@@ -82,9 +91,11 @@ class DashboardHandler(RequestHandler):
         self.via_bearer = False
         self.logged_in = False
         self.session_token: str | None = None  # of a valid session cookie
+        self.login: Login | None = None  # who is logged in
         self._login_nonce: str | None = None
         self.project: pq.Project | None = None
         self.projects: list[pq.Project] = []
+        self.chosen_range: timerange.TimeRange | None = None  # see page_range()
 
     def get_template_path(self) -> str:
         return str(TEMPLATES)
@@ -108,20 +119,48 @@ class DashboardHandler(RequestHandler):
             target = self.request.uri or "/"
             self.redirect("/login?" + urlencode({"next": target}))
             return
-        if self.request.method not in SAFE_METHODS and not self.via_bearer:
-            self.check_xsrf_cookie()
+        if self.request.method not in SAFE_METHODS:
+            if not self.via_bearer:
+                self.check_xsrf_cookie()
+            self.require_role(self.write_role)
+
+    # Who is acting, and what they may do: a team account (its email and role), or
+    # the admin token's holder, an admin.
+    ROLES = ("viewer", "member", "admin")
+
+    def actor(self) -> str:
+        """The name recorded for a change this request makes (audit trail)."""
+        return self.login.email if self.login else "admin token"
+
+    def role(self) -> str:
+        """The logged-in role: one of ROLES (none logged in: the least)."""
+        return self.login.role if self.login else "viewer"
+
+    def can(self, role: str) -> bool:
+        """Whether the login has at least `role` (templates hide what it may not do;
+        the server refuses it regardless)."""
+        return self.ROLES.index(self.role()) >= self.ROLES.index(role)
+
+    def require_role(self, role: str) -> None:
+        """Refuse (403) a request whose login has less than `role`, server-side."""
+        if self.ROLES.index(self.role()) < self.ROLES.index(role):
+            raise HTTPError(403, f"this needs the {role} role")
 
     async def _authenticated(self) -> bool:
         header = self.request.headers.get("Authorization")
         if header is not None:
             scheme, _, token = header.strip().partition(" ")
-            # Ingest keys never read: only the admin token is accepted here.
+            # Ingest keys never read: only the admin token and personal tokens here.
             if scheme.lower() != "bearer" or not token.strip():
                 return False
-            self.via_bearer = await self.dash.auth.token_matches(token.strip())
+            self.login = await self.dash.auth.bearer(token.strip())
+            self.via_bearer = self.login is not None
             return self.via_bearer
-        self.session_token = await self.dash.auth.session(self.get_cookie(SESSION_COOKIE))
-        return self.session_token is not None
+        found = await self.dash.auth.session(self.get_cookie(SESSION_COOKIE))
+        if found is None:
+            return False
+        self.session_token, self.login = found
+        return True
 
     # Cookies and anti-forgery tokens.
 
@@ -201,6 +240,28 @@ class DashboardHandler(RequestHandler):
         except timerange.RangeError as exc:
             raise HTTPError(400, str(exc)) from exc
 
+    async def page_range(self, fallback: str) -> timerange.TimeRange:
+        """A page's range: the URL's (a preset is remembered in a cookie); without one,
+        the remembered preset or the smallest holding the project's newest data
+        (timerange.default_key). A chosen range is put back in the URL (app.js, with
+        history.replaceState) and in the page's links, so the view can be shared."""
+        if self.arg("range") is not None:
+            tr = self.time_range(fallback)
+            if tr.key in timerange.PRESETS:
+                self.set_private_cookie(timerange.COOKIE, tr.key.encode(), expires_days=365)
+            return tr
+        remembered = self.get_cookie(timerange.COOKIE)
+        newest = None
+        if remembered not in timerange.PRESETS:
+            assert self.project is not None, "load_project() comes first"
+            newest = await self.run(newest_us, self.store, self.project.id)
+        now_s = self.now_us // 1_000_000
+        key = timerange.default_key(None if newest is None else newest // 1_000_000, now_s,
+                                    remembered, fallback)
+        tr = self.time_range(key)
+        self.chosen_range = tr
+        return tr
+
     def arg(self, name: str) -> str | None:
         """A query argument, None when absent or blank."""
         value = self.get_argument(name, None)
@@ -258,11 +319,19 @@ class DashboardHandler(RequestHandler):
         namespace.update(fmt=fmt, json_encode=json_text, now_us=self.now_us, project=self.project,
                          projects=self.projects, purl=self.project_url, q=quote,
                          section="errors", here=self.here, kept_args=self.kept_args,
-                         range_params={k: v for k in ("range", "from", "to")
-                                       if (v := self.get_argument(k, None))},
+                         range_params=self.range_params(),
+                         range_url=(self.here(dict(self.chosen_range.params()))
+                                    if self.chosen_range else None),
                          range_labels=timerange.LABELS, logged_in=self.logged_in,
+                         login=self.login, can=self.can,
                          log_url=self.log_url)
         return namespace
+
+    def range_params(self) -> dict[str, str]:
+        """The range the links of this page keep: the URL's, or the one chosen for it."""
+        if self.chosen_range is not None:
+            return self.chosen_range.params()
+        return {k: v for k in ("range", "from", "to") if (v := self.get_argument(k, None))}
 
     def log_url(self, trace_id: str | None, service: str | None, time_ns: int) -> str:
         """The Logs page at one record, found by its time (and trace, or else service):

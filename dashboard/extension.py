@@ -1,27 +1,33 @@
 """The dashboard as an extension: on the ingest HTTP receiver's port by default
 (its routes offered through `http_routes`), on a port of its own with
 `dashboard.port`, or not built at all with `dashboard.enabled: false` (a lean
-sidecar). Configured by the top-level `dashboard:` section."""
+sidecar). Configured by the top-level `dashboard:` section.
+
+This module is what the entry point loads even when the dashboard is off (the
+configuration's defaults come from its factory), so it imports the dashboard itself
+(its pages, queries and templates, and the alerts page's cryptography) only when one
+is built: a sidecar with `dashboard.enabled: false` keeps about 10 MB less."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tornado.httpserver import HTTPServer
-from tornado.netutil import bind_sockets
 from tornado.web import Application
 
-from dashboard.app import Dashboard
 from sounding.component import Extension, Host
 from sounding.configcheck import require_bool, require_int, require_str
 from sounding.errors import ConfigError
-from sounding.extensions.alerts.admin import AlertsAdmin
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
+from sounding.listen import bind_tcp
 from storage.store import Store
+
+if TYPE_CHECKING:
+    from sounding.extensions.alerts.admin import AlertsAdmin
 
 PUBLIC_URL = re.compile(r"https?://[^/\s@?#]+/?")
 
@@ -51,6 +57,8 @@ class DashboardExtension(Extension):
     def __init__(self, name: str, config: dict[str, Any], *, store: Store,
                  host: Host | None = None) -> None:
         super().__init__(name, config)
+        from dashboard.app import Dashboard  # here: see the module's docstring
+
         self.dashboard = Dashboard(store, self.config)
         # Asked at start, not here: the alerts extension is built after this one.
         self._host = host
@@ -60,11 +68,21 @@ class DashboardExtension(Extension):
         self._prepared = False
         self._server: HTTPServer | None = None
         self._bound: list[int] = []
+        self._sockets: list[socket.socket] = []  # bound, not yet served
 
     def http_routes(self) -> list[Any]:
         return self.dashboard.routes() if self.port is None else []
 
+    async def bind(self) -> None:
+        """Its own port, taken before any extension starts (and so before the
+        first-run admin token is made)."""
+        if self.port is None or self._sockets or self._server is not None:
+            return
+        self._sockets = bind_tcp(str(self.config["host"]), self.port, "dashboard.port")
+        self._bound = sorted({s.getsockname()[1] for s in self._sockets})
+
     async def start(self) -> None:
+        await self.bind()  # first: a busy port must not cost the admin token printed once
         if not self._prepared:
             self.first_run_admin_token = await asyncio.to_thread(self.dashboard.prepare)
             self._prepared = True
@@ -72,16 +90,13 @@ class DashboardExtension(Extension):
             self.dashboard.context.alerts = alerts_admin(self._host)
         if self.port is None or self._server is not None:
             return
-        host = str(self.config["host"])
-        sockets = bind_sockets(self.port, address=None if host in ("", "0.0.0.0") else host,
-                               family=socket.AF_INET if host == "0.0.0.0" else socket.AF_UNSPEC)
         # Its forms are a few hundred bytes: a megabyte bounds what a client can make
         # the server hold, as receivers.http's max_body_bytes does on the ingest port.
         self._server = HTTPServer(Application(self.dashboard.routes()),
                                   xheaders=bool(self.config["xheaders"]),
                                   max_body_size=1024 * 1024, idle_connection_timeout=300)
+        sockets, self._sockets = self._sockets, []
         self._server.add_sockets(sockets)
-        self._bound = sorted({s.getsockname()[1] for s in sockets})
 
     def addresses(self) -> list[str]:
         """Where the dashboard listens on its own port, once started; [] on the
@@ -91,6 +106,9 @@ class DashboardExtension(Extension):
         return [f"http://{host}:{port}" for port in self._bound]
 
     async def shutdown(self) -> None:
+        sockets, self._sockets = self._sockets, []
+        for sock in sockets:  # bound, never served
+            sock.close()
         server, self._server = self._server, None
         if server is not None:
             server.stop()
@@ -100,6 +118,8 @@ class DashboardExtension(Extension):
 def alerts_admin(host: Host) -> AlertsAdmin | None:
     """The alerts extension's settings logic for the alerts page; None when the
     extension is disabled."""
+    from sounding.extensions.alerts.admin import AlertsAdmin  # here: see the docstring
+
     try:
         extension = host.extension("alerts", Extension)
     except ConfigError:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from sounding import stacktrace
+
 # How one exception of a chain led to the next (the newer one), from the older one's
 # mechanism `source`: Python's __cause__ / __context__, JavaScript's `cause`.
 RELATIONS = {
@@ -168,6 +170,40 @@ def chain(exceptions: list[Any] | None) -> list[ChainedException]:
             runs=frame_runs(frames), relation=relation,
             frame_count=len(frames) if isinstance(frames, list) else 0))
     return out
+
+
+def with_source(frame: dict[str, Any], source: Any) -> dict[str, Any]:
+    """The frame with the error's one source context (/ingest/errors' source_context)
+    when it is that frame's: same line, and a path ending in the context's file."""
+    if not isinstance(source, dict) or not isinstance(source.get("context_line"), str):
+        return frame
+    file = text(source.get("file"))
+    if (not file or frame["lineno"] != _int(source.get("lineno"))
+            or not frame["filename"].replace("\\", "/").endswith(file)):
+        return frame
+    return {**frame, "pre_context": source.get("pre_context"),
+            "context_line": source["context_line"], "post_context": source.get("post_context")}
+
+
+def text_chain(backtrace: Any, source_context: Any = None) -> list[ChainedException]:
+    """An error whose stack trace came as text lines (OTLP's exception.stacktrace, a
+    log record's, /ingest/errors' backtrace), parsed (sounding/stacktrace) into the
+    chain a Sentry event gives, so that it is drawn alike; [] when the text is no
+    trace of a language we know (the page then shows the lines as sent)."""
+    if not isinstance(backtrace, list) or not backtrace:
+        return []
+    trace = stacktrace.parse("\n".join(text(line) for line in backtrace))
+    if trace is None:
+        return []
+    return chain([{
+        "type": e.type, "value": e.value,
+        "mechanism": {"source": e.relation} if e.relation else {},
+        "frames": [with_source({"filename": f.path, "function": f.function,
+                                "lineno": f.lineno, "colno": f.colno, "module": f.module,
+                                "in_app": f.in_app,
+                                **({"context_line": f.source} if f.source else {})},
+                               source_context)
+                   for f in e.frames]} for e in trace.exceptions])
 
 
 def rows(value: Any) -> list[tuple[str, str]]:

@@ -8,14 +8,19 @@ from urllib.parse import quote, urlencode
 
 from tornado.web import HTTPError
 
-from dashboard import occurrence, views
-from dashboard.api import facet_filters, load_metric, metric_query, sort_arg
+from dashboard import occurrence, onboarding, trace_parts, views
+from dashboard.api import facet_filters, load_metric, metric_query, search_arg, sort_arg
 from dashboard.auth import LOGIN_COOKIE, SESSION_COOKIE
 from dashboard.base import DashboardHandler
 from dashboard.logargs import log_filter
+from dashboard.scatter import scatter
+from dashboard.traceargs import MAX_OFFSET, trace_args
+from dashboard.traceargs import PAGE_SIZE as TRACE_PAGE
+from storage import groups as group_status
 from storage.queries import errors as eq
 from storage.queries import metrics as mq
 from storage.queries import projects as pq
+from storage.queries.newest import newest_us
 
 PAGE_SIZE = 50
 
@@ -37,35 +42,62 @@ def _safe_next(target: str | None) -> str:
 
 
 class LoginPage(DashboardHandler):
+    """Email and password of a team account, or the admin token. Failures are
+    throttled per email and per client address (storage/login_throttle.py): past
+    the limit, a 429 with Retry-After, whether or not the password is right."""
+
     login_required = False
 
     def get(self) -> None:
         self.render("login.html", next=_safe_next(self.get_argument("next", None)),
-                    problem=None)
+                    problem=None, email="")
 
     async def post(self) -> None:
         target = _safe_next(self.get_argument("next", None))
+        email = self.get_argument("email", "").strip()
         # Login is forgery-protected too: nobody else's page may log you in (as them).
         try:
             self.check_xsrf_cookie()
         except HTTPError:
             self.set_status(403)
-            self.render("login.html", next=target,
+            self.render("login.html", next=target, email=email,
                         problem="This form expired or was not sent from this page. "
                                 "Try again.")
             return
-        token = self.get_argument("token", "").strip()
-        if not token or not await self.dash.auth.token_matches(token):
-            self.set_status(401)
-            self.render("login.html", next=target, problem="That token is not valid.")
+        auth = self.dash.auth
+        client = self.request.remote_ip or "unknown"
+        wait = await auth.retry_after(email, client)
+        if wait:
+            self.set_status(429)
+            self.set_header("Retry-After", str(wait))
+            self.render("login.html", next=target, email=email,
+                        problem=f"Too many failed logins. Try again in {wait // 60 + 1} "
+                                "minutes.")
             return
-        self.set_private_cookie(SESSION_COOKIE, await self.dash.auth.new_session(),
-                                expires_days=self.dash.auth.session_days)
+        token = self.get_argument("token", "").strip()
+        password = self.get_argument("password", "", strip=False)
+        user_id: int | None = None
+        if email or password:
+            login = await auth.check_password(email, password) if email and password else None
+            ok, problem = login is not None, "That email and password do not match."
+            user_id = login.user_id if login else None
+        else:
+            ok = bool(token) and await auth.token_matches(token)
+            problem = "That token is not valid."
+        if not ok:
+            await auth.failed(email, client)
+            self.set_status(401)
+            self.render("login.html", next=target, problem=problem, email=email)
+            return
+        self.set_private_cookie(SESSION_COOKIE, await auth.new_session(user_id),
+                                expires_days=auth.session_days)
         self.clear_cookie(LOGIN_COOKIE, path="/login")
         self.redirect(target, status=303)
 
 
 class LogoutPage(DashboardHandler):
+    write_role = "viewer"  # everyone may log out
+
     async def post(self) -> None:
         if self.session_token is not None:
             await self.dash.auth.end_session(self.session_token)
@@ -77,7 +109,7 @@ class HomePage(DashboardHandler):
     async def get(self) -> None:
         self.projects = await self.run(pq.list_projects, self.store)
         if not self.projects:
-            self.render("empty.html")
+            self.render("empty.html", how=None)
             return
         self.redirect(self.project_url("errors", self.projects[0].name))
 
@@ -92,7 +124,13 @@ class ErrorsPage(DashboardHandler):
         page = self.int_arg("page", 1, 1, 100_000) or 1
         view = await self.run(views.error_list_view, self.store, project.id, [status], sort,
                               PAGE_SIZE, (page - 1) * PAGE_SIZE, self.now_us,
-                              facet_filters(self))
+                              facet_filters(self), search_arg(self))
+        if not view.filters and not view.search and not any(view.page.by_status.values()) \
+                and await self.run(newest_us, self.store, project.id) is None:
+            key_id = await self.run(onboarding.project_key_id, self.store, project.name)
+            self.render("empty.html", how=onboarding.onboarding(self, project, key_id),
+                        section="errors")
+            return
         self.render("errors.html", view=view, listing=view.page, status=status, sort=sort,
                     page=page, page_size=PAGE_SIZE, section="errors")
 
@@ -101,7 +139,7 @@ class GroupPage(DashboardHandler):
     async def get(self, project_name: str, group_id: str) -> None:
         group = self.row_id(group_id, "error group")
         project = await self.load_project(project_name)
-        tr = self.time_range("7d")
+        tr = await self.page_range("7d")
         view = await self.run(views.group_view, self.store, project.id, group, tr,
                               self.id_arg("event", "occurrence"))
         if view is None:
@@ -110,9 +148,34 @@ class GroupPage(DashboardHandler):
                             "count": [c for _, c in view.trend]},
                  "deploys": [asdict(d) for d in view.deploys]}
         event = view.event
+        chain = occurrence.chain(event.exceptions if event else None)
+        # Without a structured chain, the text backtrace parsed into one; the raw text
+        # stays one click away, as the language printed it.
+        parsed = [] if chain or event is None else occurrence.text_chain(
+            event.backtrace, event.source_context)
         self.render("group.html", view=view, tr=tr, chart=chart, section="errors",
-                    chain=occurrence.chain(event.exceptions if event else None),
+                    chain=chain or parsed, raw_trace=event.backtrace if parsed and event else None,
                     ctx=occurrence.context_of(event.context if event else None))
+
+
+def snooze_form(handler: DashboardHandler) -> group_status.Snooze | None:
+    """The Snooze form: `snooze_hours` (ignore for that long), `snooze_events` (until
+    that many more errors), `snooze_per_hour` (until an hour counts more); empty ones
+    are no condition, none at all is no snooze."""
+    hours = handler.int_arg("snooze_hours", None, 1, 24 * 366)
+    events = handler.int_arg("snooze_events", None, 1, 10**12)
+    per_hour = handler.int_arg("snooze_per_hour", None, 1, 10**12)
+    snooze = group_status.Snooze(
+        None if hours is None else handler.now_us + hours * 3_600_000_000, events, per_hour)
+    return snooze if snooze.any() else None
+
+
+def next_release_arg(handler: DashboardHandler) -> bool:
+    """`next_release=1` with `status=resolved`: resolve in the next release."""
+    raw = handler.get_argument("next_release", "")
+    if raw not in ("", "0", "1"):
+        raise HTTPError(400, "next_release must be 1 or 0")
+    return raw == "1"
 
 
 class GroupStatusPage(DashboardHandler):
@@ -124,16 +187,48 @@ class GroupStatusPage(DashboardHandler):
         status = self.get_argument("status", "")
         if status not in eq.STATUSES:
             raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
-        updated = await self.run(views.change_status, self.store, project.id, group, status)
+        self.require_role("member")
+        snooze = snooze_form(self)
+        if snooze is not None and status != "ignored":
+            raise HTTPError(400, "only an ignored group can be snoozed (status=ignored)")
+        updated = await self.run(views.change_status, self.store, project.id, group, status,
+                                 self.actor(), next_release_arg(self), snooze)
         if updated is None:
             raise HTTPError(404, f"no error group {group_id} here")
         self.redirect(self.project_url(f"errors/{updated.id}"), status=303)
 
 
+class BulkStatusPage(DashboardHandler):
+    """The error list's bulk Resolve / Ignore / Reopen: the ticked groups' ids
+    (`group`, repeated) and a `status`, in one form POST; then back to the list it
+    came from (`back`, a path on this site)."""
+
+    async def post(self, project_name: str) -> None:
+        project = await self.load_project(project_name)
+        status = self.get_argument("status", "")
+        if status not in eq.STATUSES:
+            raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
+        raw = self.get_arguments("group")
+        if not raw:
+            raise HTTPError(400, "tick at least one error group (no 'group' given)")
+        if len(raw) > group_status.MAX_BULK:
+            raise HTTPError(400, f"at most {group_status.MAX_BULK} groups at once")
+        if not all(value.isascii() and value.isdigit() and len(value) <= 19 for value in raw):
+            raise HTTPError(400, "each 'group' must be an error group's id (digits)")
+        ids = [int(value) for value in raw]  # storage/groups.py drops those out of range
+        self.require_role("member")
+        await self.run(group_status.set_statuses, self.store, project.id, ids, status,
+                       self.actor(), None, next_release_arg(self))
+        back = self.get_argument("back", None)
+        prefix = self.project_url("errors")
+        target = _safe_next(back)
+        self.redirect(target if target.startswith(prefix) else prefix, status=303)
+
+
 class PerformancePage(DashboardHandler):
     async def get(self, project_name: str) -> None:
         project = await self.load_project(project_name)
-        tr = self.time_range()
+        tr = await self.page_range("24h")
         service = self.get_argument("service", None)
         env = self.get_argument("env", None)
         view = await self.run(views.performance_view, self.store, project.id, tr, service,
@@ -148,7 +243,7 @@ class PerformancePage(DashboardHandler):
 class DeploysPage(DashboardHandler):
     async def get(self, project_name: str) -> None:
         project = await self.load_project(project_name)
-        tr = self.time_range("7d")
+        tr = await self.page_range("7d")
         window = self.arg("window") or views.DEFAULT_WINDOW
         if window not in views.WINDOWS:
             raise HTTPError(400, f"window must be one of {', '.join(views.WINDOWS)}")
@@ -165,14 +260,14 @@ class TracesPage(DashboardHandler):
     async def get(self, project_name: str) -> None:
         project = await self.load_project(project_name)
         tr = self.time_range("1h")
-        status = self.arg("status")
-        if status is not None and status not in ("ok", "error", "unset"):
-            raise HTTPError(400, "status must be one of ok, error, unset")
-        form = {"service": self.arg("service"), "name": self.arg("name"),
-                "min_ms": self.float_arg("min_ms"), "status": status}
+        args = trace_args(self)
+        page = self.int_arg("page", 1, 1, MAX_OFFSET // TRACE_PAGE) or 1
         view = await self.run(views.trace_search_view, self.store, project.id, tr,
-                              form["service"], form["name"], form["min_ms"], status)
-        self.render("traces.html", view=view, tr=tr, form=form, section="traces")
+                              args.service, args.name, args.min_ms, args.status, args.terms,
+                              TRACE_PAGE, (page - 1) * TRACE_PAGE)
+        self.render("traces.html", view=view, tr=tr, form=args.form(), page=page,
+                    page_size=TRACE_PAGE, scatter=scatter(view.page.items, tr),
+                    section="traces")
 
 
 class TracePage(DashboardHandler):
@@ -181,7 +276,23 @@ class TracePage(DashboardHandler):
         view = await self.run(views.trace_view, self.store, project.id, trace_id.lower())
         if view is None:
             raise HTTPError(404, f"no trace {trace_id} in this project")
-        self.render("trace.html", view=view, section="traces")
+        collapsed = trace_parts.collapsed_arg(self.arg("collapsed"))
+        self.render("trace.html", view=view, section="traces", parts=trace_parts,
+                    collapsed=collapsed, opened=(self.arg("span") or "").lower(),
+                    hidden=trace_parts.hidden_spans(view.rows, collapsed),
+                    colours=trace_parts.service_colours(view.rows))
+
+
+class TraceLookupPage(DashboardHandler):
+    """The header's trace-id box: a form cannot put its value in the path, so it
+    comes here and is sent on to the trace's page (which says when it is unknown)."""
+
+    async def get(self, project_name: str) -> None:
+        await self.load_project(project_name)
+        raw = (self.arg("id") or "").replace("-", "").lower()
+        if not raw or len(raw) > 32 or any(c not in "0123456789abcdef" for c in raw):
+            raise HTTPError(400, "'id' must be a trace id: up to 32 hexadecimal digits")
+        self.redirect(self.project_url(f"traces/{raw.zfill(32)}"), status=303)
 
 
 class LogsPage(DashboardHandler):

@@ -37,6 +37,8 @@ class SetupPage(DashboardHandler):
     name to fill in, for a database without projects); POST /setup, field `project`
     (which may name a new project): a new key and its DSN, shown once."""
 
+    write_role = "admin"  # it makes ingest keys
+
     def ingest_address(self) -> tuple[str, bool]:
         """(scheme://host[:port] SDKs send to, whether it is only a guess)."""
         public = self.dash.settings.get("public_url")

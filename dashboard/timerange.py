@@ -14,6 +14,9 @@ LABELS = {"1h": "Last hour", "24h": "24 hours", "7d": "7 days", "30d": "30 days"
 # Chart steps, smallest first; a range takes the smallest giving at most MAX_POINTS.
 STEPS = (60, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400)
 MAX_POINTS = 240
+# The cookie that remembers the user's last preset: a preference, not server state
+# (the URL still wins over it).
+COOKIE = "sounding_range"
 MAX_CUSTOM_SECONDS = 400 * 86_400
 # What a custom range may cover: the times the doors accept, from the Unix epoch to
 # the last second whose nanoseconds fit in 64 bits (spans are kept in nanoseconds).
@@ -75,6 +78,23 @@ def step_for(seconds: int) -> int:
         if seconds / step <= MAX_POINTS:
             return step
     return STEPS[-1]
+
+
+def default_key(newest_s: int | None, now_s: int, remembered: str | None,
+                fallback: str) -> str:
+    """The preset a page opens with when its URL names none: the user's last choice
+    (remembered), else the smallest preset that holds the project's newest data, so
+    an hour of fresh data is not a sliver at the right edge of a week; else (no data,
+    or none in 30 days) the page's own default."""
+    if remembered in PRESETS:
+        return remembered
+    if newest_s is None:
+        return fallback
+    age = now_s - newest_s
+    for key, seconds in PRESETS.items():  # smallest first
+        if age < seconds:
+            return key
+    return fallback
 
 
 def parse(range_arg: str | None, from_arg: str | None, to_arg: str | None, now_s: int,

@@ -7,19 +7,23 @@ API answer cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dashboard.timerange import TimeRange
 from dashboard.waterfall import LogMark, WaterfallRow, place_logs, waterfall
 from storage import groups as group_status
+from storage.queries import culprit as cq
 from storage.queries import deploys as dq
 from storage.queries import errors as eq
 from storage.queries import events as evq
 from storage.queries import facets as fq
 from storage.queries import logs as lq
 from storage.queries import performance as pq
+from storage.queries import trace_search as ts
 from storage.queries import traces as tq
+from storage.queries.trace_terms import Term
 from storage.store import Store
 
 WINDOWS = {"15m": 900, "30m": 1800, "1h": 3600, "3h": 10_800, "6h": 21_600, "24h": 86_400}
@@ -27,14 +31,17 @@ DEFAULT_WINDOW = "1h"
 MAX_CORRELATED = 25
 
 
-def change_status(store: Store, project_id: int, group_id: int, status: str
-                  ) -> eq.Group | None:
-    """Set a group's status (one of eq.STATUSES); the updated group, or None when the
-    project has no such group. The Resolve/Ignore/Reopen buttons and the API share it."""
+def change_status(store: Store, project_id: int, group_id: int, status: str,
+                  actor: str | None = None, next_release: bool = False,
+                  snooze: group_status.Snooze | None = None) -> eq.Group | None:
+    """Set a group's status (one of eq.STATUSES) as `actor`; the updated group, or None
+    when the project has no such group. The Resolve/Ignore/Reopen buttons and the API
+    share it."""
     group = eq.get_group(store, project_id, group_id)
     if group is None:
         return None
-    group_status.set_status(store, project_id, group.fingerprint, status)
+    group_status.set_status(store, project_id, group.fingerprint, status, actor=actor,
+                            next_release=next_release, snooze=snooze)
     return eq.get_group(store, project_id, group_id)
 
 
@@ -80,14 +87,23 @@ class ErrorListView:
     # {fingerprint: {"environment": [...], "release": [...]}} of the listed groups,
     # the most recently seen first: the rows' chips.
     chips: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    search: str = ""  # the search box's text ("": no search)
+    # {fingerprint: users affected and first release} of the listed groups.
+    facts: dict[str, fq.RowFacts] = field(default_factory=dict)
+    # {fingerprint: "path in function"} of the listed groups' latest occurrences.
+    culprits: dict[str, str] = field(default_factory=dict)
 
 
 def error_list_view(store: Store, project_id: int, statuses: list[str], sort: str, limit: int,
-                    offset: int, now_us: int, filters: dict[str, str]) -> ErrorListView:
-    page = eq.list_groups(store, project_id, statuses, sort, limit, offset, now_us, filters)
+                    offset: int, now_us: int, filters: dict[str, str], search: str = ""
+                    ) -> ErrorListView:
+    page = eq.list_groups(store, project_id, statuses, sort, limit, offset, now_us, filters,
+                          search)
+    listed = [i.group.fingerprint for i in page.items]
     return ErrorListView(
         page, filters, fq.labels(store, project_id),
-        fq.group_values(store, project_id, [i.group.fingerprint for i in page.items]))
+        fq.group_values(store, project_id, listed), search,
+        fq.row_facts(store, project_id, listed), cq.culprits(store, project_id, listed))
 
 
 @dataclass(frozen=True)
@@ -99,7 +115,11 @@ class PerformanceView:
     route: str | None
     series: pq.Series
     routes: list[pq.RouteStats]
-    deploys: list[dq.Deploy]  # markers: this environment's deploys and env-less ones
+    # Markers: this environment's deploys and env-less ones, of this service or naming none.
+    deploys: list[dq.Deploy]
+    # How far the routes' p95 may be from the exact value (series.quantile_accuracy
+    # says it for the graphs): 5% over ranges read from the hourly rollups, else 1%.
+    routes_accuracy: float = 0.01
 
 
 def performance_view(store: Store, project_id: int, tr: TimeRange, service: str | None,
@@ -109,13 +129,14 @@ def performance_view(store: Store, project_id: int, tr: TimeRange, service: str 
     if service is None and env is None and pairs:
         service, env = pairs[0].service, pairs[0].env
     deploys = [d for d in dq.list_deploys(store, project_id, tr.start_us, tr.end_us)
-               if not env or d.env is None or d.env == env]
+               if (not env or d.env is None or d.env == env)
+               and (not service or d.service is None or d.service == service)]
     return PerformanceView(
         services=pairs, service=service, env=env, method=method, route=route,
         series=pq.series(store, project_id, tr.start_s, tr.end_s, tr.step_s, service, env,
                          method, route),
         routes=pq.routes(store, project_id, tr.start_s, tr.end_s, service, env),
-        deploys=deploys)
+        deploys=deploys, routes_accuracy=pq.quantile_accuracy(tr.start_s, tr.end_s))
 
 
 @dataclass(frozen=True)
@@ -133,8 +154,8 @@ def deploys_view(store: Store, project_id: int, tr: TimeRange, env: str | None,
                  any_env: bool, window: str, now_us: int) -> DeploysView:
     envs = dq.envs(store, project_id)
     listed = dq.list_deploys(store, project_id, tr.start_us, tr.end_us, env, any_env)
-    correlations = [dq.correlate(store, project_id, d, WINDOWS[window], now_us)
-                    for d in listed[:MAX_CORRELATED]]
+    correlations = dq.correlate_all(store, project_id, listed[:MAX_CORRELATED],
+                                    WINDOWS[window], now_us)
     rollup_env = env if not any_env and env and pq.has_env(store, project_id, env) else None
     return DeploysView(
         envs=envs, env=env, any_env=any_env, window=window, deploys=correlations,
@@ -144,19 +165,24 @@ def deploys_view(store: Store, project_id: int, tr: TimeRange, env: str | None,
 
 @dataclass(frozen=True)
 class TraceSearchView:
-    services: list[str]  # suggestions for the service filter
-    results: list[tq.TraceSummary]
+    services: list[str]  # suggestions for the service filter, from the spans
+    operations: list[str]  # span names (of the chosen service), from the spans
+    page: ts.TracePage
+    limit: int
+    offset: int
 
 
 def trace_search_view(store: Store, project_id: int, tr: TimeRange, service: str | None,
-                      name: str | None, min_duration_ms: float | None, status: str | None
+                      name: str | None, min_duration_ms: float | None, status: str | None,
+                      terms: Sequence[Term] = (), limit: int = 50, offset: int = 0
                       ) -> TraceSearchView:
-    services = sorted({p.service for p in pq.services(store, project_id, tr.start_s, tr.end_s)
-                       if p.service})
-    results = tq.search(store, project_id, tr.start_ns, tr.end_ns, service=service, name=name,
-                        min_duration_ns=int(min_duration_ms * 1_000_000)
-                        if min_duration_ms else None, status=status)
-    return TraceSearchView(services, results)
+    services, operations = ts.names_in_range(store, project_id, tr.start_ns, tr.end_ns,
+                                             service)
+    page = ts.search(store, project_id, tr.start_ns, tr.end_ns, service=service, name=name,
+                     min_duration_ns=int(min_duration_ms * 1_000_000)
+                     if min_duration_ms else None, status=status, terms=terms,
+                     limit=limit, offset=offset)
+    return TraceSearchView(services, operations, page, limit, offset)
 
 
 @dataclass(frozen=True)

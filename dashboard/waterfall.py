@@ -18,6 +18,7 @@ class WaterfallRow:
     offset_pct: float  # 0..100
     width_pct: float  # 0..100, at least a sliver so instant spans stay visible
     orphan: bool  # its parent is not in the trace
+    children: int = 0  # spans directly under it (a subtree to collapse when > 0)
 
 
 MIN_WIDTH_PCT = 0.2
@@ -56,7 +57,8 @@ def waterfall(spans: list[SpanDetail]) -> tuple[list[WaterfallRow], int, int]:
         rows.append(WaterfallRow(
             span, depth, offset, duration, offset_pct=100 * offset / total,
             width_pct=max(100 * duration / total, MIN_WIDTH_PCT),
-            orphan=bool(span.parent_span_id) and span.parent_span_id not in ids))
+            orphan=bool(span.parent_span_id) and span.parent_span_id not in ids,
+            children=len(children.get(span.span_id, ()))))
         for child in sorted(children.get(span.span_id, []), key=_order, reverse=True):
             stack.append((child, depth + 1))
     return rows, start, end - start

@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from exporters.sql_config import DEFAULTS, check
-from sounding import channel, logthrottle, metrics
+from sounding import channel, metrics
 from sounding.component import Exporter, Host
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.extensions.storage import StorageExtension
@@ -121,9 +121,7 @@ class SqlExporter(Exporter):
                 "sqlite_synchronous": synchronous,
                 "sqlite_cache_kib": self.sqlite_cache_kib,
                 "sqlite_wal_max_bytes": self.store.sqlite_wal_max_bytes,
-                "max_commit_records": self.max_commit,
-                "log_level": logging.getLevelName(logging.getLogger().getEffectiveLevel()),
-                "log_repeat_seconds": logthrottle.interval()}
+                "max_commit_records": self.max_commit}
 
     # The channel (sounding/channel.py): non-blocking, driven by the event loop.
 

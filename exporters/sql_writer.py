@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from exporters.sql_checkpoint import Checkpointer
-from sounding import channel, logthrottle
+from sounding import channel, logsetup
 from storage import sqlite
 from storage.writer import BatchWriter, WireBatch
 
@@ -230,9 +230,7 @@ def main(argv: list[str]) -> int:
     if not received:
         return 0  # the collector stopped before it configured us
     ((_, config), _), *_rest = received
-    logging.basicConfig(level=config.get("log_level", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logthrottle.install(float(config.get("log_repeat_seconds", logthrottle.DEFAULT_INTERVAL)))
+    logsetup.configure_from_env()  # as the collector logs (sounding/supervisor.py)
     WriterLoop(sock, config).run()
     return 0
 

@@ -115,12 +115,15 @@ def decode_deploy(obj: Any, now_us: int) -> Deploy:
     env = fields.string(obj, "env", problems, max_len=MAX_LABEL)
     deployer = fields.string(obj, "deployer", problems)
     description = fields.string(obj, "description", problems)
+    service = fields.string(obj, "service", problems, max_len=MAX_LABEL)
     ts_us = fields.timestamp_us(obj, "timestamp", problems, now_us)
     if problems:
         raise InvalidInput("invalid deploy record", problems.items)
     assert git_sha is not None
     return Deploy(git_sha=git_sha.strip(), ts_us=ts_us, version=version, env=env,
-                  deployer=deployer, description=description)
+                  deployer=deployer, description=description,
+                  # "" names no service: like an absent one, every service's requests count.
+                  service=service or None)
 
 
 def decode_request_metric(obj: Any, now_us: int, link: TraceLink,

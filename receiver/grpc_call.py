@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import grpc
 
-from receiver.auth import project_for
+from receiver import refusals
+from receiver.auth import bearer_key, project_for
 from receiver.status import grpc_error, http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from sounding import metrics
@@ -69,12 +70,23 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
             metrics.REQUEST_SECONDS.labels(endpoint).observe(time.perf_counter() - started)
             return response
         # Outside the try: abort() raises to end the call, and must not be caught above.
-        metrics.REFUSED.labels(endpoint, reason_label(http_error(error)[0])).inc()
+        status = http_error(error)[0]
+        metrics.REFUSED.labels(endpoint, reason_label(status)).inc()
+        if status != 500:  # a server error was logged above, with its traceback
+            refusals.refused(status, endpoint, error, _presented_key(metadata))
         code, message, trailers = grpc_error(error)
         await context.abort(code, message, trailing_metadata=trailers)
         raise AssertionError("unreachable: abort() raises")
 
     return grpc.unary_unary_rpc_method_handler(handle)
+
+
+def _presented_key(metadata: dict[str, str | bytes]) -> str | None:
+    header = metadata.get("authorization")
+    try:
+        return bearer_key(header if isinstance(header, str) else None)
+    except SoundingError:
+        return None
 
 
 def service(name: str, methods: dict[str, tuple[str, Method]], pipeline: Pipeline,

@@ -11,7 +11,8 @@ from typing import Any
 from tornado.iostream import StreamClosedError
 from tornado.web import HTTPError, RequestHandler, stream_request_body
 
-from receiver.auth import project_for
+from receiver import refusals
+from receiver.auth import bearer_key, project_for
 from receiver.body import BodyReader
 from receiver.context import ReceiverContext
 from receiver.status import http_error, reason_label
@@ -22,6 +23,7 @@ from sounding.errors import (
     PayloadTooLarge,
     SoundingError,
     StoreUnavailable,
+    Unauthenticated,
     UnsupportedMediaType,
 )
 
@@ -57,6 +59,8 @@ class BaseHandler(RequestHandler):
         elif status == 404:
             body = {"error": f"no endpoint at {self.request.path}"}
         metrics.REFUSED.labels(self.endpoint, reason_label(status)).inc()
+        if status < 500 or status == 503:  # a server error is logged as one, with its trace
+            refusals.refused(status, self.endpoint, exc, self.presented_key())
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(body))
 
@@ -69,6 +73,14 @@ class BaseHandler(RequestHandler):
     def body_unread(self) -> bool:
         """Whether the request's body is still (partly) unread."""
         return False
+
+    def presented_key(self) -> str | None:
+        """The key this request sent, if it sent one that parses: named by its id
+        when the request is refused. Read again here, only for refusals."""
+        try:
+            return bearer_key(self.request.headers.get("Authorization"))
+        except Unauthenticated:
+            return None
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         # Client mistakes and overload are answered and counted, not logged one by one.

@@ -8,7 +8,6 @@ import socket
 from typing import Any
 
 from tornado.log import access_log
-from tornado.netutil import bind_sockets
 from tornado.web import Application, RequestHandler
 
 from receiver.body import BodyBudget
@@ -21,6 +20,7 @@ from receiver.sentry.door import sentry_routes
 from sounding.component import Authenticator, HealthCheck, Host, Receiver
 from sounding.configcheck import require_bool, require_int, require_list, require_str
 from sounding.factory import Factory
+from sounding.listen import bind_tcp
 from sounding.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
@@ -94,13 +94,28 @@ class HttpServerReceiver(Receiver):
         self.extra_routes = extra_routes or []
         self._server: BoundedHTTPServer | None = None
         self._ports: list[int] = []
+        self._sockets: list[socket.socket] = []  # bound, not yet served
+        self._host = str(self.config["host"])
 
     def routes(self) -> list[Any]:
         raise NotImplementedError
 
+    async def bind(self) -> None:
+        if self._sockets or self._server is not None:
+            return
+        host = str(self.config["host"])
+        port = int(self.config["port"])
+        # reuse_port: several collector processes share one port (SO_REUSEPORT) and
+        # the kernel spreads connections over them (README, "Performance and durability").
+        self._sockets = bind_tcp(host, port, f"receivers.{self.name}.port",
+                                 bool(self.config.get("reuse_port", False)))
+        self._ports = sorted({s.getsockname()[1] for s in self._sockets})
+        self._host = host
+
     async def start(self) -> None:
         if self._server is not None:
             return
+        await self.bind()
         app = Application(self.routes() + self.extra_routes,
                           default_handler_class=NotFoundHandler,
                           default_handler_args={"ctx": self.ctx},
@@ -115,20 +130,17 @@ class HttpServerReceiver(Receiver):
             app, name=self.name, max_connections=self.max_connections,
             max_body_size=self.ctx.max_body_bytes + 65536, chunk_size=65536,
             idle_connection_timeout=300, xheaders=bool(self.config.get("xheaders", False)))
-        host = str(self.config["host"])
-        port = int(self.config["port"])
-        # reuse_port: several collector processes share one port (SO_REUSEPORT) and
-        # the kernel spreads connections over them (README, "Performance and durability").
-        sockets = _bind(host, port, bool(self.config.get("reuse_port", False)))
+        sockets, self._sockets = self._sockets, []
         self._server.add_sockets(sockets)
-        self._ports = sorted({s.getsockname()[1] for s in sockets})
-        self._host = host
 
     def addresses(self) -> list[str]:
         host = "127.0.0.1" if self._host in ("0.0.0.0", "") else self._host
         return [f"http://{host}:{port}" for port in self._ports]
 
     async def shutdown(self) -> None:
+        sockets, self._sockets = self._sockets, []
+        for sock in sockets:  # bound, never served
+            sock.close()
         server, self._server = self._server, None
         if server is None:
             return
@@ -153,12 +165,6 @@ def _log_request(handler: RequestHandler) -> None:
         log_method = access_log.error
     log_method("%d %s %.2fms", status, handler._request_summary(),
                1000.0 * handler.request.request_time())
-
-
-def _bind(host: str, port: int, reuse_port: bool = False) -> list[socket.socket]:
-    return bind_sockets(port, address=None if host in ("", "0.0.0.0") else host,
-                        family=socket.AF_INET if host == "0.0.0.0" else socket.AF_UNSPEC,
-                        reuse_port=reuse_port)
 
 
 class HttpReceiver(HttpServerReceiver):

@@ -18,8 +18,9 @@ import grpc
 from receiver.grpc_ingest import signal_services
 from sounding.component import Authenticator, Host, Receiver
 from sounding.configcheck import require_bool, require_int, require_str
-from sounding.errors import ConfigError
+from sounding.errors import PortUnavailable
 from sounding.factory import Factory
+from sounding.listen import probe
 from sounding.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
@@ -51,10 +52,15 @@ class GrpcReceiver(Receiver):
         self.max_message_bytes = int(self.config["max_message_bytes"])
         self._server: grpc.aio.Server | None = None
         self._bound: int | None = None
+        self._unstarted: grpc.aio.Server | None = None  # bound, not yet serving
 
-    async def start(self) -> None:
-        if self._server is not None:
+    async def bind(self) -> None:
+        # grpcio binds in add_insecure_port, before the server starts serving.
+        if self._unstarted is not None or self._server is not None:
             return
+        busy = probe(self.host, self.port)
+        if busy is not None:
+            raise PortUnavailable(self.port, f"receivers.{self.name}.port", busy)
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", self.max_message_bytes),
             ("grpc.so_reuseport", 0),
@@ -64,8 +70,16 @@ class GrpcReceiver(Receiver):
         try:
             self._bound = server.add_insecure_port(f"{host}:{self.port}")
         except RuntimeError as exc:
-            raise ConfigError(f"receivers.{self.name}: cannot listen on {host}:{self.port} "
-                              f"for gRPC: {exc}") from exc
+            raise PortUnavailable(self.port, f"receivers.{self.name}.port",
+                                  probe(self.host, self.port) or "cannot be bound") from exc
+        self._unstarted = server
+
+    async def start(self) -> None:
+        if self._server is not None:
+            return
+        await self.bind()
+        server, self._unstarted = self._unstarted, None
+        assert server is not None
         await server.start()
         self._server = server
 
@@ -77,6 +91,12 @@ class GrpcReceiver(Receiver):
         return [f"grpc://{host}:{self._bound}"]
 
     async def shutdown(self) -> None:
+        unstarted, self._unstarted = self._unstarted, None
+        if unstarted is not None:
+            # Bound, never served. grpcio lets go of the port of a server only once it
+            # has started: started and stopped at once (no call in flight to wait for).
+            await unstarted.start()
+            await unstarted.stop(None)
         server, self._server = self._server, None
         if server is None:
             return

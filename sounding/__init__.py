@@ -1,3 +1,3 @@
 """Sounding: an OpenTelemetry-compatible APM and error-tracking collector."""
 
-__version__ = "0.1.0"
+__version__ = "0.14.0"

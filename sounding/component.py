@@ -1,7 +1,8 @@
 """Component contracts shared by receivers, processors, exporters and extensions.
 
-Every component has `start` and `shutdown`; `shutdown` is safe without `start`
-and safe twice, so the service can stop whatever it managed to start. Factories
+Every component has `bind` (its listening ports, if any), `start` and `shutdown`;
+`shutdown` is safe without `start` (after `bind` or not) and safe twice, so the
+service can stop whatever it managed to bind or start. Factories
 (sounding/factory.py) build components and hand them the `Host`, through which a
 receiver finds the pipeline and the extensions it asks (authentication, health)
 instead of reaching into the store.
@@ -24,6 +25,13 @@ class Component(ABC):  # noqa: B024 - abstract only through its subclasses
     def __init__(self, name: str, config: dict[str, Any] | None = None) -> None:
         self.name = name
         self.config: dict[str, Any] = dict(config or {})
+
+    async def bind(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Take the listening sockets, and nothing else. The service binds every
+        component before it starts any, so that a busy port stops the collector before
+        an extension creates anything (the first-run key and admin token, printed once,
+        would otherwise be lost). `start` binds too when `bind` was not called;
+        `shutdown` releases what `bind` took. Raises sounding.errors.PortUnavailable."""
 
     async def start(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Acquire resources. Called once, downstream stages first."""
@@ -152,9 +160,12 @@ class Authenticator(Protocol):
 @runtime_checkable
 class HealthCheck(Protocol):
     """What GET /health asks: whether every component is healthy, and the details
-    the response carries besides `status` and `uptime_seconds`."""
+    the response carries besides `status` and `uptime_seconds`; and whether a request's
+    bearer token opens GET /metrics and those details (`health.token`)."""
 
     async def check(self) -> tuple[bool, dict[str, Any]]: ...
+
+    def authorized(self, token: str | None) -> bool: ...
 
 
 E = TypeVar("E")

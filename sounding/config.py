@@ -18,9 +18,9 @@ from sounding.factory import SECTIONS, factory_for, type_of
 DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "logexceptions", "grouping",
                       "reopen"]
 # Built-in extensions, built in this order (each may ask those before it) and
-# configured by the top-level section of their name. `health` has no settings.
+# configured by the top-level section of their name.
 # `alerts` asks for storage and, like health, is asked by nothing built before it.
-BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "alerts", "health")
+BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "alerts", "retention", "health")
 COMPONENT_KINDS = ("receiver", "processor", "exporter")
 
 # The service-level sections. Each component's section (receivers.*, processors.*,
@@ -35,6 +35,13 @@ DEFAULTS: dict[str, Any] = {
         # where it was raised) per this many seconds, then as a count
         # (sounding/logthrottle.py): a client cannot flood the log with tracebacks.
         "repeat_seconds": 60,
+        # "text" (a line per record) or "json" (one object per line: time, level,
+        # logger, message, exception), for every process's log (sounding/logsetup.py).
+        "format": "text",
+        # Refused requests (401, 400, 413, 415, 503...) are logged at INFO, once per
+        # (status, endpoint, reason) per this many seconds, then as a count
+        # (receiver/refusals.py); 0 logs none.
+        "refused_seconds": 10,
     },
     "service": {
         # Worker processes that decode and process large trace requests off the event
@@ -91,9 +98,11 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "SOUNDING_API_KEYS": ("auth", "api_keys"),
     "SOUNDING_SQLITE_SYNCHRONOUS": ("storage", "sqlite_synchronous"),
     "SOUNDING_ADMIN_TOKEN": ("dashboard", "admin_token"),
+    "SOUNDING_HEALTH_TOKEN": ("health", "token"),
     "SOUNDING_DECODE_WORKERS": ("service", "decode_workers"),
     "SOUNDING_LOG_LEVEL": ("logging", "level"),
     "SOUNDING_ACCESS_LOG": ("logging", "access_log"),
+    "SOUNDING_LOG_FORMAT": ("logging", "format"),
 }
 # Any setting: SOUNDING__RECEIVERS__HTTP__PORT=3001 (path lowercased, value read as YAML).
 GENERIC_PREFIX = "SOUNDING__"
@@ -124,7 +133,8 @@ def _env_value(path: tuple[str, ...], raw: str) -> Any:
     if path[-1] == "cors_origins":
         return [origin.strip() for origin in raw.split(",") if origin.strip()]
     # Secrets and addresses as given: YAML would read some of them as numbers.
-    if path[-1] in ("api_keys", "url", "host", "admin_token", "cookie_secret", "secrets_key"):
+    if path[-1] in ("api_keys", "url", "host", "admin_token", "cookie_secret", "secrets_key",
+                    "token"):
         return raw
     try:
         return yaml.safe_load(raw)
@@ -212,6 +222,11 @@ def _validate_logging(logging: dict[str, Any]) -> None:
     repeat = logging.get("repeat_seconds")
     if isinstance(repeat, bool) or not isinstance(repeat, int | float) or repeat <= 0:
         raise ConfigError(f"logging.repeat_seconds must be a number > 0, got {repeat!r}")
+    if logging.get("format") not in ("text", "json"):
+        raise ConfigError(f"logging.format must be text or json, got {logging.get('format')!r}")
+    refused = logging.get("refused_seconds")
+    if isinstance(refused, bool) or not isinstance(refused, int | float) or refused < 0:
+        raise ConfigError(f"logging.refused_seconds must be a number >= 0, got {refused!r}")
 
 
 def _validate_service(config: dict[str, Any]) -> None:
@@ -239,6 +254,16 @@ def _validate_service(config: dict[str, Any]) -> None:
                     f"{nearest(str(name), config[kind])}")
     if not pipeline.get("exporters"):
         raise ConfigError("the pipeline needs at least one exporter")
+
+
+def env_var_for(path: str) -> str:
+    """The environment variable that sets the setting at `path` (receivers.http.port):
+    its named alias when it has one, else the generic SOUNDING__ form."""
+    parts = tuple(path.split("."))
+    for name, alias_path in ENV_ALIASES.items():
+        if alias_path == parts:
+            return name
+    return GENERIC_PREFIX + "__".join(part.upper() for part in parts)
 
 
 def pipeline_config(config: dict[str, Any]) -> dict[str, list[str]]:

@@ -64,3 +64,15 @@ class InternalFailure(SoundingError):
 
 class ConfigError(Exception):
     """Configuration that cannot work; raised at start, never while serving."""
+
+
+class PortUnavailable(ConfigError):
+    """A listener cannot bind its port (in use, or not permitted). Raised while the
+    service binds, before anything is created in the database, so that the operator
+    can move the port and start again with nothing lost."""
+
+    def __init__(self, port: int, setting: str, why: str = "is in use") -> None:
+        super().__init__(f"port {port} {why} ({setting})")
+        self.port = port
+        self.setting = setting  # the configuration path that moves it: receivers.http.port
+        self.why = why

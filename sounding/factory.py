@@ -21,7 +21,7 @@ import copy
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoints, entry_points
 from typing import Any
 
 from sounding.component import Component, Exporter, Extension, Host, Processor, Receiver
@@ -90,14 +90,21 @@ def _derived(type_name: str, kind: str, cls: type[Component]) -> Factory:
                    getattr(cls, "sample_config", None))
 
 
+@functools.cache
+def _entries(group: str) -> EntryPoints:
+    """A group's entry points, read once per process: each reading scans the metadata
+    of every installed distribution, and start-up asks for fifteen types."""
+    return entry_points(group=group)
+
+
 def type_names(kind: str) -> list[str]:
-    return sorted({entry.name for entry in entry_points(group=GROUPS[kind])})
+    return sorted({entry.name for entry in _entries(GROUPS[kind])})
 
 
 @functools.cache
 def factory_for(kind: str, type_name: str) -> Factory:
     group, base = GROUPS[kind], BASES[kind]
-    matches = list(entry_points(group=group, name=type_name))
+    matches = list(_entries(group).select(name=type_name))
     if not matches:
         raise ConfigError(f"unknown {kind} type {type_name!r}: no built-in and no entry point "
                           f"in group {group}{nearest(type_name, type_names(kind))}")

@@ -10,7 +10,7 @@ the database does atomically.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 ACCURACY = 0.01
 GAMMA = (1 + ACCURACY) / (1 - ACCURACY)
@@ -18,6 +18,12 @@ _LOG_GAMMA = math.log(GAMMA)
 # Durations at or below one microsecond share the lowest bucket.
 MIN_MS = 0.001
 MIN_BUCKET = math.ceil(math.log(MIN_MS) / _LOG_GAMMA)
+# Long ranges read hourly rollups with coarse buckets of COARSE_FACTOR fine ones
+# (storage/queries/performance.py): about 23 a decade instead of 115, so that a
+# week's histograms are a few rows per hour and route, for quantiles within 5%.
+COARSE_FACTOR = 5
+COARSE_GAMMA = GAMMA**COARSE_FACTOR
+COARSE_ACCURACY = (COARSE_GAMMA - 1) / (COARSE_GAMMA + 1)  # 0.04996
 
 
 def bucket_of(duration_ms: float) -> int:
@@ -35,8 +41,37 @@ def bucket_value(bucket: int) -> float:
         return math.inf
 
 
-def quantile(counts: Mapping[int, int], q: float) -> float | None:
-    """The value at nearest rank ceil(q*n) of the merged histogram, or None when empty."""
+def coarse_of(bucket: int) -> int:
+    """The coarse bucket holding fine bucket `bucket`: COARSE_FACTOR fine buckets
+    each, so coarse bucket j holds the values in (COARSE_GAMMA**(j-1), COARSE_GAMMA**j]
+    and a coarse histogram is the one bucket_of would give with COARSE_GAMMA. It is a
+    function of the fine bucket, so fine histograms already stored can be coarsened."""
+    return -(-bucket // COARSE_FACTOR)
+
+
+def coarse_value(bucket: int) -> float:
+    """A coarse bucket's value: within COARSE_ACCURACY of every value in it."""
+    if bucket * COARSE_FACTOR <= MIN_BUCKET:
+        return MIN_MS
+    try:
+        return 2 * COARSE_GAMMA**bucket / (COARSE_GAMMA + 1)
+    except OverflowError:
+        return math.inf
+
+
+def coarsen(counts: Mapping[int, int]) -> dict[int, int]:
+    """A fine histogram as a coarse one."""
+    coarse: dict[int, int] = {}
+    for bucket, count in counts.items():
+        j = coarse_of(bucket)
+        coarse[j] = coarse.get(j, 0) + count
+    return coarse
+
+
+def quantile(counts: Mapping[int, int], q: float,
+             value: Callable[[int], float] = bucket_value) -> float | None:
+    """The value at nearest rank ceil(q*n) of the merged histogram, or None when empty;
+    `value` is coarse_value for a coarse histogram."""
     total = sum(counts.values())
     if total == 0:
         return None
@@ -45,8 +80,8 @@ def quantile(counts: Mapping[int, int], q: float) -> float | None:
     for bucket in sorted(counts):
         seen += counts[bucket]
         if seen >= rank:
-            return bucket_value(bucket)
-    return bucket_value(max(counts))
+            return value(bucket)
+    return value(max(counts))
 
 
 def merge(histograms: Iterable[Mapping[int, int]]) -> dict[int, int]:

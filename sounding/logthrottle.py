@@ -27,6 +27,7 @@ import atexit
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -67,39 +68,75 @@ class RepeatFilter(logging.Filter):
 
     def __init__(self, interval: float = DEFAULT_INTERVAL,
                  emit: Callable[[logging.LogRecord], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *,
+                 kind: Callable[[logging.LogRecord], Kind] = kind_of,
+                 min_level: int = logging.ERROR) -> None:
         super().__init__()
         self.interval = interval
         self.emit = emit
         self.clock = clock
+        # What makes records alike, and the level from which they are throttled: the
+        # refused-requests log (receiver/refusals.py) throttles INFO by its own kinds.
+        self.kind = kind
+        self.min_level = min_level
         self._windows: dict[Kind, _Window] = {}
         self._lock = threading.Lock()
+        # The filter sits on every handler, so each record is asked once per handler:
+        # the answer given for it first is given again (a second handler must not see
+        # the first record of a window as a repeat, nor count one twice).
+        # Weakly: a record's traceback holds its frames.
+        self._last: tuple[weakref.ref[logging.LogRecord] | None, bool] = (None, True)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, _SUMMARY, False):
             return True
-        if record.levelno < logging.ERROR and not record.exc_info:
+        if record.levelno < self.min_level and not record.exc_info:
             return True
-        kind = kind_of(record)
+        kind = self.kind(record)
+        now = self.clock()
+        with self._lock:
+            last, verdict = self._last
+            if last is not None and last() is record:
+                return verdict
+            verdict = self._decide(kind, record, now)
+            self._last = (weakref.ref(record), verdict)
+            return verdict
+
+    def suppressed(self, kind: Kind) -> bool:
+        """Count one record of `kind` if its window is open (True: do not log it),
+        without a record being made: a caller logging at a client's rate asks this
+        first and skips the cost of a record (the caller's frame looked up, the
+        message formatted) for all but the first of each window."""
         now = self.clock()
         with self._lock:
             window = self._windows.get(kind)
-            if window is None and len(self._windows) >= MAX_KINDS:
-                # Windows that ended with nothing to summarise have no timer to remove them.
-                self._windows = {k: w for k, w in self._windows.items()
-                                 if now < w.ends or w.timer is not None}
-            if window is None and len(self._windows) >= MAX_KINDS:
-                kind = _OVERFLOW
-                window = self._windows.get(kind)
             if window is None or now >= window.ends:
-                self._windows[kind] = _Window(now + self.interval, record)
-                return True
-            window.suppressed += 1
-            if window.timer is None and self.emit is not None:
-                # Summarised when the window ends even if the kind never comes back.
-                window.timer = threading.Timer(window.ends - now, self._close, (kind, window))
-                window.timer.daemon = True
-                window.timer.start()
+                return False
+            self._count(kind, window, now)
+            return True
+
+    def _count(self, kind: Kind, window: _Window, now: float) -> None:
+        window.suppressed += 1
+        if window.timer is None and self.emit is not None:
+            # Summarised when the window ends even if the kind never comes back.
+            window.timer = threading.Timer(window.ends - now, self._close, (kind, window))
+            window.timer.daemon = True
+            window.timer.start()
+
+    def _decide(self, kind: Kind, record: logging.LogRecord, now: float) -> bool:
+        """Whether `record` is logged; called with the lock held."""
+        window = self._windows.get(kind)
+        if window is None and len(self._windows) >= MAX_KINDS:
+            # Windows that ended with nothing to summarise have no timer to remove them.
+            self._windows = {k: w for k, w in self._windows.items()
+                             if now < w.ends or w.timer is not None}
+        if window is None and len(self._windows) >= MAX_KINDS:
+            kind = _OVERFLOW
+            window = self._windows.get(kind)
+        if window is None or now >= window.ends:
+            self._windows[kind] = _Window(now + self.interval, record)
+            return True
+        self._count(kind, window, now)
         return False
 
     def _close(self, kind: Kind, window: _Window) -> None:

@@ -6,7 +6,20 @@ must not be able to flood the log.
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+import platform
+
+from prometheus_client import Counter, Gauge, Histogram, Info, disable_created_metrics
+
+import sounding
+
+# No `*_created` series: one more series per counter and histogram child that no
+# dashboard reads (a scraper sees a restart as a counter reset anyway). Before any
+# metric is collected; process-wide, so the forward exporter's are covered too.
+disable_created_metrics()
+
+BUILD = Info("sounding_build", "The running Sounding: its version and Python's")
+BUILD.info({"version": sounding.__version__, "python": platform.python_version(),
+            "implementation": platform.python_implementation()})
 
 ACCEPTED = Counter("sounding_records_accepted", "Records committed to the store", ["signal"])
 RECORDS_REFUSED = Counter(

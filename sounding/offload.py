@@ -24,6 +24,19 @@ sounding/channel.py, run by sounding/supervisor.py like the writer process: they
 import only what decoding needs (about 25 MB each), and they exit as soon as the
 collector is gone, even after a `kill -9` of it.
 
+Started when traffic needs them, not at start-up: a sidecar that never receives a
+large body never pays a worker's memory, and the collector is healthy sooner. The
+first body from `decode_min_bytes` starts one worker and waits for it (a fraction of
+a second, once); each later body that finds every worker busy starts one more, up
+to `workers`, and goes meanwhile to the least busy one that is running. Started
+workers stay: the cost was paid, and traffic that came once comes again. A worker
+that cannot start answers the requests waiting for it with 503 (to be retried) and
+is tried again by a large body after a backoff (the supervisor's, at least 0.1 s,
+doubling up to 30 s), not by every one, which would fork a process per request. What a worker
+imports by name (the processor builder, the preparations) is resolved at start-up, and
+the processors were built then on the event loop, so a configuration error still stops
+the collector there.
+
 Bounded: bodies waiting for or inside a worker count against `max_bytes`; past it
 requests are refused with Overloaded (503 + Retry-After).
 
@@ -52,9 +65,9 @@ from typing import Any
 from sounding import channel
 from sounding.component import Component
 from sounding.errors import InternalFailure, InvalidInput, Overloaded, StoreUnavailable
-from sounding.offload_worker import Offloaded, Spec
+from sounding.offload_worker import Offloaded, Spec, imported
 from sounding.records import Batch
-from sounding.supervisor import Supervisor
+from sounding.supervisor import Backoff, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +76,8 @@ STOP_TIMEOUT = 30.0
 # A worker that holds a request this long is stuck (a processor in an endless loop,
 # say): it is killed, its requests are answered, and a new one is started.
 ANSWER_TIMEOUT = 20.0
+# The least time between a worker that failed to start and the next try.
+FIRST_RETRY = 0.1
 
 
 def default_workers() -> int:
@@ -81,12 +96,18 @@ class _Worker:
         # Set when the request being handled was already answered (it timed out) and
         # the worker is killed for it: then no request left here is the culprit.
         self.culprit_answered = False
+        # Its first start (sounding/supervisor.py restarts it after that on its own).
+        self.starting: asyncio.Task[None] | None = None
         self.child = Supervisor(
             f"decode worker {index}", "sounding.offload_worker",
             lambda: {"processors": pool.processors, "preparations": pool.preparations,
                      "build_processor": pool.build_processor},
             on_item=self._on_item, on_exit=self._gone,
             start_timeout=START_TIMEOUT, stop_timeout=STOP_TIMEOUT)
+
+    @property
+    def is_starting(self) -> bool:
+        return self.starting is not None and not self.starting.done()
 
     def submit(self, seq: int, request: tuple[Any, ...], body: bytes
                ) -> asyncio.Future[tuple[Any, bytes | None]]:
@@ -148,6 +169,10 @@ class DecodePool(Component):
         self.retry_after = retry_after
         self.in_flight_bytes = 0
         self._workers: list[_Worker] = []
+        self._started_count = 0  # workers made so far, for their names in the log
+        # After a worker failed to start, none is tried again before `_not_before`.
+        self._backoff = Backoff()
+        self._not_before = 0.0
         self._seq = 0
         self._started = False
         self.closing = False
@@ -156,27 +181,83 @@ class DecodePool(Component):
         return self._started and not self.closing and size >= self.min_bytes
 
     async def start(self) -> None:
+        """Starts no process: see "Started when traffic needs them" above. What every
+        worker will import by name is resolved here, once, so that a name that does not
+        resolve still stops the collector at start-up rather than failing traffic later
+        (these modules are the event loop's own: nothing is imported for it alone)."""
         if self._started or self.closing or self.workers <= 0:
             return
-        self._workers = [_Worker(self, i) for i in range(self.workers)]
-        # Every worker builds and starts the processors now, so that one that cannot be
-        # built stops the collector at start-up rather than failing requests later.
-        try:
-            await asyncio.gather(*(worker.child.start() for worker in self._workers))
-        except Exception:
-            await self.shutdown()
-            raise
+        names = [self.build_processor, *(p[0] for p in self.preparations if p is not None)]
+        for name in names:
+            try:
+                imported(name)
+            except Exception as exc:
+                raise RuntimeError(f"the decode workers could not be started: {name}: "
+                                   f"{type(exc).__name__}: {exc}") from exc
         self._started = True
 
     async def shutdown(self) -> None:
         """Waits for what the workers hold: receivers stop before the pipeline does."""
         self.closing = True
         workers, self._workers = self._workers, []
+        # A worker still starting is let finish starting, then stopped like the others.
+        await asyncio.gather(*(w.starting for w in workers if w.starting is not None),
+                             return_exceptions=True)
         for worker in workers:
             if worker.pending:
                 await asyncio.gather(*worker.pending.values(), return_exceptions=True)
         # A worker finishes what it holds, sees its channel close, and exits.
         await asyncio.gather(*(worker.child.shutdown() for worker in workers))
+
+    def _add_worker(self) -> _Worker:
+        self._started_count += 1
+        worker = _Worker(self, self._started_count - 1)
+        self._workers.append(worker)
+        worker.starting = asyncio.get_running_loop().create_task(self._start_worker(worker))
+        # Its failure is logged in _start_worker; retrieved here when nobody waited on it.
+        worker.starting.add_done_callback(lambda task: task.cancelled() or task.exception())
+        return worker
+
+    async def _start_worker(self, worker: _Worker) -> None:
+        try:
+            await worker.child.start()
+        except Exception as exc:
+            # Out of the pool: a large body tries a new one after the backoff.
+            if worker in self._workers:
+                self._workers.remove(worker)
+            # Never at once, whatever the jitter draws: each try is a process.
+            delay = max(FIRST_RETRY, self._backoff.next())
+            self._not_before = asyncio.get_running_loop().time() + delay
+            if not self.closing:
+                log.error("decode worker %d did not start: %s; trying again in %.1f s at "
+                          "the earliest", worker.index, exc, delay)
+            raise
+        self._backoff.reset()
+
+    async def _worker(self) -> _Worker:
+        """The worker for one more request, started if need be (see the module's
+        docstring)."""
+        running = [w for w in self._workers if not w.is_starting and w.child.open]
+        starting = [w for w in self._workers if w.is_starting]
+        # One more when every running worker is busy and none is on its way already.
+        if (not starting and len(self._workers) < self.workers
+                and all(w.pending for w in running)
+                and asyncio.get_running_loop().time() >= self._not_before):
+            starting = [self._add_worker()]
+        if running:
+            return min(running, key=lambda w: len(w.pending))
+        if not starting:  # restarted by its supervisor, or the backoff after a failure
+            raise StoreUnavailable("the decode workers are restarting", self.retry_after)
+        worker = starting[0]
+        assert worker.starting is not None
+        try:
+            await asyncio.shield(worker.starting)
+        except Exception:
+            raise StoreUnavailable("a decode worker could not start; retry",
+                                   self.retry_after) from None
+        if self.closing or not worker.child.open:
+            raise StoreUnavailable("the decode workers are restarting", self.retry_after)
+        return worker
 
     async def submit(self, decode: str, args: tuple[Any, ...], batch: Batch, into: str,
                      body: bytes) -> Offloaded:
@@ -187,18 +268,19 @@ class DecodePool(Component):
         processors and the exporters'
         preparations. InvalidInput (400) or InternalFailure (500) for that request;
         retryable errors when the workers cannot take it."""
-        live = [w for w in self._workers if w.child.open]
         if self.closing:
             raise StoreUnavailable("the collector is shutting down", self.retry_after)
-        if not live:
-            raise StoreUnavailable("the decode workers are restarting", self.retry_after)
         size = len(body)
         if self.in_flight_bytes and self.in_flight_bytes + size > self.max_bytes:
             raise Overloaded("the decode workers are busy", self.retry_after)
-        worker = min(live, key=lambda w: len(w.pending))
         self._seq += 1
         self.in_flight_bytes += size
         seq = self._seq
+        try:
+            worker = await self._worker()
+        except BaseException:
+            self.in_flight_bytes -= size
+            raise
         future = worker.submit(seq, (decode, args, batch, into), body)
         try:
             result, payload = await asyncio.wait_for(asyncio.shield(future), ANSWER_TIMEOUT)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sounding import channel
+from sounding import channel, logsetup
 from sounding.component import Processor
 from sounding.errors import InvalidInput
 from sounding.records import Batch
@@ -63,11 +63,11 @@ class Stages:
     def decoder(self, spec: str) -> Callable[..., Any]:
         function = self._decoders.get(spec)
         if function is None:
-            function = self._decoders[spec] = _imported(spec)
+            function = self._decoders[spec] = imported(spec)
         return function
 
 
-def _imported(spec: str) -> Callable[..., Any]:
+def imported(spec: str) -> Callable[..., Any]:
     """The function a "module:function" string names."""
     module, _, name = spec.partition(":")
     function = getattr(importlib.import_module(module), name)
@@ -123,9 +123,9 @@ def _failure(step: str, exc: BaseException) -> tuple[str, str]:
 def _build(config: dict[str, Any]) -> Stages:
     # The registry is named, not imported: it knows every component type, exporters
     # and their stores included, which this core module must not depend on.
-    build_processor = _imported(config["build_processor"])
+    build_processor = imported(config["build_processor"])
     built = [build_processor(name, settings) for name, settings in config["processors"]]
-    preparations = [None if spec is None else (f"preparation {spec[0]}", _imported(spec[0]),
+    preparations = [None if spec is None else (f"preparation {spec[0]}", imported(spec[0]),
                                                spec[1])
                     for spec in config["preparations"]]
 
@@ -142,6 +142,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sock = socket.socket(fileno=int(argv[1]))
+    logsetup.configure_from_env()  # as the collector logs (sounding/supervisor.py)
     _cap_address_space()
     received = channel.receive(sock)
     if not received:

@@ -245,6 +245,9 @@ class Deploy:
     env: str | None = None
     deployer: str | None = None
     description: str | None = None
+    # The service deployed (README "Deploys of one service"): its impact is then
+    # measured on that service's requests only.
+    service: str | None = None
 
 
 @dataclass(slots=True)

@@ -1,5 +1,6 @@
-"""The service: builds the extensions and the stages from configuration, starts
-the extensions, then the stages downstream first, and stops them in reverse."""
+"""The service: builds the extensions and the stages from configuration, binds
+every port, starts the extensions, then the stages downstream first, and stops them
+in reverse."""
 
 from __future__ import annotations
 
@@ -102,6 +103,11 @@ class Service(Host):
 
     async def start(self) -> None:
         self._build()
+        # Every port first (receivers, and an extension with its own, the dashboard):
+        # a busy port then stops the collector before anything is created, so the
+        # first-run key and admin token, printed once, are never lost to it.
+        for component in [*self.receivers, *self.extensions.values()]:
+            await component.bind()
         # Extensions first (storage migrates the database, auth seeds the keys), then
         # downstream first: exporters, processors, then the receivers that feed them.
         for extension in self.extensions.values():

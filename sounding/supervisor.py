@@ -24,13 +24,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from sounding import channel
+from sounding import channel, logsetup
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +153,9 @@ class Supervisor:
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", self.module, str(child.fileno())],
-                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL)
+                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+                # The child logs as this process does (level, text or JSON, throttle).
+                env={**os.environ, **logsetup.child_env()})
         except BaseException:
             parent.close()
             raise

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, func, select, update
+from sqlalchemy import ColumnElement, Connection, and_, func, or_, select, update
 
+# Re-exported (`as`): callers know them from here.
+from sounding.keyhash import hash_key as hash_key
+from sounding.keyhash import key_id_of as key_id_of
 from sounding.timeutil import now_us
 from storage import schema
 from storage.store import Store
@@ -21,12 +23,11 @@ KEY_PREFIX = "snd_"
 DSN_SAFE = re.compile(r"\w+", re.ASCII)
 
 
-def hash_key(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
-def key_id_of(key_hash: str) -> str:
-    return key_hash[:12]
+def active(now: int | None = None) -> ColumnElement[bool]:
+    """A key is active until its revocation time: none, or one still to come (a key
+    rotated with a grace period, `sounding keys rotate --revoke-after`)."""
+    k = schema.api_keys
+    return or_(k.c.revoked_us.is_(None), k.c.revoked_us > (now_us() if now is None else now))
 
 
 def new_key(sentry: bool = False) -> str:
@@ -106,15 +107,17 @@ def list_keys(store: Store) -> list[KeyInfo]:
 
 
 def revoke_key(store: Store, key_id: str) -> int:
-    """Revoke every active key whose id starts with `key_id`; returns how many."""
+    """Revoke every active key whose id starts with `key_id` (one due to be revoked
+    later too: now); returns how many."""
     k = schema.api_keys
     if len(key_id) < 6:
         raise ValueError("give at least 6 characters of the key id")
+    now = now_us()
     with store.writer.begin() as conn:
         result = conn.execute(
             update(k).where(and_(k.c.key_id.startswith(key_id, autoescape=True),
-                                 k.c.revoked_us.is_(None)))
-            .values(revoked_us=now_us()))
+                                 active(now)))
+            .values(revoked_us=now))
     return int(result.rowcount or 0)
 
 
@@ -123,7 +126,7 @@ def project_for_hash(store: Store, key_hash: str) -> int | None:
     with store.reader.connect() as conn:
         row = conn.execute(
             select(k.c.project_id, k.c.key_hash)
-            .where(and_(k.c.key_hash == key_hash, k.c.revoked_us.is_(None)))
+            .where(and_(k.c.key_hash == key_hash, active()))
         ).first()
     # The index lookup found the row; compare in constant time anyway, so that no
     # timing of ours depends on how much of a guessed hash matched.
@@ -137,7 +140,7 @@ def active_keys(store: Store, limit: int) -> dict[str, int]:
     k = schema.api_keys
     with store.reader.connect() as conn:
         rows = conn.execute(select(k.c.key_hash, k.c.project_id)
-                            .where(k.c.revoked_us.is_(None)).limit(limit)).all()
+                            .where(active()).limit(limit)).all()
     return {row.key_hash: int(row.project_id) for row in rows}
 
 
@@ -145,4 +148,24 @@ def active_key_count(store: Store) -> int:
     k = schema.api_keys
     with store.reader.connect() as conn:
         return int(conn.execute(
-            select(func.count()).select_from(k).where(k.c.revoked_us.is_(None))).scalar_one())
+            select(func.count()).select_from(k).where(active())).scalar_one())
+
+
+def rotate_key(store: Store, project: str, revoke_at_us: int, sentry: bool = False
+               ) -> tuple[str, str, int]:
+    """A new key for an existing `project`, and its other active keys revoked at
+    `revoke_at_us` (now, or later for a grace period; a key already due sooner keeps
+    its time), in one transaction: (key, key id, how many keys were scheduled)."""
+    k = schema.api_keys
+    project_id = project_id_of(store, project)
+    if project_id is None:
+        raise ValueError(f"no project named {project!r}")
+    key = new_key(sentry)
+    with store.writer.begin() as conn:
+        key_id = add_key(conn, project, key)
+        result = conn.execute(
+            update(k).where(and_(k.c.project_id == project_id, k.c.key_hash != hash_key(key),
+                                 or_(k.c.revoked_us.is_(None),
+                                     k.c.revoked_us > max(revoke_at_us, now_us()))))
+            .values(revoked_us=revoke_at_us))
+    return key, key_id, int(result.rowcount or 0)

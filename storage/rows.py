@@ -209,6 +209,8 @@ DEPLOYS = _form(
     Field("description", TEXT, nullable=True),
     Field("ts_us", INT64),
     Field("received_us", INT64),
+    # Last: added by migration 0017, where PostgreSQL appends it.
+    Field("service", TEXT, 200, nullable=True),
     supplied=BY_WRITER,
 )
 
@@ -269,6 +271,8 @@ METRIC_POINTS = _form(
 # counted under their first FACET_LENGTH characters, which is what filters compare.
 ERROR_GROUP_FACETS = "error_group_facets"
 FIELD_FACETS = ("environment", "release", "service", "level")
+# The facet of an error's user id: a group's distinct values are its users affected.
+USER_FACET = "user"
 FACET_LENGTH = 200
 FACET_KEY = _form(
     "facet key",
@@ -307,6 +311,18 @@ ROLLUP_KEY = _form(
     Field("method", TEXT, 16),
     Field("route", TEXT, 500),
     Field("minute", INT64),  # epoch seconds of the minute's start
+)
+
+# The same rollups per hour, with coarse latency buckets (sounding/histogram.py), for
+# long ranges (storage/writer_hourly.py, storage/queries/performance.py).
+REQUEST_ROLLUPS_HOURLY = "request_rollups_hourly"
+REQUEST_LATENCY_HOURLY = "request_latency_hourly"
+METRIC_REQUEST_ROLLUPS_HOURLY = "metric_request_rollups_hourly"
+METRIC_REQUEST_LATENCY_HOURLY = "metric_request_latency_hourly"
+HOURLY_KEY = _form(
+    "hourly rollup key",
+    *ROLLUP_KEY.columns[:-1],
+    Field("hour", INT64),  # epoch seconds of the hour's start
 )
 
 # --- rows that are on the wire only, aggregated by the writer ---------------------

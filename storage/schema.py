@@ -85,6 +85,18 @@ resources = Table(
     *_columns(rows.RESOURCES, primary_key=("id",), id={"autoincrement": False}),
 )
 
+
+def _by_day(column: str, primary_key: tuple[str, ...]) -> dict[str, Any]:
+    """On PostgreSQL, a table partitioned by UTC day on `column` (storage/partitions.py,
+    migration 0013), whose primary key is `primary_key`: a partitioned table's unique
+    keys must hold the partition column. SQLAlchemy declares one primary key for every
+    engine, so the columns' primary_key flags say SQLite's, and `info` PostgreSQL's
+    (Alembic's compare reads neither; tests/storage/test_partitions.py checks both).
+    SQLite keeps one plain table."""
+    return {"postgresql_partition_by": f"RANGE ({column})",
+            "info": {"postgresql_primary_key": primary_key}}
+
+
 # One narrow row per span (storage/rows.py). A rowid table: rows append, and only
 # the two indexes are written at random places.
 spans = Table(
@@ -92,6 +104,7 @@ spans = Table(
     metadata,
     *_columns(rows.SPANS, primary_key=("project_id", "trace_id", "span_id")),
     Index("ix_spans_project_start", "project_id", "start_ns"),
+    **_by_day("start_ns", ("project_id", "trace_id", "span_id", "start_ns")),
 )
 
 # One narrow row per log record (storage/rows.py, storage/logbody.py), keyed by a
@@ -103,6 +116,7 @@ logs = Table(
     Index("ix_logs_project_time", "project_id", "time_ns"),
     Index("ix_logs_project_trace", "project_id", "trace_id"),
     Index("ix_logs_project_service_time", "project_id", "service_name", "time_ns"),
+    **_by_day("time_ns", ("project_id", "record_key", "time_ns")),
 )
 
 # What a person can set an error group to (storage/groups.py), and what its lists
@@ -125,6 +139,14 @@ error_groups = Table(
     Column("resolved_us", BigInteger, nullable=True),
     Column("reopen_count", Integer, nullable=False),
     Column("last_reopened_us", BigInteger, nullable=True),
+    # Resolved in the next release: the release current then (storage/writer_groups.py
+    # reopens only on an error of a release the group had not seen by then).
+    Column("resolved_release", Text, nullable=True),
+    # Ignored, snoozed: open again at this time, at this count, or when an hour counts
+    # more than this many (storage/writer_snooze.py); NULL: no such condition.
+    Column("snooze_until_us", BigInteger, nullable=True),
+    Column("snooze_count", BigInteger, nullable=True),
+    Column("snooze_per_hour", BigInteger, nullable=True),
     UniqueConstraint("project_id", "fingerprint", name="uq_error_groups_project_fingerprint"),
     Index("ix_error_groups_project_last_seen", "project_id", "last_seen_us"),
 )
@@ -136,6 +158,9 @@ error_group_hourly = Table(
     _column(rows.FINGERPRINT, primary_key=True),
     Column("hour", BigInteger, primary_key=True),  # epoch seconds of the hour's start
     Column("count", BigInteger, nullable=False),
+    # The retention sweep's: a project's oldest hours. Written only when a group's
+    # hour is new (an upsert adding to `count` leaves it as it is).
+    Index("ix_error_group_hourly_project_hour", "project_id", "hour"),
 )
 
 # Per group, the count and first/last seen of each value of each facet of its stored
@@ -162,6 +187,8 @@ error_status_changes = Table(
     Column("to_status", String(16), nullable=False),
     Column("reason", String(32), nullable=False),  # recurrence, user
     Column("at_us", BigInteger, nullable=False),
+    # Who made a change by hand (dashboard/base.py's actor()); NULL: the collector.
+    Column("actor", String(200), nullable=True),
     Index("ix_error_status_changes_group", "project_id", "fingerprint", "at_us"),
 )
 
@@ -173,6 +200,8 @@ error_events = Table(
     *_columns(rows.ERROR_EVENTS),
     Index("ix_error_events_group_ts", "project_id", "fingerprint", "ts_us"),
     Index("ix_error_events_trace", "project_id", "trace_id"),
+    # The retention sweep's (storage/retention.py): the oldest occurrences of a project.
+    Index("ix_error_events_project_ts", "project_id", "ts_us"),
 )
 # One stored copy per occurrence key (migration 0007): the writer's insert of a keyed
 # error does nothing when a copy is stored, on any collector. Partial, so that the
@@ -217,6 +246,9 @@ request_latency = Table(
     *_rollup_key_columns(),
     Column("bucket", Integer, primary_key=True),
     Column("count", BigInteger, nullable=False),
+    # The primary key leads with the service and route: a range of minutes of every
+    # route would read the whole table without this (migration 0014).
+    Index("ix_request_latency_project_minute", "project_id", "minute"),
 )
 
 # The same rollups fed by HTTP server duration metrics (storage/writer_metrics.py),
@@ -238,7 +270,36 @@ metric_request_latency = Table(
     *_rollup_key_columns(),
     Column("bucket", Integer, primary_key=True),
     Column("count", BigInteger, nullable=False),
+    Index("ix_metric_request_latency_project_minute", "project_id", "minute"),
 )
+
+# The four tables above per hour, with coarse latency buckets (sounding/histogram.py:
+# five fine buckets each, quantiles within 5%): a week is 168 rows per route instead
+# of 10,080, for the performance page's long ranges (storage/queries/performance.py).
+# Written in the same transaction as the per-minute rows (storage/writer_hourly.py).
+HOURLY_KEY = rows.HOURLY_KEY.column_names
+
+
+def _hourly_tables(rollups: str, latency: str) -> tuple[Table, Table]:
+    return (
+        Table(rollups, metadata,
+              *_columns(rows.HOURLY_KEY, primary_key=HOURLY_KEY),
+              Column("count", BigInteger, nullable=False),
+              Column("error_count", BigInteger, nullable=False),
+              Column("duration_sum_ms", Float, nullable=False),
+              Index(f"ix_{rollups}_project_hour", "project_id", "hour")),
+        Table(latency, metadata,
+              *_columns(rows.HOURLY_KEY, primary_key=HOURLY_KEY),
+              Column("bucket", Integer, primary_key=True),  # a coarse bucket
+              Column("count", BigInteger, nullable=False),
+              Index(f"ix_{latency}_project_hour", "project_id", "hour")),
+    )
+
+
+request_rollups_hourly, request_latency_hourly = _hourly_tables(
+    rows.REQUEST_ROLLUPS_HOURLY, rows.REQUEST_LATENCY_HOURLY)
+metric_request_rollups_hourly, metric_request_latency_hourly = _hourly_tables(
+    rows.METRIC_REQUEST_ROLLUPS_HOURLY, rows.METRIC_REQUEST_LATENCY_HOURLY)
 
 # Metric series, once per project (storage/rows.py says what each column holds).
 metric_series = Table(
@@ -255,6 +316,7 @@ metric_points = Table(
     metadata,
     *_columns(rows.METRIC_POINTS, primary_key=("project_id", "series_key", "time_ns")),
     Index("ix_metric_points_project_time", "project_id", "time_ns"),
+    **_by_day("time_ns", ("project_id", "series_key", "time_ns")),
 )
 
 # The last cumulative point of each series converted to deltas, so that a restarted
@@ -292,7 +354,49 @@ dashboard_sessions = Table(
     Column("token_hash", String(64), primary_key=True),
     Column("created_us", BigInteger, nullable=False),
     Column("expires_us", BigInteger, nullable=False),
+    # The team account logged in (migration 0016); NULL for an admin-token login.
+    Column("user_id", Integer, nullable=True),
     Index("ix_dashboard_sessions_expires", "expires_us"),
+    Index("ix_dashboard_sessions_user", "user_id"),
+)
+
+# Team accounts (migration 0016, storage/users.py): an Argon2id password hash, never
+# the password; `role` is viewer, member or admin; a disabled account cannot log in.
+users = Table(
+    "users",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("email", String(320), nullable=False, unique=True),
+    Column("password_hash", String(200), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Column("disabled_us", BigInteger, nullable=True),
+)
+
+# Personal API tokens (storage/users.py): the SHA-256 of the token, never the token.
+user_tokens = Table(
+    "user_tokens",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("name", String(200), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Column("revoked_us", BigInteger, nullable=True),
+    Index("ix_user_tokens_user", "user_id"),
+)
+
+# Failed logins, one row each, by what was tried (`email:<address>` or
+# `client:<ip>`), so that the throttle holds across collectors sharing the database
+# (storage/login_throttle.py); rows older than the window are deleted as new come.
+login_failures = Table(
+    "login_failures",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("subject", String(400), nullable=False),
+    Column("at_us", BigInteger, nullable=False),
+    Index("ix_login_failures_subject_at", "subject", "at_us"),
+    Index("ix_login_failures_at", "at_us"),
 )
 
 # Alert destinations and rules made on a project's dashboard page (migration 0011,
@@ -414,4 +518,15 @@ alert_state = Table(
     Column("subject", Text, primary_key=True),
     Column("state", String(16), nullable=False),  # firing, ok
     Column("since_us", BigInteger, nullable=False),
+)
+
+# Leases on maintenance work that one collector of a database does at a time (the
+# retention sweep, storage/retention.py): taken by an atomic UPDATE where the lease
+# has expired or is already the holder's (migration 0012).
+maintenance_leases = Table(
+    "maintenance_leases",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("holder", String(200), nullable=False),
+    Column("expires_us", BigInteger, nullable=False),
 )

@@ -7,6 +7,7 @@ the session on all of them; expired rows are deleted whenever a session is made.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 from sqlalchemy import Connection, and_, delete, select
 
@@ -14,17 +15,47 @@ from storage import schema
 from storage.store import Store
 
 _T = schema.dashboard_sessions
+_U = schema.users
+
+
+@dataclass(frozen=True)
+class Login:
+    """Who a session or token is: a team account, or (user_id None) the admin token."""
+    user_id: int | None
+    email: str
+    role: str
+
+
+ADMIN_TOKEN = Login(None, "admin token", "admin")
 
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create(store: Store, token: str, now_us: int, expires_us: int) -> None:
+def create(store: Store, token: str, now_us: int, expires_us: int,
+           user_id: int | None = None) -> None:
     with store.writer.begin() as conn:
         conn.execute(delete(_T).where(_T.c.expires_us <= now_us))
         conn.execute(_T.insert(), {"token_hash": token_hash(token), "created_us": now_us,
-                                   "expires_us": expires_us})
+                                   "expires_us": expires_us, "user_id": user_id})
+
+
+def lookup(store: Store, token: str, now_us: int) -> Login | None:
+    """Who an unexpired session is; None for none, or for a disabled account's. The
+    role is read from the account each time, so a change applies at once."""
+    with store.reader.connect() as conn:
+        row = conn.execute(select(_T.c.user_id, _U.c.email, _U.c.role, _U.c.disabled_us)
+                           .select_from(_T.outerjoin(_U, _U.c.id == _T.c.user_id))
+                           .where(and_(_T.c.token_hash == token_hash(token),
+                                       _T.c.expires_us > now_us))).first()
+    if row is None:
+        return None
+    if row.user_id is None:
+        return ADMIN_TOKEN
+    if row.email is None or row.disabled_us is not None:
+        return None
+    return Login(row.user_id, row.email, row.role)
 
 
 def active(store: Store, token: str, now_us: int) -> bool:

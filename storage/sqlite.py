@@ -20,6 +20,11 @@ def apply_pragmas(connection: Any, synchronous: str) -> None:
     most the last commits on power loss, never the database)."""
     cursor = connection.cursor()
     try:
+        # Before anything else: it takes effect only on a file with no table yet (and
+        # not once the WAL header is written), where it makes the file incremental, so
+        # that pages freed by the retention sweep can be given back (storage/
+        # sqlite_space.py). On an existing file it changes nothing until a VACUUM.
+        cursor.execute("PRAGMA auto_vacuum=INCREMENTAL")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")

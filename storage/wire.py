@@ -112,7 +112,8 @@ def _encode(batch: Batch) -> WireBatch:
             context=None if e.context is None else dumps(e.context)))
     deploy_row, request_row = rows.DEPLOYS.row, rows.REQUESTS.row
     deploys = [deploy_row(git_sha=d.git_sha, version=d.version, env=d.env, deployer=d.deployer,
-                          description=d.description, ts_us=d.ts_us) for d in batch.deploys]
+                          description=d.description, ts_us=d.ts_us, service=d.service)
+               for d in batch.deploys]
     requests = [request_row(service=r.service, env=r.env, method=r.method, route=r.route,
                             ts_us=r.ts_us, status=r.status, duration_ms=r.duration_ms)
                 for r in batch.requests]

@@ -2,9 +2,9 @@
 
 Batches reach the writer in a compact wire form (storage/wire.py): plain tuples in
 the order of their row forms (storage/rows.py), cheap to pickle across to the writer
-process and cheap to turn into rows. Rows go
-to the database driver's `executemany` with SQL prepared once per dialect; the
-ORM-level statement machinery would cost more per row than SQLite's insert.
+process and cheap to turn into rows. On SQLite rows go to the driver's `executemany`
+with SQL prepared once; the ORM-level statement machinery would cost more per row
+than SQLite's insert. On PostgreSQL they go in with COPY (storage/writer_copy.py).
 
 Every statement is an insert or an atomic upsert (`count = count + n`), never a
 read-modify-write, so several collector processes can write one database and the
@@ -21,6 +21,7 @@ from typing import Any
 
 from storage import rows
 from storage.rows import Row, RowForm, WireBatch
+from storage.writer_copy import StagedTable, Staging, copy_rows, copy_types
 from storage.writer_facets import write_facets
 from storage.writer_groups import write_groups, write_requests
 from storage.writer_metrics import MetricsWriter
@@ -79,12 +80,24 @@ class BatchWriter:
         # Log records are keyed by what they are (storage/logbody.py): a retried
         # request that was committed already adds no row.
         self.logs_sql = insert_sql(dialect, LOGS, LOG_COLUMNS, "ON CONFLICT DO NOTHING")
-        self.metrics = MetricsWriter(dialect)
+        self.copy = dialect == "postgresql"
+        self.staging = Staging()
+        # PostgreSQL: each staged insert's SELECT in key order (storage/writer_copy.py).
+        self.staged_resources = StagedTable(rows.RESOURCES, RESOURCE_COLUMNS, ("project_id", "id"))
+        self.staged_spans = StagedTable(rows.SPANS, SPAN_COLUMNS,
+                                        ("project_id", "trace_id", "span_id"), copy_first=True)
+        self.staged_logs = StagedTable(rows.LOGS, LOG_COLUMNS, ("project_id", "record_key"),
+                                       copy_first=True)
+        self.error_types = copy_types(rows.ERROR_EVENTS, ERROR_COLUMNS)
+        self.deploy_types = copy_types(rows.DEPLOYS, DEPLOY_COLUMNS)
+        self.metrics = MetricsWriter(dialect, self.staging)
 
     def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
         """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
         as (storage/wire.py's encode)."""
         named = [WireBatch._make(batch) for batch in batches]
+        if self.copy:
+            self.staging.begin(cursor)
         self._spans(cursor, named)
         self._logs(cursor, named, received_us)
         # Without the copies of errors stored before (storage/writer_occurrences.py):
@@ -99,28 +112,39 @@ class BatchWriter:
     def committed(self) -> None:
         """Called once the transaction of the last `write` is committed."""
         self.metrics.committed()
+        self.staging.committed()
 
     def _spans(self, cursor: Any, batches: Sequence[WireBatch]) -> None:
         # Sorted, so that two transactions meet the same resources in the same order.
         resources = sorted({(batch.project_id, *resource)
                             for batch in batches for resource in batch.resources})
         if resources:
-            cursor.executemany(self.resources_sql, resources)
+            self._insert(cursor, self.resources_sql, self.staged_resources, resources)
         spans: list[Row] = [(batch.project_id, *span) for batch in batches
                             for span in batch.spans]
         if spans:
-            cursor.executemany(self.spans_sql, spans)
+            self._insert(cursor, self.spans_sql, self.staged_spans, spans)
+
+    def _insert(self, cursor: Any, sql: str, staged: StagedTable, values: list[Row]) -> None:
+        """Insert the rows not stored yet: COPY and a staged insert on PostgreSQL."""
+        if self.copy:
+            self.staging.insert(cursor, staged, values)
+        else:
+            cursor.executemany(sql, values)
 
     def _logs(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
         # After _spans, which inserted the resources of every batch, logs' too. Sorted
         # by key: two PostgreSQL transactions inserting the same records (a retry that
         # reached another collector) then wait for each other in one order, never in a
         # deadlock.
-        logs: list[Row] = sorted(((batch.project_id, *record, received_us)
-                                  for batch in batches for record in batch.logs),
-                                 key=_LOG_KEY)
-        if logs:
-            cursor.executemany(self.logs_sql, logs)
+        logs: list[Row] = [(batch.project_id, *record, received_us)
+                           for batch in batches for record in batch.logs]
+        if not logs:
+            return
+        if self.copy:  # the staged insert sorts them
+            self.staging.insert(cursor, self.staged_logs, logs)
+        else:
+            cursor.executemany(self.logs_sql, sorted(logs, key=_LOG_KEY))
 
     def _errors(self, cursor: Any, batches: Sequence[WireBatch], received_us: int
                 ) -> tuple[Sequence[WireBatch], Sequence[Row]]:
@@ -131,12 +155,17 @@ class BatchWriter:
         if not errors:
             return batches, errors
         if not any(map(key_of, errors)):  # no key (the API's errors): inserted as they come
-            cursor.executemany(self.errors_sql, errors)
+            if self.copy:
+                copy_rows(cursor, ERROR_EVENTS, ERROR_COLUMNS, self.error_types, errors)
+            else:
+                cursor.executemany(self.errors_sql, errors)
             return batches, errors
-        return self.keyed_errors.write(cursor, batches, errors)
+        return self.keyed_errors.write(cursor, batches, errors, self.staging)
 
     def _deploys(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
         deploys: list[Row] = [(batch.project_id, *deploy, received_us) for batch in batches
                               for deploy in batch.deploys]
-        if deploys:
+        if deploys and self.copy:
+            copy_rows(cursor, DEPLOYS, DEPLOY_COLUMNS, self.deploy_types, deploys)
+        elif deploys:
             cursor.executemany(self.deploys_sql, deploys)

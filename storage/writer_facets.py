@@ -1,5 +1,5 @@
 """Facets of error groups: per group, how many of its stored errors had each
-environment, release, service, level and tag value, with when each was first and
+environment, release, service, level, tag value and user id, with when each was first and
 last seen (`error_group_facets`, storage/rows.py).
 
 Counted from the errors the commit actually stored (storage/writer.py hands over
@@ -22,14 +22,17 @@ from typing import Any
 
 from storage import rows
 from storage.rows import FACET_LENGTH, FIELD_FACETS, Row
+from storage.writer_copy import upsert_rows
 
 FACETS = rows.ERROR_GROUP_FACETS
 FACET_KEY = rows.FACET_KEY.column_names
 ERRORS = rows.ERROR_EVENTS
 # Positions in the writer's insert row: (project_id, *wire row, received_us).
-_LABELS = itemgetter(*(1 + ERRORS.position(name) for name in (*FIELD_FACETS, "tags")))
+_LABELS = itemgetter(*(1 + ERRORS.position(name) for name in (*FIELD_FACETS, "tags",
+                                                               "user_id")))
 _FINGERPRINT_TS = itemgetter(1 + ERRORS.position("fingerprint"), 1 + ERRORS.position("ts_us"))
 NUL, REPLACEMENT = "\x00", "\ufffd"
+USER_FACET = rows.USER_FACET
 
 FacetKey = tuple[int, str, str, str]  # (project id, fingerprint, facet, value)
 
@@ -42,9 +45,11 @@ def _cut(text: str) -> str:
 
 
 def facets_of(values: tuple[Any, ...]) -> dict[str, str]:
-    """An error's facets from its (environment, release, service, level, tags JSON):
-    each tag, then the fields over tags of the same name; empty values left out."""
-    *fields, tags_json = values
+    """An error's facets from its (environment, release, service, level, tags JSON,
+    user id): each tag, then the fields over tags of the same name, the user id as
+    `user` (USER_FACET: the error list counts a group's distinct users from it); empty
+    values left out."""
+    *fields, tags_json, user_id = values
     facets: dict[str, str] = {}
     if tags_json:
         try:
@@ -57,6 +62,8 @@ def facets_of(values: tuple[Any, ...]) -> dict[str, str]:
     for name, value in zip(FIELD_FACETS, fields, strict=True):
         if isinstance(value, str) and value:
             facets[name] = _cut(value)
+    if isinstance(user_id, str) and user_id:
+        facets[USER_FACET] = _cut(user_id)
     return facets
 
 
@@ -88,14 +95,12 @@ def write_facets(cursor: Any, dialect: str, errors: Sequence[Row]) -> None:
     merged = merge_facets(errors)
     if not merged:
         return
-    q = "%s" if dialect == "postgresql" else "?"
     least, greatest = ("LEAST", "GREATEST") if dialect == "postgresql" else ("min", "max")
-    names = ", ".join(FACET_KEY)
     f = FACETS
-    cursor.executemany(
-        f'INSERT INTO "{f}" ({names}, count, first_seen_us, last_seen_us) '
-        f"VALUES ({', '.join([q] * (len(FACET_KEY) + 3))}) ON CONFLICT ({names}) DO UPDATE SET "
-        f'count = "{f}".count + excluded.count, '
-        f'first_seen_us = {least}("{f}".first_seen_us, excluded.first_seen_us), '
-        f'last_seen_us = {greatest}("{f}".last_seen_us, excluded.last_seen_us)',
-        [(*key, *agg) for key, agg in sorted(merged.items())])
+    upsert_rows(cursor, dialect, f, (*FACET_KEY, "count", "first_seen_us", "last_seen_us"),
+                ("int4", "text", "text", "text", "int8", "int8", "int8"),
+                f"ON CONFLICT ({', '.join(FACET_KEY)}) DO UPDATE SET "
+                f'count = "{f}".count + excluded.count, '
+                f'first_seen_us = {least}("{f}".first_seen_us, excluded.first_seen_us), '
+                f'last_seen_us = {greatest}("{f}".last_seen_us, excluded.last_seen_us)',
+                [(*key, *agg) for key, agg in sorted(merged.items())])

@@ -10,20 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from sounding import histogram
-from storage import rows, writer_alerts
-from storage.rows import Row, WireBatch
+from storage import rows, writer_alerts, writer_snooze
+from storage.rows import FACET_LENGTH, Row, WireBatch
 from storage.writer_alerts import NewGroup, Reopened
+from storage.writer_copy import copy_types, upsert_rows
+from storage.writer_hourly import upsert_hourly
+from storage.writer_rollups import upsert_pair
 
 SERVER_ERROR = 500
 # Names from storage/rows.py, as storage/schema.py uses them (storage/writer.py says
 # why not from the schema).
 GROUPS, HOURLY = rows.ERROR_GROUPS, rows.ERROR_GROUP_HOURLY
 STATUS_CHANGES = rows.ERROR_STATUS_CHANGES
+FACETS = rows.ERROR_GROUP_FACETS
+# Positions in the writer's insert rows of stored errors: (project_id, *wire row, received_us).
+_STORED = itemgetter(*(1 + rows.ERROR_EVENTS.position(name)
+                       for name in ("fingerprint", "ts_us", "release")))
 ROLLUPS, LATENCY = rows.REQUEST_ROLLUPS, rows.REQUEST_LATENCY
 ROLLUP_KEY = rows.ROLLUP_KEY.column_names
+_ROLLUP_KEY_TYPES = copy_types(rows.ROLLUP_KEY, ROLLUP_KEY)
 # The values of the wire rows, read by name.
 _GROUP = rows.GROUPS.getter("fingerprint", "exception_class", "message", "count",
                             "first_seen_us", "last_seen_us", "hourly")
@@ -34,8 +43,9 @@ GroupKey = tuple[int, str]
 RollupKey = tuple[int, str, str, str, str, int]
 # SQLite has no parameter limit problem below this; PostgreSQL allows 65,535.
 IN_CHUNK = 500
-# Groups per upsert statement (7 values each): a statement of many rows, not one
-# `executemany`, so that its RETURNING says which groups it inserted.
+# Groups per upsert statement on SQLite (7 values each): a statement of many rows,
+# not one `executemany`, so that its RETURNING says which groups it inserted.
+# PostgreSQL takes every group of a commit in one statement (arrays, not values).
 UPSERT_CHUNK = 500
 
 
@@ -87,9 +97,36 @@ def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, _GroupDelta]:
     return merged
 
 
-def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> list[Reopened]:
-    """Resolved groups whose new occurrence is later than their resolution open again;
-    returns those this commit reopened."""
+def _new_releases(stored: Sequence[Row]) -> dict[GroupKey, list[tuple[int, str]]]:
+    """(time, release) of the commit's stored errors that had a release, per group."""
+    out: dict[GroupKey, list[tuple[int, str]]] = {}
+    for row in stored:
+        fingerprint, ts_us, release = _STORED(row)
+        if release:
+            out.setdefault((row[0], fingerprint), []).append((ts_us, release[:FACET_LENGTH]))
+    return out
+
+
+def _next_release_holds(cursor: Any, q: str, key: GroupKey, resolved_us: int,
+                        seen: list[tuple[int, str]]) -> bool:
+    """Of a group resolved in the next release: does an error of this commit, later than
+    the resolution, come from a release the group had not seen by then? (Its facets
+    say which it had: storage/writer_facets.py counts them after the groups.)"""
+    later = sorted({release for ts_us, release in seen if ts_us > resolved_us})
+    if not later:
+        return False
+    cursor.execute(
+        f'SELECT value FROM "{FACETS}" WHERE project_id = {q} AND fingerprint = {q} '
+        f"AND facet = 'release' AND first_seen_us <= {q} "
+        f"AND value IN ({', '.join([q] * len(later))})", (*key, resolved_us, *later))
+    return bool(set(later) - {row[0] for row in cursor.fetchall()})
+
+
+def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch],
+            stored: Sequence[Row] = ()) -> list[Reopened]:
+    """Resolved groups whose new occurrence is later than their resolution open again
+    (resolved in the next release: only on an error of a release they had not seen by
+    then); returns those this commit reopened."""
     latest: dict[GroupKey, int] = {}
     for batch in batches:
         for fingerprint, ts_us in map(_REOPEN, batch.reopen):
@@ -104,20 +141,31 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> list[Reo
     # Most touched groups are open: find the few resolved ones with one query per chunk
     # instead of one update per group.
     candidates: list[GroupKey] = []
+    waiting: dict[GroupKey, int] = {}  # resolved in the next release: when
     for project_id, fingerprints in by_project.items():
         for i in range(0, len(fingerprints), IN_CHUNK):
             chunk = fingerprints[i:i + IN_CHUNK]
             cursor.execute(
-                f'SELECT fingerprint FROM "{GROUPS}" WHERE project_id = {q} '
-                f"AND status = 'resolved' AND fingerprint IN ({', '.join([q] * len(chunk))})",
+                f'SELECT fingerprint, resolved_us, resolved_release FROM "{GROUPS}" '
+                f"WHERE project_id = {q} AND status = 'resolved' "
+                f"AND fingerprint IN ({', '.join([q] * len(chunk))})",
                 (project_id, *chunk))
-            candidates += [(project_id, row[0]) for row in cursor.fetchall()]
+            for fingerprint, resolved_us, resolved_release in cursor.fetchall():
+                candidates.append((project_id, fingerprint))
+                if resolved_release is not None and resolved_us is not None:
+                    waiting[(project_id, fingerprint)] = int(resolved_us)
+    releases = _new_releases(stored) if waiting else {}
     reopened: list[Reopened] = []
     for project_id, fingerprint in sorted(candidates):
-        ts_us = latest[(project_id, fingerprint)]
+        key = (project_id, fingerprint)
+        if key in waiting and not _next_release_holds(cursor, q, key, waiting[key],
+                                                      releases.get(key, [])):
+            continue
+        ts_us = latest[key]
         # The update decides atomically: of two collectors, only one reopens the group.
         cursor.execute(
-            f'UPDATE "{GROUPS}" SET status = \'open\', '
+            f'UPDATE "{GROUPS}" SET status = \'open\', resolved_us = NULL, '
+            "resolved_release = NULL, "
             f"reopen_count = reopen_count + 1, last_reopened_us = {q} "
             f"WHERE project_id = {q} AND fingerprint = {q} AND status = 'resolved' "
             f"AND resolved_us < {q} RETURNING reopen_count, count, first_seen_us",
@@ -134,12 +182,19 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> list[Reo
 
 
 def _upsert_sql(dialect: str, n: int) -> str:
+    """SQLite: `n` rows of values. PostgreSQL: one row per element of seven arrays,
+    however many groups (storage/writer_copy.py's `upsert_rows` says why)."""
     q, g = _q(dialect), GROUPS
     latest = f'excluded.last_seen_us >= "{g}".last_seen_us'
-    values = f"({q}, {q}, {q}, {q}, {q}, {q}, {q}, 'open', 0)"
+    if dialect == "postgresql":
+        source = ("SELECT p, f, c, m, fs, ls, n, 'open', 0 FROM unnest(%s::int4[], "
+                  "%s::text[], %s::text[], %s::text[], %s::int8[], %s::int8[], %s::int8[]) "
+                  "AS u(p, f, c, m, fs, ls, n)")
+    else:
+        source = "VALUES " + ", ".join([f"({q}, {q}, {q}, {q}, {q}, {q}, {q}, 'open', 0)"] * n)
     return (
         f'INSERT INTO "{g}" (project_id, fingerprint, exception_class, message, first_seen_us, '
-        f"last_seen_us, count, status, reopen_count) VALUES {', '.join([values] * n)} "
+        f"last_seen_us, count, status, reopen_count) {source} "
         f"ON CONFLICT (project_id, fingerprint) DO UPDATE SET "
         f'count = "{g}".count + excluded.count, '
         f'first_seen_us = {_least(dialect)}("{g}".first_seen_us, excluded.first_seen_us), '
@@ -157,12 +212,16 @@ def _upsert(cursor: Any, dialect: str, ordered: list[tuple[GroupKey, _GroupDelta
     """Add the deltas (in key order, so that PostgreSQL transactions lock groups in
     one order); returns the groups inserted."""
     new: list[NewGroup] = []
-    for start in range(0, len(ordered), UPSERT_CHUNK):
-        chunk = ordered[start:start + UPSERT_CHUNK]
-        cursor.execute(_upsert_sql(dialect, len(chunk)), [
-            value for (project_id, fingerprint), d in chunk
-            for value in (project_id, fingerprint, d.exception_class, d.message,
-                          d.first_seen_us, d.last_seen_us, d.count)])
+    pg = dialect == "postgresql"
+    step = len(ordered) if pg else UPSERT_CHUNK
+    for start in range(0, len(ordered), step):
+        chunk = ordered[start:start + step]
+        values = [(project_id, fingerprint, d.exception_class, d.message,
+                   d.first_seen_us, d.last_seen_us, d.count)
+                  for (project_id, fingerprint), d in chunk]
+        cursor.execute(_upsert_sql(dialect, len(chunk)),
+                       [list(column) for column in zip(*values, strict=True)] if pg
+                       else [value for row in values for value in row])
         deltas = dict(chunk)
         for project_id, fingerprint, count in cursor.fetchall():
             d = deltas[(int(project_id), fingerprint)]
@@ -177,23 +236,25 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch],
     """Reopen, upsert and count the commit's groups, and record the alert facts of
     those it inserted or reopened; `stored` are the insert rows of the errors it
     stored, `received_us` the commit's time."""
-    reopened = _reopen(cursor, dialect, batches)
+    reopened = _reopen(cursor, dialect, batches, stored)
     groups = _merge_groups(batches)
     if not groups:
         writer_alerts.record(cursor, dialect, (), reopened, groups, stored, received_us)
         return
-    q = _q(dialect)
     ordered = sorted(groups.items())
     new = _upsert(cursor, dialect, ordered)
     writer_alerts.record(cursor, dialect, new, reopened, groups, stored, received_us)
     h = HOURLY
-    cursor.executemany(
-        f'INSERT INTO "{h}" (project_id, fingerprint, hour, count) VALUES ({q}, {q}, {q}, {q}) '
-        f'ON CONFLICT (project_id, fingerprint, hour) DO UPDATE SET '
-        f'count = "{h}".count + excluded.count',
-        [(project_id, fingerprint, hour, n)
-         for (project_id, fingerprint), d in ordered
-         for hour, n in sorted(d.hourly.items())])
+    upsert_rows(cursor, dialect, h, ("project_id", "fingerprint", "hour", "count"),
+                ("int4", "text", "int8", "int8"),
+                f'ON CONFLICT (project_id, fingerprint, hour) DO UPDATE SET '
+                f'count = "{h}".count + excluded.count',
+                [(project_id, fingerprint, hour, n)
+                 for (project_id, fingerprint), d in ordered
+                 for hour, n in sorted(d.hourly.items())])
+    # After the counts: a snooze's condition reads them (storage/writer_snooze.py).
+    writer_snooze.wake(cursor, dialect, {key: (d.last_seen_us, sorted(d.hourly))
+                                         for key, d in ordered})
 
 
 def write_requests(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
@@ -224,20 +285,6 @@ def upsert_rollups(cursor: Any, dialect: str, rollups: dict[RollupKey, list[Any]
     latency buckets to a pair of rollup tables, in key order."""
     if not rollups:
         return
-    q = _q(dialect)
-    names = ", ".join(ROLLUP_KEY)
-    marks = ", ".join([q] * len(ROLLUP_KEY))
-    r = rollups_table
-    cursor.executemany(
-        f'INSERT INTO "{r}" ({names}, count, error_count, duration_sum_ms) '
-        f"VALUES ({marks}, {q}, {q}, {q}) ON CONFLICT ({names}) DO UPDATE SET "
-        f'count = "{r}".count + excluded.count, '
-        f'error_count = "{r}".error_count + excluded.error_count, '
-        f'duration_sum_ms = "{r}".duration_sum_ms + excluded.duration_sum_ms',
-        [(*key, c, e, s) for key, (c, e, s) in sorted(rollups.items())])
-    latency = latency_table
-    cursor.executemany(
-        f'INSERT INTO "{latency}" ({names}, bucket, count) VALUES ({marks}, {q}, {q}) '
-        f"ON CONFLICT ({names}, bucket) DO UPDATE SET "
-        f'count = "{latency}".count + excluded.count',
-        [(*key, bucket, n) for (key, bucket), n in sorted(buckets.items())])
+    upsert_pair(cursor, dialect, (rollups_table, latency_table), ROLLUP_KEY,
+                _ROLLUP_KEY_TYPES, rollups, buckets)
+    upsert_hourly(cursor, dialect, rollups, buckets, rollups_table)

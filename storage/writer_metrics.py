@@ -32,6 +32,7 @@ from sounding import histogram
 from storage import metric_delta, rows
 from storage.metric_rollup_buckets import explicit_targets, sounding_buckets
 from storage.rows import Row, WireBatch
+from storage.writer_copy import StagedTable, Staging, upsert_rows
 from storage.writer_groups import RollupKey, upsert_rollups
 
 SERIES, POINTS = rows.METRIC_SERIES.table, rows.METRIC_POINTS.table
@@ -67,22 +68,27 @@ def _sql(dialect: str, table: str, columns: Sequence[str], suffix: str) -> str:
             f'VALUES ({", ".join([q] * len(columns))}) {suffix}')
 
 
+_STATE_COLUMNS = ("project_id", "series_key", "start_ns", "time_ns", "state")
+_STATE_TYPES = ("int4", "bytea", "int8", "int8", "text")
+
+
 class MetricsWriter:
-    def __init__(self, dialect: str) -> None:
+    def __init__(self, dialect: str, staging: Staging | None = None) -> None:
         self.dialect = dialect
+        # PostgreSQL: series and points by COPY and staged inserts (storage/writer_copy.py).
+        self.staging = staging if dialect == "postgresql" else None
+        self.staged_series = StagedTable(rows.METRIC_SERIES, SERIES_COLUMNS,
+                                         ("project_id", "series_key"))
+        self.staged_points = StagedTable(rows.METRIC_POINTS, POINT_COLUMNS,
+                                         ("project_id", "series_key", "time_ns"),
+                                         copy_first=True)
+        self.staged_counted = StagedTable(rows.METRIC_POINTS, POINT_COLUMNS,
+                                          ("project_id", "series_key", "time_ns"),
+                                          returning=("project_id", "series_key", "time_ns"))
         self.series_sql = _sql(dialect, SERIES, SERIES_COLUMNS, "ON CONFLICT DO NOTHING")
         self.points_sql = _sql(dialect, POINTS, POINT_COLUMNS, "ON CONFLICT DO NOTHING")
         self.counted_sql = _sql(dialect, POINTS, POINT_COLUMNS,
                                 "ON CONFLICT DO NOTHING RETURNING time_ns")
-        q = _q(dialect)
-        self.new_state_sql = (f'INSERT INTO "{STATE}" (project_id, series_key, start_ns, '
-                              f"time_ns, state) VALUES ({q}, {q}, 0, -1, '{{}}') "
-                              "ON CONFLICT DO NOTHING")
-        self.save_state_sql = (f'INSERT INTO "{STATE}" (project_id, series_key, start_ns, '
-                               f"time_ns, state) VALUES ({q}, {q}, {q}, {q}, {q}) "
-                               "ON CONFLICT (project_id, series_key) DO UPDATE SET "
-                               "start_ns = excluded.start_ns, time_ns = excluded.time_ns, "
-                               "state = excluded.state")
         # PostgreSQL: lock each series' state row, made first if new, so that two
         # collectors take turns. SQLite: one writer at a time holds the database.
         self.lock = dialect == "postgresql"
@@ -106,7 +112,9 @@ class MetricsWriter:
         series = sorted({(b.project_id, *s, received_us) for b in batches
                          for s in b.metric_series if (b.project_id, s[0]) not in known})
         self.pending = [(row[0], row[1]) for row in series]
-        if series:
+        if series and self.staging is not None:
+            self.staging.insert(cursor, self.staged_series, series)
+        elif series:
             cursor.executemany(self.series_sql, series)
         # Each point read once: cumulative ones to convert, delta request durations
         # to insert alone (to count only those stored now), the rest inserted as is.
@@ -127,6 +135,17 @@ class MetricsWriter:
         converted = self._deltas(cursor, cumulative) if cumulative else []
         counted = [s for s in converted if _TO_MS(s[1])]
         plain += [(s[0], *s[2], received_us) for s in converted if not _TO_MS(s[1])]
+        if self.staging is not None:
+            # Converted points are new (the state skips what was counted), inserted
+            # with the plain ones; a delta point is counted only if this insert stored it.
+            plain += [(project_id, *values, received_us)
+                      for project_id, _, values, _ in counted]
+            if plain:
+                self.staging.insert(cursor, self.staged_points, plain)
+            counted += self._insert_counted(cursor, requests, received_us)
+            if counted:
+                self._rollups(cursor, counted)
+            return
         if plain:
             cursor.executemany(self.points_sql, plain)
         # Converted points are new (the state skips what was counted); a delta point
@@ -144,11 +163,27 @@ class MetricsWriter:
         if counted:
             self._rollups(cursor, counted)
 
+    def _insert_counted(self, cursor: Any, requests: list[Stored], received_us: int
+                        ) -> list[Stored]:
+        """PostgreSQL: insert the delta request points in one staged insert; those it
+        stored (the first of a key sent twice in this commit), to be counted."""
+        if not requests or self.staging is None:
+            return []
+        first: dict[tuple[int, bytes, int], Stored] = {}
+        for stored in requests:
+            first.setdefault((stored[0], bytes(stored[2][0]), stored[2][1]), stored)
+        inserted = self.staging.insert(cursor, self.staged_counted, [
+            (project_id, *values, received_us) for project_id, _, values, _ in first.values()])
+        return [first[(int(project_id), bytes(key), int(time_ns))]
+                for project_id, key, time_ns in sorted(inserted)]
+
     # --- cumulative to delta ---------------------------------------------------
 
     def _states(self, cursor: Any, keys: list[StateKey]) -> dict[StateKey, Any]:
         if self.lock:
-            cursor.executemany(self.new_state_sql, keys)
+            upsert_rows(cursor, self.dialect, STATE, _STATE_COLUMNS, _STATE_TYPES,
+                        "ON CONFLICT DO NOTHING",
+                        [(project_id, key, 0, -1, "{}") for project_id, key in keys])
         q = _q(self.dialect)
         found: dict[StateKey, Any] = {}
         if self.cache is not None:
@@ -202,9 +237,13 @@ class MetricsWriter:
         if self.cache is not None:  # every state of this write, read or changed
             self.cache.pending = states
         if changed:
-            cursor.executemany(self.save_state_sql, [
-                (skey[0], skey[1], states[skey][0], states[skey][1], _state_text(kind, values))
-                for skey, (kind, values) in sorted(changed.items())])
+            upsert_rows(cursor, self.dialect, STATE, _STATE_COLUMNS, _STATE_TYPES,
+                        "ON CONFLICT (project_id, series_key) DO UPDATE SET "
+                        "start_ns = excluded.start_ns, time_ns = excluded.time_ns, "
+                        "state = excluded.state", [
+                            (skey[0], skey[1], states[skey][0], states[skey][1],
+                             _state_text(kind, values))
+                            for skey, (kind, values) in sorted(changed.items())])
         return out
 
     # --- HTTP server durations into request rollups -------------------------------

@@ -9,7 +9,8 @@ is neither stored nor counted:
 - within one commit, the first copy in the commit's order is kept (the others never
   reach the database);
 - against the database, the insert does nothing when a copy is stored, and says which
-  rows it inserted (`ON CONFLICT DO NOTHING RETURNING`). On PostgreSQL a second writer
+  rows it inserted (`ON CONFLICT DO NOTHING RETURNING`; on PostgreSQL from a staging
+  table filled by COPY: storage/writer_copy.py). On PostgreSQL a second writer
   inserting a key that a first has inserted but not committed waits for that commit,
   so of two collectors exactly one keeps it;
 - the group deltas and reopen candidates of every batch that lost a copy are counted
@@ -34,6 +35,7 @@ from typing import Any
 
 from storage import rows
 from storage.rows import Row, WireBatch
+from storage.writer_copy import StagedTable, Staging, copy_rows
 
 ERRORS = rows.ERROR_EVENTS
 # Positions in the writer's insert row: (project_id, *wire row, received_us).
@@ -56,12 +58,15 @@ class KeyedErrors:
 
     def __init__(self, dialect: str, table: str, columns: Sequence[str]) -> None:
         self.dialect = dialect
+        self.staging: Staging | None = None
         mark = "%s" if dialect == "postgresql" else "?"
         self.names = ", ".join(f'"{c}"' for c in columns)
         self.table = table
         self.row_marks = f"({', '.join([mark] * len(columns))})"
         self.rows_per_insert = max(1, min(MAX_ROWS, 30_000 // len(columns)))
         self.plain_sql = f'INSERT INTO "{table}" ({self.names}) VALUES {self.row_marks}'
+        self.staged = StagedTable(ERRORS, columns, ("project_id", "occurrence_key"),
+                                  returning=("project_id", "occurrence_key"))
         self.fill_sql = (f'UPDATE "{table}" SET log_time_ns = {mark} WHERE project_id = {mark} '
                          f"AND occurrence_key = {mark} AND log_time_ns IS NULL")
 
@@ -71,13 +76,17 @@ class KeyedErrors:
                 f"{', '.join([self.row_marks] * n)} "
                 "ON CONFLICT DO NOTHING RETURNING project_id, occurrence_key")
 
-    def write(self, cursor: Any, batches: Sequence[WireBatch], errors: list[Row]
-              ) -> tuple[Sequence[WireBatch], list[Row]]:
+    def write(self, cursor: Any, batches: Sequence[WireBatch], errors: list[Row],
+              staging: Staging | None = None) -> tuple[Sequence[WireBatch], list[Row]]:
         """Insert `errors` (the insert rows of every error of `batches`, in order);
         return `batches` with the copies that were not kept taken out of their groups,
-        and the rows stored (what the facets count: storage/writer_facets.py)."""
+        and the rows stored (what the facets count: storage/writer_facets.py).
+        `staging`: PostgreSQL's, for COPY."""
+        self.staging = staging if self.dialect == "postgresql" else None
         plain = [row for row in errors if row[KEY] is None]
-        if plain:
+        if plain and self.staging is not None:
+            copy_rows(cursor, self.table, self.staged.columns, self.staged.types, plain)
+        elif plain:
             cursor.executemany(self.plain_sql, plain)
         first: dict[StoredKey, int] = {}  # key -> index in `errors` of the copy kept
         dropped: set[int] = set()
@@ -111,6 +120,9 @@ class KeyedErrors:
         return discount(batches, dropped), stored
 
     def _insert(self, cursor: Any, keyed: list[Row]) -> set[StoredKey]:
+        if self.staging is not None:
+            return {(int(project_id), key) for project_id, key
+                    in self.staging.insert(cursor, self.staged, keyed)}
         inserted: set[StoredKey] = set()
         step = self.rows_per_insert
         for start in range(0, len(keyed), step):

@@ -21,3 +21,14 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "warning: /usr/bin/chromium is missing and cannot be installed here" >&2
   fi
 fi
+
+# systemd-analyze for tests/deploy/test_systemd.py (Debian's systemd package; installing
+# it in a container only adds the tools, it does not become the init system).
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "installing Debian's systemd for systemd-analyze"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd
+  else
+    echo "warning: systemd-analyze is missing and cannot be installed here" >&2
+  fi
+fi

@@ -91,6 +91,23 @@
     }
   };
 
+  /* A tooltip beside its marker: GAP px to its right, or to its left when it would
+   * cross the chart's right edge, measured from the tooltip's own width (a fixed guess
+   * left it ~150 px away from narrow tooltips); never past either edge of the chart. */
+  var GAP = 8;
+  function placeTip(tip, marker, host) {
+    var hostBox = host.getBoundingClientRect();
+    var box = marker.getBoundingClientRect();
+    tip.style.left = "0px";  // measured where it has the whole width to shrink-fit in
+    var width = tip.offsetWidth;
+    var x = box.left + box.width / 2 - hostBox.left;  // the marker's line
+    var left = x + GAP;
+    if (left + width > hostBox.width) left = x - GAP - width;
+    left = Math.max(0, Math.min(left, hostBox.width - width));
+    tip.style.left = left + "px";
+    tip.style.top = (box.top - hostBox.top + 8) + "px";
+  }
+
   /* Deploy markers: one absolutely placed element per deploy over the plot, so each can
    * be hovered (details in a tooltip) and found in the page; redrawn with the chart. */
   function deployMarkers(deploys, host) {
@@ -104,6 +121,7 @@
       var rows = [["tip-title", "Deploy " + d.git_sha.slice(0, 12)],
                   ["", d.version ? "version " + d.version : ""],
                   ["", d.env ? "env " + d.env : ""],
+                  ["", d.service ? "service " + d.service : ""],
                   ["", d.deployer ? "by " + d.deployer : ""],
                   ["", fmtTime(d.ts_us)],
                   ["tip-description", d.description || ""]];
@@ -115,12 +133,7 @@
         tip.appendChild(div);
       });
       host.appendChild(tip);
-      var hostBox = host.getBoundingClientRect();
-      var box = marker.getBoundingClientRect();
-      var left = box.left - hostBox.left + 12;
-      if (left + 300 > hostBox.width) left = Math.max(0, left - 330);
-      tip.style.left = left + "px";
-      tip.style.top = (box.top - hostBox.top + 8) + "px";
+      placeTip(tip, marker, host);
     }
     function place(u) {
       hide();
@@ -324,6 +337,12 @@
   });
 
   document.addEventListener("DOMContentLoaded", function () {
+    // A range the server chose (remembered or fitting the data) goes into the URL, so
+    // reloading or sharing the page shows the same view.
+    var chosen = document.querySelector("[data-replace-url]");
+    if (chosen && window.history.replaceState) {
+      window.history.replaceState(null, "", chosen.getAttribute("data-replace-url"));
+    }
     layoutWaterfall();
     document.querySelectorAll(".tail[data-src]").forEach(setupTail);
     var linked = document.querySelector(".log.linked");
@@ -331,7 +350,18 @@
     document.querySelectorAll(".spark[data-spark]").forEach(drawSpark);
     document.querySelectorAll(".chart[data-kind]").forEach(drawChart);
     document.querySelectorAll("button.copy[data-copy]").forEach(setupCopy);
+    setupPickAll(document.getElementById("pick-all"));
   });
+
+  // The error list's "tick every group" box: ticks or clears the rows' boxes.
+  function setupPickAll(box) {
+    if (!box) return;
+    box.addEventListener("change", function () {
+      document.querySelectorAll('input[name="group"][form="bulk"]').forEach(function (b) {
+        b.checked = box.checked;
+      });
+    });
+  }
 
   // The setup page's Copy button: the text of the element it names, to the clipboard.
   function setupCopy(button) {

@@ -186,6 +186,7 @@ def deploy_document(deploy: Deploy) -> dict[str, Any]:
         "env": deploy.env,
         "deployer": deploy.deployer,
         "description": deploy.description,
+        "service": deploy.service,
         "timestamp": iso_us(deploy.ts_us),
     })
 

@@ -36,6 +36,7 @@ from receiver.sentry.items import (
 from receiver.signals.outcome import Origin
 from receiver.status import sentry_http_error
 from sounding import metrics
+from sounding.errors import SoundingError
 from sounding.timeutil import now_us
 
 # Project ids are database ids: 18 digits is beyond any, and keeps int() cheap.
@@ -56,11 +57,21 @@ class SentryHandler(IngestHandler):
         self.kind = kind
         self.endpoint = f"sentry_{kind}"
         self._key_in_body = False
+        self._dsn_key: str | None = None  # the key of the envelope's DSN, once read
         super().initialize(ctx)
 
     def error_answer(self, exc: BaseException | None
                      ) -> tuple[int, dict[str, Any], dict[str, str]]:
         return sentry_http_error(exc)
+
+    def presented_key(self) -> str | None:
+        headers = self.request.headers
+        try:
+            key = request_key(headers.get("X-Sentry-Auth"), headers.get("Authorization"),
+                              self.get_query_argument("sentry_key", None))
+        except SoundingError:
+            key = None
+        return key if key is not None else self._dsn_key
 
     async def authenticate(self) -> None:
         headers = self.request.headers
@@ -82,9 +93,9 @@ class SentryHandler(IngestHandler):
         if self.kind == "envelope":
             envelope = parse_envelope(body)
             if self._key_in_body:
+                self._dsn_key = key_from_dsn(envelope.headers.get("dsn"))
                 self.project_id = await project_for_sentry(
-                    self.ctx.auth, key_from_dsn(envelope.headers.get("dsn")),
-                    self._url_project())
+                    self.ctx.auth, self._dsn_key, self._url_project())
             pool = self.ctx.pipeline.decode_pool
             if pool is not None and pool.wants(len(body)) and _has_records(envelope):
                 event_id, items = await self._offload(body, envelope)

@@ -12,6 +12,7 @@ from sounding.component import Extension, Host
 from sounding.configcheck import require_int
 from sounding.errors import ConfigError
 from sounding.factory import Factory
+from storage.partitions import ensure_partitions
 from storage.store import Store
 
 DEFAULTS: dict[str, Any] = {
@@ -48,8 +49,16 @@ class StorageExtension(Extension):
 
     async def start(self) -> None:
         if not self._upgraded:
-            await asyncio.to_thread(self.store.upgrade)
+            await asyncio.to_thread(self._upgrade)
             self._upgraded = True
+
+    def _upgrade(self) -> None:
+        self.store.upgrade()
+        # On PostgreSQL, the day partitions of today and the next days, so that a
+        # collector that was stopped for a while writes into days, not the default
+        # partition (the retention sweep keeps them ahead from then on).
+        with self.store.writer.begin() as conn:
+            ensure_partitions(conn, time.time_ns())
 
     async def shutdown(self) -> None:
         self.store.dispose()  # safe twice: a disposed engine reconnects only if used

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, literal, select
+from sqlalchemy import and_, func, literal, or_, select
+from sqlalchemy.sql.elements import ColumnElement
 
 from storage import schema
 from storage.queries import facets as fq
@@ -33,6 +34,13 @@ class Group:
     resolved_us: int | None
     reopen_count: int
     last_reopened_us: int | None
+    # Resolved in the next release: the release current then (None: resolved plainly).
+    resolved_release: str | None = None
+    # Ignored, snoozed (storage/writer_snooze.py): open again at this time, at this
+    # count, or when an hour counts more than this many; None: no such condition.
+    snooze_until_us: int | None = None
+    snooze_count: int | None = None
+    snooze_per_hour: int | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ class StatusChange:
     to_status: str
     reason: str  # "user" or "recurrence"
     at_us: int
+    actor: str | None = None  # who, for a change by hand (None: the collector, or unknown)
 
 
 @dataclass(frozen=True)
@@ -94,21 +103,26 @@ _H = schema.error_group_hourly
 def _group(row: Any) -> Group:
     return Group(int(row.id), row.fingerprint, row.exception_class, row.message, row.status,
                  int(row.first_seen_us), int(row.last_seen_us), int(row.count),
-                 row.resolved_us, int(row.reopen_count), row.last_reopened_us)
+                 row.resolved_us, int(row.reopen_count), row.last_reopened_us,
+                 row.resolved_release, row.snooze_until_us, row.snooze_count,
+                 row.snooze_per_hour)
 
 
 _GROUP_COLUMNS = (_G.c.id, _G.c.fingerprint, _G.c.exception_class, _G.c.message, _G.c.status,
                   _G.c.first_seen_us, _G.c.last_seen_us, _G.c.count, _G.c.resolved_us,
-                  _G.c.reopen_count, _G.c.last_reopened_us)
+                  _G.c.reopen_count, _G.c.last_reopened_us, _G.c.resolved_release,
+                  _G.c.snooze_until_us, _G.c.snooze_count, _G.c.snooze_per_hour)
 
 
 def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open",),
                 sort: str = "last_seen", limit: int = 50, offset: int = 0,
-                now_us: int = 0, facets: Mapping[str, str] | None = None) -> GroupList:
+                now_us: int = 0, facets: Mapping[str, str] | None = None,
+                search: str | None = None) -> GroupList:
     """Groups with a status in `statuses`, newest (or oldest first seen, or most
     frequent) first, each with its 24-hour and 30-day sparkline ending at `now_us`.
     With `facets` ({"environment": "prod", ...}), only the groups that had an error
-    with each of those values (storage/queries/facets.py)."""
+    with each of those values (storage/queries/facets.py); with `search`, only those
+    whose class, message or fingerprint holds it, whatever the case."""
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
     order = {"last_seen": _G.c.last_seen_us, "first_seen": _G.c.first_seen_us,
@@ -117,6 +131,9 @@ def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open"
     matched = fq.matching(_G.c.project_id, _G.c.fingerprint, facets or {})
     if matched is not None:
         project = and_(project, matched)
+    searched = matching_text(search)
+    if searched is not None:
+        project = and_(project, searched)
     where = and_(project, _G.c.status.in_(list(statuses)))
     with store.reader.connect() as conn:
         rows = conn.execute(select(*_GROUP_COLUMNS).where(where)
@@ -131,6 +148,17 @@ def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open"
     items = [GroupListItem(g, *sparks.get(g.fingerprint, ([0] * 24, [0] * 30)))
              for g in groups]
     return GroupList(items, total, {s: by_status.get(s, 0) for s in STATUSES})
+
+
+def matching_text(search: str | None) -> ColumnElement[bool] | None:
+    """Groups whose class, message or fingerprint holds `search` (case-insensitive
+    substring; `%` and `_` are plain characters). lower() on both sides, not ILIKE:
+    SQLite has no ILIKE, and its LIKE folds ASCII only."""
+    needle = (search or "").strip().lower()
+    if not needle:
+        return None
+    return or_(*(func.lower(column).contains(needle, autoescape=True)
+                 for column in (_G.c.exception_class, _G.c.message, _G.c.fingerprint)))
 
 
 def _sparklines(conn: Any, project_id: int, fingerprints: list[str], now_us: int
@@ -219,10 +247,11 @@ def status_history(store: Store, project_id: int, fingerprint: str) -> list[Stat
     c = schema.error_status_changes
     with store.reader.connect() as conn:
         rows = conn.execute(
-            select(c.c.from_status, c.c.to_status, c.c.reason, c.c.at_us)
+            select(c.c.from_status, c.c.to_status, c.c.reason, c.c.at_us, c.c.actor)
             .where(and_(c.c.project_id == project_id, c.c.fingerprint == fingerprint))
             .order_by(c.c.at_us.desc(), c.c.id.desc())).all()
-    return [StatusChange(r.from_status, r.to_status, r.reason, int(r.at_us)) for r in rows]
+    return [StatusChange(r.from_status, r.to_status, r.reason, int(r.at_us), r.actor)
+            for r in rows]
 
 
 def errors_for_trace(store: Store, project_id: int, trace_id: str, limit: int = 100
@@ -248,7 +277,7 @@ def groups_first_seen(store: Store, project_id: int, start_us: int, end_us: int,
             select(*_GROUP_COLUMNS)
             .where(and_(_G.c.project_id == project_id, _G.c.first_seen_us >= start_us,
                         _G.c.first_seen_us < end_us))
-            .order_by(_G.c.first_seen_us).limit(limit)).all()
+            .order_by(_G.c.first_seen_us, _G.c.id).limit(limit)).all()
     return [_group(r) for r in rows]
 
 
@@ -265,3 +294,9 @@ def groups_first_seen_in_release(store: Store, project_id: int, release: str,
             .where(and_(_G.c.project_id == project_id, fq.is_first_release(release)))
             .order_by(_G.c.first_seen_us, _G.c.id).limit(limit)).all()
     return [_group(r) for r in rows]
+
+
+# For reads of groups made elsewhere in one statement with other things
+# (storage/queries/deploy_batch.py).
+GROUP_COLUMNS = _GROUP_COLUMNS
+group_of = _group

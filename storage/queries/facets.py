@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, exists, select
+from sqlalchemy import and_, exists, func, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from storage import schema
-from storage.rows import FACET_LENGTH, FIELD_FACETS
+from storage.rows import FACET_LENGTH, FIELD_FACETS, USER_FACET
 from storage.store import Store
 
 # What the error list filters by (README.md, "Read API").
@@ -82,7 +82,10 @@ def distribution(store: Store, project_id: int, fingerprint: str, top: int = TOP
     with store.reader.connect() as conn:
         rows = conn.execute(
             select(_F.c.facet, _F.c.value, _F.c.count, _F.c.first_seen_us, _F.c.last_seen_us)
-            .where(and_(_F.c.project_id == project_id, _F.c.fingerprint == fingerprint))
+            # The user ids are counted for the list's users affected, not shown as a
+            # facet: a group's ids are already on its occurrences.
+            .where(and_(_F.c.project_id == project_id, _F.c.fingerprint == fingerprint,
+                        _F.c.facet != USER_FACET))
             .order_by(_F.c.facet, _F.c.count.desc(), _F.c.value)).all()
     by_facet: dict[str, list[Any]] = {}
     for row in rows:
@@ -152,3 +155,31 @@ def group_values(store: Store, project_id: int, fingerprints: list[str],
     for fp, facet, value in rows:
         out[fp].setdefault(facet, []).append(value)
     return out
+
+
+@dataclass(frozen=True)
+class RowFacts:
+    """What the error list says under a group's title, from its facets."""
+
+    users: int  # distinct user ids of its stored errors (0: none had one)
+    first_release: str | None  # the release of its earliest error that had one
+
+
+def row_facts(store: Store, project_id: int, fingerprints: list[str]) -> dict[str, RowFacts]:
+    """Users affected and first release of the listed groups: two reads on the facets'
+    primary key, whatever the number of errors (the user ids are counted once each as
+    the writer stores them)."""
+    if not fingerprints:
+        return {}
+    mine = and_(_F.c.project_id == project_id, _F.c.fingerprint.in_(fingerprints))
+    with store.reader.connect() as conn:
+        users: dict[str, int] = dict(conn.execute(
+            select(_F.c.fingerprint, func.count())
+            .where(and_(mine, _F.c.facet == USER_FACET)).group_by(_F.c.fingerprint)).all())
+        releases = conn.execute(
+            select(_F.c.fingerprint, _F.c.value).where(and_(mine, _F.c.facet == "release"))
+            .order_by(_F.c.first_seen_us.desc(), _F.c.value.desc())).all()
+    # Earliest last: the dict keeps each group's earliest release (ties: the smallest
+    # value, as first_release orders them).
+    first = {fp: value for fp, value in releases}
+    return {fp: RowFacts(int(users.get(fp, 0)), first.get(fp)) for fp in fingerprints}

@@ -298,7 +298,7 @@ def test_a_destination_sealed_under_another_key_is_said_to_be(
 def test_the_latest_alerts_show_each_delivery_and_why_one_failed(dash: Server) -> None:
     session = logged_in(dash)
     with receiving() as receiver:
-        receiver.statuses.append(404)  # the Slack receiver refuses the test alert for good
+        receiver.answers.append((404, {}))  # the Slack receiver refuses the test alert for good
         for form in ({"name": "hook", "type": "webhook", "url": HOOK_URL,
                       "secret": HOOK_SECRET},  # refused connections: retried, pending
                      {"name": "team-slack", "type": "slack", "url": receiver.url}):

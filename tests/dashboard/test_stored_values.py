@@ -232,8 +232,13 @@ def test_pages_show_stored_rows_at_the_calendar_edges_and_odd_values(
     assert TRACE_NOW[:16] in traces
     for query in ("min_ms=1", "min_ms=0.5&status=error", "range=30d"):
         page(session, f"{base}/traces?{query}")
-    page(session, f"{base}/performance")
-    page(session, f"{base}/performance?method=GET&route=/edge&range=7d")
+    # Graphs of ten-minute steps read per-minute histograms (1%), a day's route table
+    # and a week's graphs the hourly ones (5%, storage/queries/performance.py).
+    day = page(session, f"{base}/performance?range=24h")
+    assert "each within 1%" in day and "\u00b15%" in day
+    week = page(session, f"{base}/performance?method=GET&route=/edge&range=7d")
+    assert "each within 5%" in week
+    assert "\u00b11%" in page(session, f"{base}/performance?range=1h")
     for window in ("15m", "24h"):
         page(session, f"{base}/deploys?range=30d&window={window}")
     page(session, f"{base}/deploys?env=production")
@@ -292,11 +297,11 @@ def test_read_api_answers_valid_json_for_every_stored_row(
     assert late["events"][0]["time_unix_nano"] == 2**64 - 1
     assert late["attributes"] == {"ratio": "NaN"}
     found = strict_json(session.get(api + "/acme/traces?min_duration_ms=1", timeout=30))
-    assert TRACE_NOW in [t["trace_id"] for t in found["results"]]
+    assert TRACE_NOW in [t["trace_id"] for t in found["page"]["items"]]
     strict_json(session.get(api + "/acme/traces?status=error&range=30d", timeout=30))
     last = strict_json(session.get(api + "/acme/traces", timeout=30, params={
         "range": "custom", "from": "2262-04-01", "to": "2262-04-11T23:47:16Z"}))
-    assert [t["trace_id"] for t in last["results"]] == [TRACE_EDGE]
+    assert [t["trace_id"] for t in last["page"]["items"]] == [TRACE_EDGE]
     performance = strict_json(session.get(api + "/acme/performance?range=1h", timeout=30))
     assert [r["route"] for r in performance["routes"]] == ["/edge"]
     strict_json(session.get(api + "/acme/performance?method=GET&route=/edge", timeout=30))

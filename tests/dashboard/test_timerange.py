@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.timerange import MAX_POINTS, RangeError, parse
+from dashboard.timerange import MAX_POINTS, RangeError, default_key, parse
 
 NOW = 1_795_168_800 + 1234  # 2026-11-20T10:20:34Z
 
@@ -38,3 +38,22 @@ def test_default_and_custom_ranges_round_trip_through_the_url() -> None:
 def test_unreadable_ranges_name_the_problem(args: tuple[str | None, ...], problem: str) -> None:
     with pytest.raises(RangeError, match=problem):
         parse(args[0], args[1], args[2], NOW)
+
+
+@pytest.mark.parametrize(("age_s", "key"), [
+    (40 * 60, "1h"), (0, "1h"), (-120, "1h"),  # a clock a little ahead: still the hour
+    (3600, "24h"), (5 * 3600, "24h"), (3 * 86_400, "7d"), (20 * 86_400, "30d")])
+def test_the_default_is_the_smallest_preset_holding_the_newest_data(age_s: int,
+                                                                      key: str) -> None:
+    assert default_key(NOW - age_s, NOW, None, "7d") == key
+
+
+def test_no_data_or_none_in_30_days_keeps_the_page_default() -> None:
+    assert default_key(None, NOW, None, "24h") == "24h"
+    assert default_key(NOW - 31 * 86_400, NOW, None, "7d") == "7d"
+
+
+def test_a_remembered_preset_comes_before_the_data_and_a_bad_one_is_ignored() -> None:
+    assert default_key(NOW - 60, NOW, "30d", "7d") == "30d"
+    assert default_key(NOW - 60, NOW, "custom", "7d") == "1h"
+    assert default_key(None, NOW, "<script>", "24h") == "24h"

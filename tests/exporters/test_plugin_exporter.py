@@ -137,8 +137,8 @@ def test_a_plugin_exporter_alone_keeps_the_decode_workers_working(
     out = tmp_path / "collected.jsonl"
     server = start(config=write_config(tmp_path, {"collect": {"path": str(out)}},
                                        ["collect"]), env=WORKERS)
-    assert len(_workers(server)) == 1
     sent = send_every_signal(server)  # asserts the large body went to the worker
+    assert len(_workers(server)) == 1
     assert_collected_all(collected(out), sent)
     # With no SQL exporter in the pipeline, nothing reached the store.
     assert server.spans_per_trace() == {}
@@ -151,8 +151,8 @@ def test_a_plugin_preparation_runs_in_a_decode_worker_and_reaches_export_prepare
     server = start(config=write_config(
         tmp_path, {"collect_prepared/p": {"path": str(out)}}, ["sql", "collect_prepared/p"]),
         env=WORKERS)
-    (worker,) = _workers(server)
     sent = send_every_signal(server)
+    (worker,) = _workers(server)  # started by the large body
     lines = collected(out)
     assert_collected_all(lines, sent)
     prepared = line_of_trace(lines, sent.offloaded_trace)

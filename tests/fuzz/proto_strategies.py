@@ -325,7 +325,7 @@ def valid_error_record(fingerprint: str) -> ingest_pb2.ErrorRecord:
 @st.composite
 def deploy_records(draw: st.DrawFn) -> ingest_pb2.DeployRecord:
     record = ingest_pb2.DeployRecord()
-    for name in ("git_sha", "version", "env", "deployer", "description"):
+    for name in ("git_sha", "version", "env", "deployer", "description", "service"):
         _set(record, name, draw(uniform(st.none(), texts())))
     _set(record, "timestamp", draw(timestamps()))
     return record

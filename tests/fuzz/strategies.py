@@ -336,7 +336,8 @@ def valid_error(fingerprint: str | None = None) -> dict[str, Any]:
 
 def valid_deploy() -> dict[str, Any]:
     return {"git_sha": "9f1c2ab", "version": "1.4.2", "env": "production", "deployer": "ci",
-            "description": "Faster checkout", "timestamp": "2026-11-21T09:00:00Z"}
+            "description": "Faster checkout", "service": "shop",
+            "timestamp": "2026-11-21T09:00:00Z"}
 
 
 def valid_request(route: str | None = None) -> dict[str, Any]:

@@ -35,6 +35,8 @@ def test_only_git_sha_is_required_and_time_defaults_to_receipt(server: Server) -
     ({"git_sha": "abc", "timestamp": "2026-13-01T00:00:00Z"}, "timestamp", "ISO 8601"),
     ({"git_sha": "abc", "env": ["prod"]}, "env", "must be a string"),
     ({"git_sha": "abc", "version": 2}, "version", "must be a string"),
+    ({"git_sha": "abc", "service": 7}, "service", "must be a string"),
+    ({"git_sha": "abc", "service": "s" * 201}, "service", "at most 200 characters, got 201"),
 ])
 def test_invalid_deploy_is_a_400_naming_the_field(shared_server: Server, body: dict[str, object],
                                                   field: str, problem: str) -> None:
@@ -44,3 +46,14 @@ def test_invalid_deploy_is_a_400_naming_the_field(shared_server: Server, body: d
     assert any(d["field"] == field and problem in d["error"]
                for d in response.json()["details"]), response.json()
     assert shared_server.query("SELECT count(*) FROM deploys")[0][0] == before
+
+
+@pytest.mark.parametrize(("sent", "stored"), [
+    ("checkout", "checkout"), ("s" * 200, "s" * 200), ("", None), (None, None)])
+def test_a_deploy_may_name_its_service(shared_server: Server, sent: str | None,
+                                       stored: str | None) -> None:
+    sha = f"svc-{len(sent) if sent is not None else 'none'}"
+    body = {"git_sha": sha, **({} if sent is None else {"service": sent})}
+    assert shared_server.post("/ingest/deploys", body).status_code == 202
+    (row,) = shared_server.query(f"SELECT service FROM deploys WHERE git_sha = '{sha}'")
+    assert row.service == stored

@@ -168,18 +168,24 @@ def test_error_batch_envelope_rules(shared_server: Server, channel_to: Any,
 
 def test_deploys_are_stored_as_over_http(server: Server, channel_to: Any) -> None:
     record = {"git_sha": "a1b2c3d", "version": "1.2.0", "env": "prod", "deployer": "ci",
-              "description": "release", "timestamp": "2026-11-20T10:00:00Z"}
+              "description": "release", "timestamp": "2026-11-20T10:00:00Z",
+              "service": "checkout"}
     assert server.post("/ingest/deploys", record).status_code == 202
     stub = ingest_pb2_grpc.DeployServiceStub(channel_to(server))
     assert stub.Record(ParseDict(record, ingest_pb2.DeployRecord()), metadata=grpc_auth(server)) \
         == ingest_pb2.Accepted()
-    rows = server.query("SELECT git_sha, version, env, deployer, description, ts_us "
+    rows = server.query("SELECT git_sha, version, env, deployer, description, ts_us, service "
                         "FROM deploys ORDER BY id")
     assert len(rows) == 2 and tuple(rows[0]) == tuple(rows[1])
+    assert rows[1].service == "checkout"
     error = rpc_error(lambda: stub.Record(ingest_pb2.DeployRecord(version="x"),
                                           metadata=grpc_auth(server)))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
     assert ("git_sha", "is required") in violations(error)
+    error = rpc_error(lambda: stub.Record(
+        ingest_pb2.DeployRecord(git_sha="abc", service="s" * 201), metadata=grpc_auth(server)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert ("service", "must be at most 200 characters, got 201") in violations(error)
 
 
 def test_request_metrics_are_rolled_up_as_over_http(sqlite_server: Server,

@@ -1,19 +1,21 @@
 """A tiny child for tests/sounding/test_supervisor.py, run as
 `python -m tests.sounding.supervised_child FD` by sounding/supervisor.py.
 
-Its configuration chooses how it starts: normally (answers "ready"), failing
+Its configuration chooses how it starts: normally (answers "ready"), logging a
+line with a traceback first ("log"), failing
 ("failed" with a reason), exiting at once, or saying nothing. Once ready it
 echoes ("echo", x) with its pid, exits on ("exit", code), and on ("drain",)
 answers ("bye",) a moment later and exits, as the writer process does."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sys
 import time
 
-from sounding import channel
+from sounding import channel, logsetup
 
 
 def main(argv: list[str]) -> int:
@@ -22,6 +24,13 @@ def main(argv: list[str]) -> int:
     if not received:
         return 0
     ((_, config), _), *_rest = received
+    if config.get("log"):
+        # Logs as the collector that started it: tests/sounding/test_logsetup.py.
+        logsetup.configure_from_env()
+        try:
+            raise ValueError("a failure in the child")
+        except ValueError:
+            logging.getLogger("child").exception("child says %s", config["log"])
     if config.get("fail"):
         channel.send(sock, ("failed", config["fail"]))
         return 1

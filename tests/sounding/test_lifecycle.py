@@ -8,6 +8,7 @@ one is covered the day it is registered; one its defaults cannot build declares 
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 
 from sounding import config as config_mod
 from sounding.component import Component, Extension
-from sounding.errors import ConfigError
+from sounding.errors import ConfigError, PortUnavailable
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import KINDS, SECTIONS, DetachedHost, build, factory_for, type_names
 from sounding.pipeline import Pipeline
@@ -42,6 +43,17 @@ def _cases(component_factory: Callable[[], Component]) -> None:
         again = component_factory()
         await again.start()
         await again.shutdown()
+        # Bound only (the service binds every port before it starts anything, and
+        # stops there when one is busy), bound twice, then started on what it bound.
+        bound = component_factory()
+        await bound.bind()
+        await bound.bind()
+        await bound.shutdown()
+        await bound.shutdown()
+        served = component_factory()
+        await served.bind()
+        await served.start()
+        await served.shutdown()
 
     asyncio.run(run())
 
@@ -99,6 +111,37 @@ def test_a_misregistered_type_is_refused_not_skipped(kind: str, type_name: str,
                                                      host: DetachedHost) -> None:
     with pytest.raises(ConfigError, match="not a subclass"):
         build(kind, type_name, {}, host)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(("kind", "type_name", "path"), [
+    ("receiver", "http", "receivers.http.port"),
+    ("receiver", "otlp_grpc", "receivers.otlp_grpc.port"),
+    ("extension", "dashboard", "dashboard.port")])
+def test_a_bound_port_is_held_until_shutdown_and_then_released(
+        kind: str, type_name: str, path: str, host: DetachedHost) -> None:
+    port = _free_port()
+    config = {**_config(kind, type_name), "port": port}
+
+    async def run() -> None:
+        first = build(kind, type_name, config, host, path.rpartition(".")[0])
+        await first.bind()
+        second = build(kind, type_name, config, host, path.rpartition(".")[0])
+        with pytest.raises(PortUnavailable) as raised:
+            await second.bind()
+        assert (raised.value.port, raised.value.setting) == (port, path)
+        await second.shutdown()
+        await first.shutdown()  # never started: the port is let go all the same
+        await second.bind()
+        await second.start()
+        await second.shutdown()
+
+    asyncio.run(run())
 
 
 def test_receivers_and_whole_service_lifecycle(tmp_path: Path) -> None:

@@ -57,6 +57,43 @@ def test_one_record_per_kind_per_window_then_a_count() -> None:
     assert throttle.filter(failing_record())
 
 
+def test_every_handler_gets_the_same_answer_for_one_record() -> None:
+    """The filter sits on each root handler: a record asked by a second handler is
+    neither a repeat of itself nor counted twice."""
+    clock = Clock()
+    emitted: list[logging.LogRecord] = []
+    throttle = RepeatFilter(60, emitted.append, clock)
+    first, second = failing_record(), failing_record()
+    assert [throttle.filter(first) for _ in range(3)] == [True, True, True]
+    assert [throttle.filter(second) for _ in range(3)] == [False, False, False]
+    throttle.flush()
+    assert [r.getMessage() for r in emitted] == [
+        "failed req (RuntimeError: request 7): 1 more like this in the last 60 s"]
+
+
+def test_a_kind_and_level_of_ones_own_throttle_info_records() -> None:
+    """As the refused-requests log uses it (receiver/refusals.py)."""
+    clock = Clock()
+    emitted: list[logging.LogRecord] = []
+    throttle = RepeatFilter(10, emitted.append, clock, kind=lambda r: r.args,
+                            min_level=logging.INFO)
+
+    def info(*args: object) -> logging.LogRecord:
+        return logging.LogRecord("refused", logging.INFO, "x.py", 1, "%s %s", args, None)
+
+    assert not throttle.suppressed((401, "errors"))  # no window yet: make the record
+    assert throttle.filter(info(401, "errors"))
+    assert not throttle.filter(info(401, "errors"))
+    assert throttle.suppressed((401, "errors"))  # counted without a record
+    assert throttle.filter(info(415, "errors"))
+    clock.now += 11
+    throttle.flush()  # the window's end (its timer, on the real clock)
+    assert [r.getMessage() for r in emitted] == [
+        "401 errors: 2 more like this in the last 10 s"]
+    assert not throttle.suppressed((401, "errors"))
+    assert throttle.filter(info(401, "errors"))
+
+
 def test_a_repeated_server_failure_logs_one_traceback_and_a_count(
         start: Callable[..., Server], tmp_path: Path) -> None:
     """The explode plugin (tests/plugin_pkg) fails every batch whose fingerprint starts

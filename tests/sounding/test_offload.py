@@ -3,6 +3,7 @@ processed in worker processes, small ones on the event loop; both store the same
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -11,9 +12,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pytest
 import requests
 
+from sounding import config
+from sounding.errors import StoreUnavailable
+from sounding.offload import DecodePool, default_workers
+from sounding.records import Batch
 from tests.exporters.senders import (
     assert_all_acknowledged_stored,
     join,
@@ -56,7 +63,7 @@ def test_bodies_from_the_threshold_go_to_a_worker_smaller_ones_stay_inline(
         start: Callable[..., Server], sqlite_url: str) -> None:
     server = start(sqlite_url, env={"SOUNDING_DECODE_WORKERS": "2",
                                     "SOUNDING__SERVICE__DECODE_MIN_BYTES": "8192"})
-    assert len(_workers(server)) == 2
+    assert _workers(server) == []  # started when a large body needs one
     small, sent_small = collector_request(random_trace_id())
     large, sent_large = collector_request(random_trace_id())
     for scope_spans in (s for rs in large.resource_spans for s in rs.scope_spans):
@@ -69,10 +76,38 @@ def test_bodies_from_the_threshold_go_to_a_worker_smaller_ones_stay_inline(
     before = _offloaded(server)
     assert post(server, small.SerializeToString()).status_code == 202
     assert _offloaded(server) == before
+    assert _workers(server) == []
     assert post(server, large.SerializeToString()).status_code == 202
     assert _offloaded(server) == before + 1
+    # One: the second of the two is started only when the first is found busy.
+    assert len(_workers(server)) == 1
     assert_stored_as_sent(server, sent_small)
     assert_stored_as_sent(server, sent_large)
+
+
+def test_with_the_default_config_no_worker_runs_until_a_large_body_needs_one(
+        start: Callable[..., Server], sqlite_url: str) -> None:
+    """A sidecar that sees no large body never pays a worker's memory; the body that
+    starts the first worker waits for it and is answered and stored as any other."""
+    if default_workers() == 0:
+        pytest.skip("one core: 'auto' starts no decode worker at all")
+    min_bytes = config.DEFAULTS["service"]["decode_min_bytes"]
+    server = start(sqlite_url, env={"SOUNDING__SERVICE__DECODE_MIN_BYTES": str(min_bytes)})
+    children = [_cmdline(pid) for pid in _descendants(server.proc.pid)]
+    assert [c for c in children if "sounding.offload" in c] == []
+    assert len(children) == 1 and "exporters.sql_writer" in children[0], children
+    request, sent = collector_request(random_trace_id())
+    for scope_spans in (s for rs in request.resource_spans for s in rs.scope_spans):
+        for span in scope_spans.spans:
+            span.attributes.add(key="padding").value.string_value = "x" * 2000
+    for span in sent:
+        span["attributes"]["padding"] = "x" * 2000
+    body = request.SerializeToString()
+    assert len(body) >= min_bytes
+    assert post(server, body).status_code == 202
+    assert len(_workers(server)) == 1
+    assert _offloaded(server) == 1
+    assert_stored_as_sent(server, sent)
 
 
 def test_with_no_workers_every_request_is_decoded_inline(
@@ -92,10 +127,10 @@ def test_with_no_workers_every_request_is_decoded_inline(
 def test_a_killed_worker_is_replaced_and_nothing_acknowledged_is_lost(
         start: Callable[..., Server], sqlite_url: str) -> None:
     server = start(sqlite_url, env={"SOUNDING_DECODE_WORKERS": "1"})
-    (worker,) = _workers(server)
     senders = start_senders(server, count=3)
     try:
         wait_for_acks(senders, at_least=30, timeout=60)
+        (worker,) = _workers(server)
         os.kill(worker, signal.SIGKILL)
         deadline = time.monotonic() + 60
         while not (_workers(server) and _workers(server) != [worker]):
@@ -172,7 +207,6 @@ def test_poison_bodies_are_their_own_answer_and_never_stop_a_worker(
     RecursionError while decoding) or make a processor raise, recurse without end
     or allocate a terabyte. Each is that request's 400 or 500; no worker restarts."""
     server = start(config=_explode_config(tmp_path), env={"SOUNDING_DECODE_WORKERS": "1"})
-    (worker,) = _workers(server)
     statuses: list[int] = []
     acked: list[str] = []
     stop = threading.Event()
@@ -187,6 +221,11 @@ def test_poison_bodies_are_their_own_answer_and_never_stop_a_worker(
 
     sender = threading.Thread(target=good_sender)
     sender.start()
+    deadline = time.monotonic() + 30
+    while not statuses:  # the first body started the worker
+        assert time.monotonic() < deadline, server.log()
+        time.sleep(0.05)
+    (worker,) = _workers(server)
     try:
         deep = b"[" * 10_000 + b"]" * 10_000
         for _ in range(3):
@@ -218,6 +257,8 @@ def test_the_request_a_worker_died_on_is_500_and_those_queued_behind_it_503(
     request, perhaps what killed it, is answered 500 and not retried in another
     worker; the requests queued behind it are 503 + Retry-After, to be retried."""
     server = start(config=_explode_config(tmp_path), env={"SOUNDING_DECODE_WORKERS": "1"})
+    # A body refused in the worker starts it and stores nothing.
+    assert post(server, b"\xff\xff not protobuf").status_code == 400
     (worker,) = _workers(server)
     answers: dict[str, requests.Response] = {}
 
@@ -248,3 +289,42 @@ def test_the_request_a_worker_died_on_is_500_and_those_queued_behind_it_503(
         time.sleep(0.1)
     assert post(server, _named("fine")).status_code == 202
     server.output.clear()  # the worker's death is logged, as it should be
+
+
+def refusing_builder(name: str, settings: Any) -> Any:
+    """A processor builder that resolves in the collector and fails in a worker, so that
+    the worker cannot start."""
+    raise RuntimeError(f"no processor {name} in this worker")
+
+
+def test_a_worker_that_cannot_start_is_503_and_tried_again_after_a_backoff_only() -> None:
+    body = trace_request(bytes.fromhex(random_trace_id()), spans=2)
+
+    async def run() -> list[str]:
+        pool = DecodePool([("classify", {})], [None], workers=2, min_bytes=0,
+                          max_bytes=1 << 24,
+                          build_processor="tests.sounding.test_offload:refusing_builder")
+        await pool.start()  # the names resolve: no process yet
+        assert pool._started_count == 0
+        answers = []
+        try:
+            for _ in range(5):  # one start tried, then refused without forking per request
+                try:
+                    await pool.submit("receiver.decode_otlp:decode_traces_body", (True,),
+                                      Batch(1, approx_bytes=len(body)), "spans", body)
+                except StoreUnavailable as exc:
+                    answers.append(str(exc))
+            assert pool._started_count == 1
+            await asyncio.sleep(0.3)  # past the first backoff (0.1 s)
+            with pytest.raises(StoreUnavailable):
+                await pool.submit("receiver.decode_otlp:decode_traces_body", (True,),
+                                  Batch(1, approx_bytes=len(body)), "spans", body)
+            assert pool._started_count == 2
+            assert pool.in_flight_bytes == 0
+        finally:
+            await pool.shutdown()
+        return answers
+
+    answers = asyncio.run(run())
+    assert answers[0] == "a decode worker could not start; retry"
+    assert answers[1:] == ["the decode workers are restarting"] * 4

@@ -13,6 +13,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 
+from storage.partitions import include_name
 from storage.queries import traces
 from storage.schema import metadata
 from storage.store import MIGRATIONS, Store
@@ -45,7 +46,9 @@ def _diff(url: str) -> list[object]:
     store.upgrade()
     store.upgrade()  # a second run is a no-op
     with store.writer.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+        # Day partitions are tables of no schema declaration (storage/partitions.py).
+        context = MigrationContext.configure(conn, opts={"include_name": include_name})
+        diff = compare_metadata(context, metadata)
     store.dispose()
     return diff
 

@@ -19,6 +19,7 @@ from storage.queries import deploys as dq
 from storage.queries import errors as eq
 from storage.queries import events as evq
 from storage.queries import performance as pq
+from storage.queries import trace_search as ts
 from storage.queries import traces as tq
 from storage.store import Store
 from storage.wire import write_batches
@@ -186,7 +187,8 @@ def traced(db: Db) -> Db:
 
 def found(db: Db, **filters: Any) -> list[str]:
     start = filters.pop("start_ns", (NOW - HOUR) * NS)
-    return [t.trace_id for t in tq.search(db.store, db.project, start, NOW * NS, **filters)]
+    return [t.trace_id for t in ts.search(db.store, db.project, start, NOW * NS,
+                                          **filters).items]
 
 
 def test_trace_search_filters_newest_first(traced: Db) -> None:
@@ -206,8 +208,8 @@ def test_trace_search_filters_newest_first(traced: Db) -> None:
 
 
 def test_trace_summaries_and_one_trace(traced: Db) -> None:
-    summaries = {t.trace_id: t for t in tq.search(traced.store, traced.project,
-                                                  (NOW - HOUR) * NS, NOW * NS)}
+    summaries = {t.trace_id: t for t in ts.search(traced.store, traced.project,
+                                                  (NOW - HOUR) * NS, NOW * NS).items}
     t1 = summaries[T1]
     assert (t1.span_count, t1.error_count, t1.services) == (3, 1, ["shop"])
     assert (t1.root_name, t1.root_service) == ("GET /checkout", "shop")

@@ -1,6 +1,7 @@
 """A tiny HTTP listener on a real socket that records every request it gets (path,
 headers, body inflated if gzip or deflate) and answers 200 with an empty JSON object:
-for checking what a client sends before Sounding has the door for it.
+for checking what a client sends before Sounding has the door for it, and as the
+receiving end of alert deliveries (webhook and Slack) and the forward exporter.
 
 A test can script the answers instead: `recording(answers=[500, 500, (429, {"Retry-After":
 "7"}), 200])` answers the requests in that order, and 200 once the script has run out;
@@ -9,6 +10,8 @@ A test can script the answers instead: `recording(answers=[500, 500, (429, {"Ret
 from __future__ import annotations
 
 import gzip
+import json
+import socket
 import threading
 import time
 import zlib
@@ -16,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 
 @dataclass
@@ -25,6 +29,13 @@ class Recorded:
     headers: dict[str, str]
     body: bytes
     answered: int = 200  # the status it was answered with
+
+    @property
+    def status(self) -> int:
+        return self.answered
+
+    def json(self) -> Any:
+        return json.loads(self.body)
 
 
 Answer = int | tuple[int, dict[str, str]]
@@ -41,6 +52,19 @@ class Recorder:
     def next_answer(self) -> tuple[int, dict[str, str]]:
         with self.lock:
             return self.answers.pop(0) if self.answers else (200, {})
+
+    @property
+    def received(self) -> list[Recorded]:
+        return self.requests
+
+    def accepted(self) -> list[Recorded]:
+        """The requests answered 200."""
+        with self.lock:
+            return [r for r in self.requests if r.answered == 200]
+
+    def attempts(self) -> int:
+        with self.lock:
+            return len(self.requests)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -68,8 +92,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif encoding == "deflate":
             body = zlib.decompress(body)
         status, headers = self.recorder.next_answer()
-        self.recorder.requests.append(Recorded(self.command, self.path,
-                                               dict(self.headers.items()), body, status))
+        with self.recorder.lock:
+            self.recorder.requests.append(Recorded(self.command, self.path,
+                                                   dict(self.headers.items()), body, status))
         if self.recorder.delay_s:
             time.sleep(self.recorder.delay_s)
         try:
@@ -95,10 +120,19 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # a test's output is for what fails
 
 
+def free_port() -> int:
+    """A port nothing listens on (for a receiver that is down, then comes up)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 @contextmanager
-def recording(answers: Iterable[Answer] = (), delay_s: float = 0.0) -> Iterator[Recorder]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    recorder = Recorder(f"http://127.0.0.1:{server.server_address[1]}",
+def recording(answers: Iterable[Answer] = (), delay_s: float = 0.0, port: int = 0,
+              path: str = "") -> Iterator[Recorder]:
+    """Listen on `port` (any free one by default); the recorder's url ends in `path`."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+    recorder = Recorder(f"http://127.0.0.1:{server.server_address[1]}{path}",
                         answers=[(a, {}) if isinstance(a, int) else a for a in answers],
                         delay_s=delay_s)
     server.RequestHandlerClass = type("Handler", (_Handler,), {"recorder": recorder})

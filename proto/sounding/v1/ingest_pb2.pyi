@@ -80,20 +80,22 @@ class ErrorBatch(_message.Message):
     def __init__(self, errors: _Optional[_Iterable[_Union[ErrorRecord, _Mapping]]] = ...) -> None: ...
 
 class DeployRecord(_message.Message):
-    __slots__ = ("git_sha", "version", "env", "deployer", "description", "timestamp")
+    __slots__ = ("git_sha", "version", "env", "deployer", "description", "timestamp", "service")
     GIT_SHA_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     ENV_FIELD_NUMBER: _ClassVar[int]
     DEPLOYER_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     git_sha: str
     version: str
     env: str
     deployer: str
     description: str
     timestamp: _timestamp_pb2.Timestamp
-    def __init__(self, git_sha: _Optional[str] = ..., version: _Optional[str] = ..., env: _Optional[str] = ..., deployer: _Optional[str] = ..., description: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    service: str
+    def __init__(self, git_sha: _Optional[str] = ..., version: _Optional[str] = ..., env: _Optional[str] = ..., deployer: _Optional[str] = ..., description: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., service: _Optional[str] = ...) -> None: ...
 
 class RequestMetric(_message.Message):
     __slots__ = ("method", "route", "path", "status", "duration_ms", "timestamp", "service", "env", "request_id", "trace_id")

@@ -2,6 +2,7 @@
 reading the store every evaluate_s (the extension calls `Evaluator.run_once`).
 
 - deploy_worse: a deploy compared before/after by storage/queries/deploys.correlate
+  (a deploy naming a service: over that service's requests only)
   is judged once, either
   * when its after-window is final: `deploy_window_s` long, or clipped by the next
     or previous deploy to its environment (then it cannot grow), counting only
@@ -164,6 +165,7 @@ class Evaluator:
         d = c.deploy
         return {"deploy_id": d.id, "git_sha": d.git_sha, "version": d.version, "env": d.env,
                 "environment": d.env, "release": d.version, "deployer": d.deployer,
+                "service": d.service,
                 "deployed_us": d.ts_us, "reasons": c.reasons, "scope": c.scope,
                 "length_s": c.length_s, "window_filled": final,
                 "before": _stats(c.before), "after": _stats(c.after),

@@ -192,7 +192,9 @@ def _title(kind: str, subject: str, d: Mapping[str, Any]) -> str:
     if kind == "deploy_worse":
         name = _str(d.get("version")) or (_str(d.get("git_sha")) or "")[:12] or subject
         env = _str(d.get("environment") or d.get("env"))
-        return f"Deploy {name} made things worse" + (f" in {env}" if env else "")
+        deployed = _str(d.get("service"))
+        of = f" of {deployed}" if deployed else ""
+        return f"Deploy {name}{of} made things worse" + (f" in {env}" if env else "")
     if kind == "error_rate":
         if recovered:
             return f"Error rate of {service} recovered: {_pct(d.get('value'))}"

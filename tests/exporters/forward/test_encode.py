@@ -138,7 +138,8 @@ def test_errors_deploys_requests_round_trip_through_the_gateway_decoders() -> No
                        context={"user": {"id": "u1"}, "platform": "python"},
                        occurrence_key="ef" * 16)
     bare = ErrorEvent("fp-2", "E", "", [], 5)
-    deploy = Deploy("abc123", 7, version="1.2", env="prod", deployer="me", description="d")
+    deploy = Deploy("abc123", 7, version="1.2", env="prod", deployer="me", description="d",
+                    service="checkout")
     request = RequestMetric("GET", "/users/:id", 200, 12.5, 9, service="api", env="prod",
                             request_id="r2", trace_id="ef" * 16)
     batch = Batch(1, errors=[error, bare], deploys=[deploy, Deploy("def", 8)],

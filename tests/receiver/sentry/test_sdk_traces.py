@@ -30,7 +30,7 @@ def test_a_transaction_becomes_a_trace_and_its_error_links_to_it(
         "SELECT trace_id, span_id, occurrence_key FROM error_events")
     assert (stored_trace, stored_span, key) == (trace_id, ids["root"], event_id)
 
-    listed = api(server, "/traces")["results"]
+    listed = api(server, "/traces")["page"]["items"]
     [summary] = [t for t in listed if t["trace_id"] == trace_id]
     assert (summary["span_count"], summary["root_name"]) == (3, "GET /orders/{id}")
     trace = api(server, f"/traces/{trace_id}")

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from sounding.component import Component
-from sounding.extensions.health import HealthExtension
+from sounding.errors import ConfigError
+from sounding.extensions.health import HealthExtension, factory
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import DetachedHost
 from storage.store import Store
@@ -54,3 +57,33 @@ def test_a_store_that_does_not_answer_is_db_ok_false() -> None:
     health = HealthExtension("health", {}, host=Components([StorageExtension.over(store)]))
     assert asyncio.run(health.check()) == (False, {"db_ok": False})
     store.dispose()
+
+
+def test_without_a_token_everyone_is_authorized_with_one_only_its_bearer() -> None:
+    open_health = HealthExtension("health", {"token": None}, host=Components([]))
+    assert not open_health.protected
+    assert open_health.authorized(None) and open_health.authorized("anything")
+    token = "a-token-of-24-characters"
+    guarded = HealthExtension("health", {"token": token}, host=Components([]))
+    assert guarded.protected
+    assert guarded.authorized(token)
+    for wrong in (None, "", token[:-1], token + "x", token.upper(), "é" * 24):
+        assert not guarded.authorized(wrong), wrong
+
+
+@pytest.mark.parametrize("token, why", [
+    (123456789012345678, "at least 16 characters"),
+    ("too-short", "at least 16 characters"),
+    ("a token with spaces inside", "must not contain spaces"),
+])
+def test_a_bad_token_is_refused_without_echoing_it(token: object, why: str) -> None:
+    config = factory.complete({"token": token}, "health")
+    with pytest.raises(ConfigError) as refused:
+        factory.validate("health", config)
+    assert why in str(refused.value) and "health.token" in str(refused.value)
+    assert str(token) not in str(refused.value)
+
+
+def test_an_unknown_health_setting_names_the_nearest() -> None:
+    with pytest.raises(ConfigError, match="did you mean token"):
+        factory.validate("health", {"tokn": "x" * 20})

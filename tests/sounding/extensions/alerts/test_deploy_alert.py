@@ -60,3 +60,34 @@ def test_a_deploy_followed_by_a_worse_error_rate_alerts_once(
         assert "error rate" in " ".join(alert["deploy"]["reasons"])
         assert collector.query("SELECT count(*) FROM alert_facts WHERE kind = 'deploy_worse'"
                                ) == [(1,)]
+
+
+def test_a_deploy_of_another_service_is_not_blamed(
+        db_url: str, start: Callable[..., Server]) -> None:
+    # shop gets worse at the instant two deploys happen: the one naming shop alerts,
+    # the one naming api (steady) does not.
+    deploy_s = (time.time() // 60 - 20) * 60
+    with receiving() as receiver:
+        collector = start(db_url, env=alerts_env(
+            receiver.url, "[{on: deploy_worse, destinations: [hook], env: production}]",
+            evaluate_s="0.2", deploy_window_s=str(WINDOW_S)))
+        steady = [{**r, "service": "api", "route": "/pay"}
+                  for r in requests_between(deploy_s - WINDOW_S, 2 * WINDOW_S // 60, 0.0)]
+        before = requests_between(deploy_s - WINDOW_S, WINDOW_S // 60, failing=0.0)
+        after = requests_between(deploy_s, WINDOW_S // 60, failing=0.2)
+        for batch in (steady, before, after):
+            assert collector.post("/ingest/requests", {"requests": batch}).status_code == 202
+        for sha, service in (("api0001", "api"), ("shop001", "shop")):
+            assert collector.post("/ingest/deploys", {
+                "git_sha": sha, "env": "production", "service": service,
+                "timestamp": iso(deploy_s)}).status_code == 202
+        wait_until(lambda: alerts_of(receiver, "deploy_worse"), "the deploy_worse alert",
+                   collector)
+        # Both judged (a verdict each) before looking at what was sent.
+        wait_until(lambda: collector.query(
+            "SELECT count(*) FROM alert_state WHERE rule_key = 'deploy_worse'") == [(2,)],
+            "both verdicts", collector)
+        wait_until(lambda: settled(collector), "delivery", collector)
+        (alert,) = alerts_of(receiver)
+        assert (alert["deploy"]["git_sha"], alert["service"]) == ("shop001", "shop")
+        assert alert["title"].startswith("Deploy shop001 of shop made things worse")

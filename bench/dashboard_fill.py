@@ -1,0 +1,181 @@
+"""The data of the dashboard query benchmark (bench/dashboard_queries.py): traces of
+ten spans over seven days, error events over 1,000 fingerprints, deploys, log
+records and a gauge, written through the real processors (classify, spanmetrics,
+grouping) and the real writer (storage/wire.py), so the rollups and groups the
+queries read are the ones ingest would have made.
+
+Several processes share the load, each writing its own slice of the week in
+batches as a collector would: the writer's upserts are atomic (`count = count + n`),
+so the totals are the same as one process would make. Every slice is drawn from
+its own seeded generator, so a size always gives the same data.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from processors.classify import ClassifyProcessor
+from processors.grouping import GroupingProcessor
+from processors.spanmetrics import SpanMetricsProcessor
+from sounding.records import (
+    GAUGE,
+    Batch,
+    Deploy,
+    ErrorEvent,
+    LogRecord,
+    MetricPoint,
+    SourceContext,
+    Span,
+)
+from sounding.timeutil import now_us
+from storage.store import Store
+from storage.wire import write_batches
+
+SPANS_PER_TRACE = 10
+DAYS = 7
+WEEK_US = DAYS * 86_400_000_000
+FINGERPRINTS = 1000
+TRACES_PER_BATCH = 500
+ERRORS_PER_BATCH = 1000
+ROUTES = ["/orders/:id", "/checkout", "/products", "/cart", "/search", "/users/:id"]
+RELEASES = [f"1.{i}.0" for i in range(DAYS)]  # one deploy a day
+RESOURCE = {"service.name": "shop", "deployment.environment": "production"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    url: str
+    project_id: int
+    spans: int
+    errors: int
+    logs: int
+    end_us: int
+
+    @property
+    def traces(self) -> int:
+        return self.spans // SPANS_PER_TRACE
+
+    @property
+    def start_ns(self) -> int:
+        return (self.end_us - WEEK_US) * 1000
+
+
+def _trace(rng: random.Random, start_ns: int) -> list[Span]:
+    trace_id = f"{rng.getrandbits(128):032x}"
+    root_id = f"{rng.getrandbits(64):016x}"
+    route = rng.choice(ROUTES)
+    duration = int(rng.lognormvariate(4, 0.6) * 1_000_000)
+    failed = rng.random() < 0.02
+    common: dict[str, Any] = {"service_name": "shop", "scope_name": "bench",
+                              "resource_attributes": RESOURCE}
+    spans = [Span(trace_id, root_id, "", f"GET {route}", 2, start_ns, start_ns + duration,
+                  2 if failed else 1, "", attributes={
+                      "http.request.method": "GET", "http.route": route,
+                      "http.response.status_code": 500 if failed else 200}, **common)]
+    for i in range(SPANS_PER_TRACE - 1):
+        child_start = start_ns + duration * i // SPANS_PER_TRACE
+        attributes: dict[str, Any] = (
+            {"db.system": "postgresql", "db.statement": "SELECT * FROM orders WHERE id = ?"}
+            if i % 3 == 0 else {"messaging.system": "kafka", "messaging.destination.name": "o"}
+            if i % 3 == 1 else {"app.step": i})
+        spans.append(Span(trace_id, f"{rng.getrandbits(64):016x}", root_id, f"step {i}", 3,
+                          child_start, child_start + duration // SPANS_PER_TRACE, 1, "",
+                          attributes=attributes, **common))
+    return spans
+
+
+def _log(rng: random.Random, span: Span) -> LogRecord:
+    severity = 17 if rng.random() < 0.05 else 9  # ERROR or INFO
+    return LogRecord(span.start_ns, span.start_ns, severity, "", span.trace_id, span.span_id,
+                     1, "", "shop", "bench", RESOURCE,
+                     attributes={"http.route": span.attributes.get("http.route", "")},
+                     body=f"handled {span.name} for user {rng.randrange(10_000)}")
+
+
+def _error(rng: random.Random, i: int, ts_us: int, end_us: int) -> ErrorEvent:
+    fingerprint = f"fp-{int(rng.paretovariate(1.2)) % FINGERPRINTS}"
+    day = min(DAYS - 1, (ts_us - (end_us - WEEK_US)) // 86_400_000_000)
+    return ErrorEvent(
+        fingerprint=fingerprint, exception_class="ValueError", message=f"bad value {i}",
+        backtrace=["app.py:10 in f", "app.py:3 in main"], ts_us=ts_us, params={"i": i},
+        source_context=SourceContext("app.py", 10, "x = f(y)"), service="shop",
+        environment="production" if i % 10 else "staging", release=RELEASES[day])
+
+
+class _Writer:
+    def __init__(self, url: str) -> None:
+        self.store = Store(url)
+        self.processors = [ClassifyProcessor("classify"), SpanMetricsProcessor("spanmetrics"),
+                           GroupingProcessor("grouping")]
+
+    def write(self, batch: Batch) -> None:
+        for processor in self.processors:
+            batch = processor.process(batch)
+        with self.store.writer.begin() as conn:
+            write_batches(conn, [batch], now_us())
+
+
+def _slice(args: tuple[Plan, int, int]) -> str:
+    """Write worker `index` of `workers`' share; returns its first trace id."""
+    plan, index, workers = args
+    rng = random.Random(1000 + index)
+    writer = _Writer(plan.url)
+    span_ns = WEEK_US * 1000
+    traces = plan.traces
+    logs_every = max(1, traces // plan.logs) if plan.logs else 0
+    first_trace = ""
+    lo, hi = traces * index // workers, traces * (index + 1) // workers
+    for first in range(lo, hi, TRACES_PER_BATCH):
+        batch = Batch(project_id=plan.project_id)
+        for t in range(first, min(first + TRACES_PER_BATCH, hi)):
+            spans = _trace(rng, plan.start_ns + span_ns * t // traces)
+            batch.spans.extend(spans)
+            if logs_every and t % logs_every == 0:
+                batch.logs.append(_log(rng, spans[0]))
+        first_trace = first_trace or batch.spans[0].trace_id
+        writer.write(batch)
+    lo, hi = plan.errors * index // workers, plan.errors * (index + 1) // workers
+    for first in range(lo, hi, ERRORS_PER_BATCH):
+        batch = Batch(project_id=plan.project_id)
+        for i in range(first, min(first + ERRORS_PER_BATCH, hi)):
+            ts_us = plan.end_us - WEEK_US + WEEK_US * i // max(1, plan.errors)
+            batch.errors.append(_error(rng, i, ts_us, plan.end_us))
+        writer.write(batch)
+    writer.store.dispose()
+    return first_trace
+
+
+def _extras(plan: Plan) -> None:
+    """A deploy a day and one gauge (three series, a point a minute)."""
+    writer = _Writer(plan.url)
+    batch = Batch(project_id=plan.project_id)
+    start_us = plan.end_us - WEEK_US
+    for day, release in enumerate(RELEASES):
+        batch.deploys.append(Deploy(f"{day:040x}", start_us + day * 86_400_000_000 + 3_600_000_000,
+                                    version=release, env="production", deployer="bench"))
+    writer.write(batch)
+    for first_minute in range(0, DAYS * 1440, 1440):
+        batch = Batch(project_id=plan.project_id)
+        for minute in range(first_minute, first_minute + 1440):
+            for cpu in range(3):
+                batch.metrics.append(MetricPoint(
+                    name="system.cpu.utilization", unit="1", description="CPU busy",
+                    kind=GAUGE, temporality=0, monotonic=False, service_name="shop",
+                    resource_attributes=RESOURCE, scope_name="bench",
+                    attributes={"cpu": str(cpu)}, start_ns=0,
+                    time_ns=(start_us + minute * 60_000_000) * 1000,
+                    value=(minute * 7 + cpu) % 100 / 100))
+        writer.write(batch)
+    writer.store.dispose()
+
+
+def fill(plan: Plan, workers: int) -> str:
+    """Write the plan's data; returns the id of a stored trace."""
+    _extras(plan)
+    if workers <= 1:
+        return _slice((plan, 0, 1))
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        return pool.map(_slice, [(plan, i, workers) for i in range(workers)])[0]

@@ -1,0 +1,155 @@
+"""The Users page (admins: add accounts, change roles, disable, enable, delete) and
+the Account page (anyone logged in with an account: personal API tokens, password).
+
+A password typed here goes only to storage/users.py, which keeps its Argon2id hash;
+a new personal token is shown in the page once, never in a redirect or a log line.
+Every POST goes through DashboardHandler.prepare, which checks the anti-forgery
+token and the handler's `write_role`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tornado.web import HTTPError
+
+from dashboard.auth import SESSION_COOKIE
+from dashboard.base import DashboardHandler
+from storage import users
+
+DONE = {
+    "created": "Account added.", "role": "Role changed.", "disabled": "Account disabled.",
+    "enabled": "Account enabled.", "deleted": "Account deleted.",
+    "revoked": "Token revoked.", "password": "Password changed; your other sessions ended.",
+}
+ACTIONS = ("create", "set-role", "disable", "enable", "delete")
+
+
+class UsersPage(DashboardHandler):
+    """GET /users; POST /users with `action` one of ACTIONS and `email`."""
+
+    write_role = "admin"
+
+    async def get(self) -> None:
+        self.require_role("admin")
+        await self.show()
+
+    async def show(self, problem: str | None = None) -> None:
+        accounts = await self.run(users.list_users, self.store)
+        self.render("users.html", accounts=accounts, roles=users.ROLES, problem=problem,
+                    done=None if problem else DONE.get(self.get_argument("done", "")),
+                    section="users")
+
+    async def post(self) -> None:
+        action = self.get_body_argument("action", "")
+        email = self.get_body_argument("email", "").strip()
+        if action not in ACTIONS:
+            raise HTTPError(400, f"action must be one of {', '.join(ACTIONS)}")
+        if not email:
+            raise HTTPError(400, "'email' is missing")
+        if self.login and self.login.email == email.lower() and action != "create":
+            raise HTTPError(400, "you cannot change your own account here (an admin would "
+                                 "lock themself out); ask another admin")
+        try:
+            found = await self.run(self.change, action, email)
+        except ValueError as exc:
+            self.set_status(400)
+            await self.show(str(exc))
+            return
+        if not found:
+            raise HTTPError(404, f"no account for {email}")
+        code = {"create": "created", "set-role": "role"}.get(action, f"{action}d")
+        self.redirect(f"/users?done={code}", status=303)
+
+    def change(self, action: str, email: str) -> bool:
+        if action == "create":
+            users.create(self.store, email, self.get_body_argument("password", "", strip=False),
+                         self.get_body_argument("role", ""), self.now_us)
+            return True
+        if action == "set-role":
+            return users.set_role(self.store, email, self.get_body_argument("role", ""))
+        if action == "disable":
+            return users.disable(self.store, email, self.now_us)
+        if action == "enable":
+            return users.enable(self.store, email)
+        return users.delete_user(self.store, email)
+
+
+class AccountHandler(DashboardHandler):
+    write_role = "viewer"  # one's own tokens and password: any role
+
+    def user_id(self) -> int:
+        if self.login is None or self.login.user_id is None:
+            raise HTTPError(400, "the admin token has no account: log in with an email and "
+                                 "password to have personal tokens")
+        return self.login.user_id
+
+    async def show(self, **shown: Any) -> None:
+        user_id = self.login.user_id if self.login else None
+        tokens = [] if user_id is None else await self.run(users.list_tokens, self.store,
+                                                            user_id)
+        shown.setdefault("token", None)
+        shown.setdefault("problem", None)
+        self.render("account.html", tokens=tokens, section="account",
+                    done=DONE.get(self.get_argument("done", "")), **shown)
+
+
+class AccountPage(AccountHandler):
+    """GET /account."""
+
+    async def get(self) -> None:
+        await self.show()
+
+
+class CreateToken(AccountHandler):
+    """POST /account/tokens, field `name`: a personal API token, shown once."""
+
+    async def post(self) -> None:
+        token, token_id = await self.run(users.create_token, self.store, self.user_id(),
+                                         self.get_body_argument("name", ""), self.now_us)
+        await self.show(token=token, token_id=token_id)
+
+
+class RevokeToken(AccountHandler):
+    """POST /account/tokens/{id}/revoke."""
+
+    async def post(self, raw_id: str) -> None:
+        revoked = await self.run(users.revoke_token, self.store, self.user_id(),
+                                 self.row_id(raw_id, "token"), self.now_us)
+        if not revoked:
+            raise HTTPError(404, f"no active token {raw_id} of yours")
+        self.redirect("/account?done=revoked", status=303)
+
+
+class ChangePassword(AccountHandler):
+    """POST /account/password, fields `current` and `new`: ends every session of the
+    account (storage/users.set_password), then logs this browser in again."""
+
+    async def post(self) -> None:
+        user_id = self.user_id()
+        assert self.login is not None
+        current = self.get_body_argument("current", "", strip=False)
+        if await self.run(users.verify, self.store, self.login.email, current) is None:
+            self.set_status(400)
+            await self.show(problem="The current password is not right.")
+            return
+        try:
+            await self.run(users.set_password, self.store, self.login.email,
+                           self.get_body_argument("new", "", strip=False))
+        except ValueError as exc:
+            self.set_status(400)
+            await self.show(problem=str(exc))
+            return
+        self.set_private_cookie(SESSION_COOKIE, await self.dash.auth.new_session(user_id),
+                                expires_days=self.dash.auth.session_days)
+        self.redirect("/account?done=password", status=303)
+
+
+def routes(args: dict[str, Any]) -> list[Any]:
+    return [
+        (r"/users", UsersPage, args),
+        (r"/account", AccountPage, args),
+        (r"/account/tokens", CreateToken, args),
+        (r"/account/tokens/([0-9]+)/revoke", RevokeToken, args),
+        (r"/account/password", ChangePassword, args),
+    ]

@@ -1,0 +1,225 @@
+"""Team accounts (`users`) and their personal API tokens (`user_tokens`).
+
+A password is kept only as an Argon2id hash (argon2-cffi: salt and parameters in the
+encoded string, so stronger parameters later still verify old hashes, which are then
+re-hashed on the next login). A personal token is shown once and kept as its SHA-256:
+it is random and long, so a slow hash would add nothing. Disabling an account,
+deleting it or changing its password ends its sessions on every collector.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import Connection, and_, delete, func, select, update
+
+from storage import schema
+from storage.store import Store
+
+ROLES = ("viewer", "member", "admin")
+MIN_PASSWORD = 10
+MAX_PASSWORD = 1024  # Argon2 hashes any length; this bounds the work a request can ask
+TOKEN_PREFIX = "snd_"
+_U = schema.users
+_T = schema.user_tokens
+_S = schema.dashboard_sessions
+_hasher = PasswordHasher()
+# Verified against when the email is unknown, so that an unknown address takes as
+# long to refuse as a wrong password (no list of accounts by timing).
+_DUMMY = _hasher.hash(secrets.token_urlsafe(16))
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    email: str
+    role: str
+    created_us: int
+    disabled_us: int | None
+
+
+@dataclass(frozen=True)
+class Token:
+    id: int
+    name: str
+    created_us: int
+    revoked_us: int | None
+
+
+def normal_email(email: str) -> str:
+    """The stored form of an address (case-insensitive), or ValueError."""
+    address = email.strip().lower()
+    local, at, domain = address.partition("@")
+    if not at or not local or not domain or len(address) > 320 or any(
+            c.isspace() or ord(c) < 0x20 for c in address):
+        raise ValueError(f"{email!r} is not an email address")
+    return address
+
+
+def check_role(role: str) -> str:
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    return role
+
+
+def check_password(password: str) -> str:
+    if len(password) < MIN_PASSWORD:
+        raise ValueError(f"a password needs at least {MIN_PASSWORD} characters")
+    if len(password) > MAX_PASSWORD:
+        raise ValueError(f"a password may have at most {MAX_PASSWORD} characters")
+    return password
+
+
+def _user(row: object) -> User:
+    return User(row.id, row.email, row.role, row.created_us, row.disabled_us)  # type: ignore[attr-defined]
+
+
+_COLUMNS = (_U.c.id, _U.c.email, _U.c.role, _U.c.created_us, _U.c.disabled_us)
+
+
+def create(store: Store, email: str, password: str, role: str, now_us: int) -> User:
+    address = normal_email(email)
+    digest = _hasher.hash(check_password(password))
+    check_role(role)
+    with store.writer.begin() as conn:
+        if conn.execute(select(_U.c.id).where(_U.c.email == address)).first():
+            raise ValueError(f"there is already an account for {address}")
+        user_id = conn.execute(_U.insert().values(
+            email=address, password_hash=digest, role=role, created_us=now_us
+        ).returning(_U.c.id)).scalar_one()
+    return User(int(user_id), address, role, now_us, None)
+
+
+def count(store: Store) -> int:
+    with store.reader.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(_U)).scalar_one())
+
+
+def list_users(store: Store) -> list[User]:
+    with store.reader.connect() as conn:
+        return [_user(r) for r in conn.execute(select(*_COLUMNS).order_by(_U.c.email))]
+
+
+def find(store: Store, email: str) -> User | None:
+    try:
+        address = normal_email(email)
+    except ValueError:
+        return None
+    with store.reader.connect() as conn:
+        row = conn.execute(select(*_COLUMNS).where(_U.c.email == address)).first()
+    return None if row is None else _user(row)
+
+
+def verify(store: Store, email: str, password: str) -> User | None:
+    """The enabled account of this email and password, or None."""
+    try:
+        address = normal_email(email)
+    except ValueError:
+        address = ""
+    with store.reader.connect() as conn:
+        row = conn.execute(select(*_COLUMNS, _U.c.password_hash)
+                           .where(_U.c.email == address)).first()
+    # Too long a guess is no stored password (create refuses it): refused after the
+    # same work as any other, bounded by the cut.
+    digest = _DUMMY if row is None or len(password) > MAX_PASSWORD else row.password_hash
+    try:
+        _hasher.verify(digest, password[:MAX_PASSWORD])
+    except (VerificationError, InvalidHashError):
+        return None
+    if row is None or row.disabled_us is not None or digest is _DUMMY:
+        return None
+    if _hasher.check_needs_rehash(digest):
+        with store.writer.begin() as conn:
+            conn.execute(update(_U).where(_U.c.id == row.id)
+                         .values(password_hash=_hasher.hash(password)))
+    return _user(row)
+
+
+def _end_sessions(conn: Connection, user_id: int) -> None:
+    conn.execute(delete(_S).where(_S.c.user_id == user_id))
+
+
+def _change(store: Store, email: str, values: dict[str, object], end: bool) -> bool:
+    user = find(store, email)
+    if user is None:
+        return False
+    with store.writer.begin() as conn:
+        conn.execute(update(_U).where(_U.c.id == user.id).values(**values))
+        if end:
+            _end_sessions(conn, user.id)
+    return True
+
+
+def set_role(store: Store, email: str, role: str) -> bool:
+    # Sessions read the role from the account on every request: nothing to end.
+    return _change(store, email, {"role": check_role(role)}, end=False)
+
+
+def set_password(store: Store, email: str, password: str) -> bool:
+    return _change(store, email, {"password_hash": _hasher.hash(check_password(password))},
+                   end=True)
+
+
+def disable(store: Store, email: str, now_us: int) -> bool:
+    return _change(store, email, {"disabled_us": now_us}, end=True)
+
+
+def enable(store: Store, email: str) -> bool:
+    return _change(store, email, {"disabled_us": None}, end=False)
+
+
+def delete_user(store: Store, email: str) -> bool:
+    user = find(store, email)
+    if user is None:
+        return False
+    with store.writer.begin() as conn:
+        _end_sessions(conn, user.id)
+        conn.execute(delete(_T).where(_T.c.user_id == user.id))
+        conn.execute(delete(_U).where(_U.c.id == user.id))
+    return True
+
+
+# Personal API tokens.
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_token(store: Store, user_id: int, name: str, now_us: int) -> tuple[str, int]:
+    """(token, id): the token is shown once and kept only as its hash."""
+    label = name.strip()[:200] or "token"
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    with store.writer.begin() as conn:
+        token_id = conn.execute(_T.insert().values(
+            user_id=user_id, token_hash=token_hash(token), name=label, created_us=now_us
+        ).returning(_T.c.id)).scalar_one()
+    return token, int(token_id)
+
+
+def list_tokens(store: Store, user_id: int) -> list[Token]:
+    with store.reader.connect() as conn:
+        return [Token(r.id, r.name, r.created_us, r.revoked_us) for r in conn.execute(
+            select(_T.c.id, _T.c.name, _T.c.created_us, _T.c.revoked_us)
+            .where(_T.c.user_id == user_id).order_by(_T.c.id))]
+
+
+def revoke_token(store: Store, user_id: int, token_id: int, now_us: int) -> bool:
+    with store.writer.begin() as conn:
+        return conn.execute(update(_T).where(and_(
+            _T.c.id == token_id, _T.c.user_id == user_id, _T.c.revoked_us.is_(None)))
+            .values(revoked_us=now_us)).rowcount > 0
+
+
+def token_user(store: Store, token: str) -> User | None:
+    """The enabled account of an unrevoked personal token, or None."""
+    if not token.startswith(TOKEN_PREFIX):
+        return None
+    with store.reader.connect() as conn:
+        row = conn.execute(select(*_COLUMNS).join(_T, _T.c.user_id == _U.c.id).where(and_(
+            _T.c.token_hash == token_hash(token), _T.c.revoked_us.is_(None),
+            _U.c.disabled_us.is_(None)))).first()
+    return None if row is None else _user(row)

@@ -1,0 +1,69 @@
+"""Store.upgrade leaves a database already at the newest migration without importing
+Alembic (a sidecar keeps what it imports for its whole life), and migrates one that
+is not, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
+
+from storage.store import MIGRATIONS, Store, head_revision
+
+REPO = Path(__file__).resolve().parents[2]
+PROBE = """
+import sys
+from storage.store import Store
+store = Store(sys.argv[1])
+print(store.at_head())
+store.upgrade()
+print("alembic" in sys.modules, "mako" in sys.modules)
+store.dispose()
+"""
+
+
+def _probe(url: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, url], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, check=True)
+    return done.stdout.split()
+
+
+def test_the_head_read_from_the_files_is_alembics() -> None:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert [head_revision()] == ScriptDirectory.from_config(config).get_heads()
+
+
+def test_a_database_at_head_is_left_without_importing_alembic(store: Store) -> None:
+    assert store.at_head()
+    assert _probe(store.url) == ["True", "False", "False"]
+
+
+def test_a_database_behind_is_migrated_with_alembic(db_url: str) -> None:
+    assert _probe(db_url) == ["False", "True", "True"]  # new: Alembic creates it all
+    assert _probe(db_url) == ["True", "False", "False"]
+    store = Store(db_url)
+    try:
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with store.writer.connect() as connection:  # one migration back, as Alembic does
+            config.attributes["connection"] = connection
+            command.downgrade(config, "-1")
+            connection.commit()
+        assert not store.at_head()
+    finally:
+        store.dispose()
+    assert _probe(db_url) == ["False", "True", "True"]
+    store = Store(db_url)
+    try:
+        assert store.at_head()
+        with store.reader.connect() as connection:
+            stamped = connection.execute(text("SELECT version_num FROM alembic_version"))
+            assert [row[0] for row in stamped] == [head_revision()]
+    finally:
+        store.dispose()
