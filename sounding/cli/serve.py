@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from sounding import config as config_mod
+from sounding import exitwatch
 from sounding.errors import ConfigError, PortUnavailable
 from sounding.service import Service, serve
 from storage import keys
@@ -71,10 +72,16 @@ def override_ports(config: dict[str, Any], args: argparse.Namespace) -> None:
         config["receivers"][receiver]["port"] = port
 
 
+async def serve_then_watch(config: dict[str, Any]) -> None:
+    await serve(config, announce)
+    # Stopped: what is left of asyncio.run and of the interpreter's exit is bounded.
+    exitwatch.arm()
+
+
 def cmd_serve(config: dict[str, Any], args: argparse.Namespace) -> int:
     override_ports(config, args)
     try:
-        asyncio.run(serve(config, announce))
+        asyncio.run(serve_then_watch(config))
     except PortUnavailable as exc:
         # One line: which port, and what moves it. Nothing was created yet.
         moves = [exc.setting, config_mod.env_var_for(exc.setting)]
