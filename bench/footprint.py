@@ -139,8 +139,8 @@ def measure(db: Path, extra: dict[str, str], idle: float, config: Path | None = 
                 if requests.get(f"http://127.0.0.1:{port}/health",
                                 timeout=1).status_code == 200:
                     break
-            except requests.ConnectionError:
-                pass
+            except (requests.ConnectionError, requests.Timeout):
+                pass  # not listening yet, or busy migrating: ask again
             time.sleep(0.01)
         run = Run(time.monotonic() - started,
                   sum(cpu.process_seconds(p) for p in [proc.pid, *children(proc.pid)]))
