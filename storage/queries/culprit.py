@@ -5,8 +5,10 @@ Read for the listed groups only (one query: each group's latest occurrence by th
 (project, fingerprint, time) index), not stored on the group: a page is at most 50
 groups. An occurrence with an exception chain (a Sentry event) names the innermost
 frame marked in-app of the exception raised last (the innermost frame when none is
-marked); one with a backtrace of lines ("app/billing.py:42 in total", innermost
-first) names its first line's file and function.
+marked); one whose backtrace is a stack trace as a language prints it (a span's or log
+record's exception.stacktrace) names the same frame of it, read by sounding/stacktrace
+as the group page reads it; other backtrace lines ("app/billing.py:42 in total",
+innermost first) name their first line's file and function.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Text, and_, cast, select
 
+from sounding import stacktrace
 from storage import schema
 from storage.queries.values import UNREADABLE, load
 from storage.store import Store
@@ -55,12 +58,30 @@ def from_exceptions(exceptions: Any) -> str | None:
     return None
 
 
+def from_text_trace(lines: list[Any]) -> str | None:
+    """A stack trace as a language prints it (a span's or log record's
+    exception.stacktrace), read into frames as the group page reads it: its first line
+    ("Traceback (most recent call last):") names nothing."""
+    trace = stacktrace.parse("\n".join(line for line in lines if isinstance(line, str)))
+    if trace is None or not trace.exceptions or not trace.exceptions[-1].frames:
+        return None
+    frames = list(reversed(trace.exceptions[-1].frames))  # innermost first
+    for frame in [f for f in frames if f.in_app] or frames:
+        named = _named(frame.path.strip() or frame.module.strip(), frame.function.strip())
+        if named:
+            return named
+    return None
+
+
 def from_backtrace(backtrace: Any) -> str | None:
     if not isinstance(backtrace, list) or not backtrace:
         return None
     first = backtrace[0]
     if not isinstance(first, str):
         return None
+    parsed = from_text_trace(backtrace) if len(backtrace) > 1 else None
+    if parsed:
+        return parsed
     found = _LINE.match(first)
     if found is None:
         return first.strip()[:MAX_LENGTH] or None

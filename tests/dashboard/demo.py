@@ -95,6 +95,28 @@ WORKER_LOGS: list[tuple[int, str, str, dict[str, Any]]] = [
 ]
 
 
+# As Python prints it, with the cause: the group page reads it into frames.
+TAX_TRACEBACK = """Traceback (most recent call last):
+  File "/srv/shop/app/tax/rates.py", line 41, in rate_for
+    return RATES[region]
+           ~~~~~^^^^^^^^
+KeyError: 'EU-XX'
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/srv/shop/app/views.py", line 57, in checkout
+    total = pricing.total(cart, region=request.region)
+  File "/srv/shop/app/pricing.py", line 23, in total
+    tax = tax_client.compute(subtotal, region)
+  File "/srv/shop/app/tax/client.py", line 88, in compute
+    rate = rates.rate_for(region)
+  File "/srv/shop/app/tax/rates.py", line 43, in rate_for
+    raise TaxError(f"no rate for region {region}") from exc
+app.tax.errors.TaxError: no rate for region EU-XX
+"""
+
+
 def _trace_logs(trace_id: str, body: dict[str, Any], failing: bool) -> list[dict[str, Any]]:
     """What the shop logs while serving one checkout, each record on its span."""
     spans = {s["name"]: s for s in body["resourceSpans"][0]["scopeSpans"][0]["spans"]}
@@ -110,5 +132,6 @@ def _trace_logs(trace_id: str, body: dict[str, Any], failing: bool) -> list[dict
                on("POST payments", 5, "charging card via payments.example")]
     if failing:
         records.append(on("compute tax", 6, "tax service failed", 17, "ERROR", **{
-            "exception.type": "TaxError", "exception.message": "no rate for region EU-XX"}))
+            "exception.type": "TaxError", "exception.message": "no rate for region EU-XX",
+            "exception.stacktrace": TAX_TRACEBACK}))
     return records

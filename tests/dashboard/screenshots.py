@@ -54,9 +54,12 @@ def main() -> None:
                 add_team(page, server.base)
                 group = server.query("SELECT id FROM error_groups "
                                      "WHERE fingerprint = 'timeout-payments'")[0][0]
+                stack_group = server.query("SELECT id FROM error_groups "
+                                           "WHERE exception_class LIKE '%TaxError'")[0][0]
                 for name, path in (
                         ("errors", "/projects/shop/errors"),
                         ("error-group", f"/projects/shop/errors/{group}"),
+                        ("error-stack", f"/projects/shop/errors/{stack_group}"),
                         ("performance", "/projects/shop/performance?range=24h"),
                         ("deploys", "/projects/shop/deploys"),
                         ("traces", "/projects/shop/traces"),

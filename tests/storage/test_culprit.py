@@ -64,3 +64,31 @@ def test_the_listed_groups_culprits_come_from_their_latest_occurrences(db: Db) -
         "a": "app/new.py in fresh", "b": "a.py in f"}
     assert cq.culprits(db.store, db.project, []) == {}
     assert cq.culprits(db.store, db.project + 1000, ["a"]) == {}
+
+
+PYTHON_CHAIN = """Traceback (most recent call last):
+  File "/srv/shop/app/tax/rates.py", line 41, in rate_for
+    return RATES[region]
+KeyError: 'EU-XX'
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/srv/shop/app/views.py", line 57, in checkout
+    total = pricing.total(cart)
+  File "/srv/shop/app/tax/client.py", line 88, in compute
+    rate = rates.rate_for(region)
+  File "/usr/lib/python3.11/site-packages/cachetools/__init__.py", line 12, in wrapper
+    return fn(*args)
+app.tax.errors.TaxError: no rate for region EU-XX""".splitlines()
+
+JAVA = """java.lang.IllegalStateException: cart is empty
+\tat com.shop.Checkout.total(Checkout.java:42)
+\tat com.shop.Api.post(Api.java:17)""".splitlines()
+
+
+def test_a_stack_trace_as_the_language_prints_it_names_its_innermost_in_app_frame() -> None:
+    # Not "Traceback (most recent call last):", the first line: the exception raised
+    # last, its innermost frame that is not a library's (site-packages).
+    assert cq.culprit_of(PYTHON_CHAIN, None) == "/srv/shop/app/tax/client.py in compute"
+    assert cq.culprit_of(JAVA, None) == "Checkout.java in total"
