@@ -21,6 +21,10 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 _PG_MIGRATION_LOCK = 7_274_661
 
 
+class StoreClosed(RuntimeError):
+    """A connection asked of a store after close(): the collector is stopping."""
+
+
 def normalise_url(url: str) -> str:
     """Accept the URL forms people paste: postgres:// and postgresql:// mean psycopg 3."""
     for prefix in ("postgres://", "postgresql://"):
@@ -71,6 +75,7 @@ class Store:
         except Exception as exc:
             raise ConfigError(f"storage.url is not a database URL: {exc}") from exc
         self.dialect = parsed.get_backend_name()
+        self.closed = False
         if self.dialect not in ("sqlite", "postgresql"):
             raise ConfigError(f"unsupported database {self.dialect!r}: use sqlite or postgresql")
         if self.dialect == "sqlite":
@@ -94,6 +99,8 @@ class Store:
             # different, and a page's many small reads save the BEGIN and ROLLBACK round
             # trips of each connection (the deploys page makes about 40).
             self.reader = self.writer.execution_options(isolation_level="AUTOCOMMIT")
+        for engine in {id(self.writer): self.writer, id(self.reader): self.reader}.values():
+            self._refuse_when_closed(engine)
 
     def _sqlite_engine(self, immediate: bool, synchronous: str) -> Engine:
         # The reader keeps a pool: opening a connection and setting its pragmas was half
@@ -175,6 +182,26 @@ class Store:
             connection.close()
 
     def dispose(self) -> None:
+        """Close the pooled connections; the store stays usable (a use reconnects)."""
         self.writer.dispose()
         if self.reader is not self.writer:
             self.reader.dispose()
+
+    def close(self) -> None:
+        """Dispose and refuse new connections until reopen(). A call still running in
+        a thread when its task was cancelled at shutdown (an alerts turn, a page) would
+        otherwise open a new connection after the store was disposed, and on SQLite
+        wait up to the busy timeout (30 s) for a lock while the file is being closed:
+        the process then could not exit (seen in CI). Closed, it fails at once."""
+        self.closed = True
+        self.dispose()
+
+    def reopen(self) -> None:
+        self.closed = False
+
+    def _refuse_when_closed(self, engine: Engine) -> None:
+        # Before the driver connects: nothing is opened for a closed store.
+        @event.listens_for(engine, "do_connect")
+        def _check_open(*_args: Any) -> None:
+            if self.closed:
+                raise StoreClosed("the store is closed: the collector is stopping")

@@ -48,6 +48,7 @@ class StorageExtension(Extension):
         return extension
 
     async def start(self) -> None:
+        self.store.reopen()  # started again after a shutdown
         if not self._upgraded:
             await asyncio.to_thread(self._upgrade)
             self._upgraded = True
@@ -61,7 +62,7 @@ class StorageExtension(Extension):
             ensure_partitions(conn, time.time_ns())
 
     async def shutdown(self) -> None:
-        self.store.dispose()  # safe twice: a disposed engine reconnects only if used
+        self.store.close()  # safe twice; a call left running in a thread fails at once
 
     async def health(self) -> tuple[bool, str]:
         now = time.monotonic()
