@@ -76,7 +76,7 @@ error_status_changes = Table(
     Column("to_status", String(16), nullable=False),
     Column("reason", String(32), nullable=False),  # recurrence, user
     Column("at_us", BigInteger, nullable=False),
-    # Who made a change by hand (dashboard/base.py's actor()); NULL: the collector.
+    # Who made a change by hand (dashboard/access.py's actor()); NULL: the collector.
     Column("actor", String(200), nullable=True),
     Index("ix_error_status_changes_group", "project_id", "fingerprint", "at_us"),
 )
