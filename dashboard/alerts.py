@@ -2,7 +2,7 @@
 test alert") and its latest alerts with how each delivery went.
 
 Like every dashboard page it needs the admin's login, and every POST the session's
-anti-forgery token (dashboard/base.py). The logic is the alerts extension's
+anti-forgery token (dashboard/access.py). The logic is the alerts extension's
 (sounding/extensions/alerts/admin.py): credentials are sealed before they are
 stored and only ever shown redacted. A refused form is shown again with what was
 wrong and the fields that hold no credential; a URL, secret or password is never

@@ -49,7 +49,7 @@ def partition_name(table: str, day: int) -> str:
 
 def is_partition_name(name: str) -> bool:
     """Whether `name` is one of the partitions of a PARTITIONED table, day or default:
-    not a table of storage/schema.py (Alembic's compare must not offer to drop it)."""
+    not a table of storage/schema/ (Alembic's compare must not offer to drop it)."""
     if name.endswith(DEFAULT_SUFFIX):
         return name[: -len(DEFAULT_SUFFIX)] in PARTITIONED
     match = _NAME.match(name)

@@ -3,7 +3,7 @@
 A row travels as a plain tuple (cheap to build, pickle and bind), so the order of
 its values matters; this module is the one place that order is written. Everyone
 else goes by name:
-- storage/schema.py builds the columns of the tables the writer fills from these
+- storage/schema/ (columns.py) builds the columns of the tables the writer fills from these
   fields (names, kinds, lengths, nullability, in this order), and takes the other
   tables' names and the shared fingerprint column from here;
 - storage/wire.py builds rows with `RowForm.row(name=value, ...)`;
@@ -188,7 +188,7 @@ ERROR_EVENTS = _form(
     Field("environment", TEXT, nullable=True),
     Field("release", TEXT, nullable=True),
     Field("log_time_ns", INT64, nullable=True),
-    # Unique per project where set (storage/schema.py): the writer inserts a keyed
+    # Unique per project where set (storage/schema/errors.py): the writer inserts a keyed
     # error only if no copy of it is stored (storage/writer_occurrences.py).
     Field("occurrence_key", TEXT, 32, nullable=True),
     # Added by migration 0009 (sounding/records.py's ErrorEvent says what each holds).

@@ -40,7 +40,7 @@ def _insert_columns(form: RowForm, received: bool = False) -> tuple[str, ...]:
     return (added[0], *form.names, *added[1:])
 
 
-# Table and column names from storage/rows.py, whose declaration storage/schema.py
+# Table and column names from storage/rows.py, whose declaration storage/schema/
 # builds its tables from: the writer process imports neither SQLAlchemy (that alone
 # would double its memory) nor the schema.
 SPANS, RESOURCES = rows.SPANS.table, rows.RESOURCES.table

@@ -22,7 +22,7 @@ from storage.writer_hourly import upsert_hourly
 from storage.writer_rollups import upsert_pair
 
 SERVER_ERROR = 500
-# Names from storage/rows.py, as storage/schema.py uses them (storage/writer.py says
+# Names from storage/rows.py, as storage/schema/ uses them (storage/writer.py says
 # why not from the schema).
 GROUPS, HOURLY = rows.ERROR_GROUPS, rows.ERROR_GROUP_HOURLY
 STATUS_CHANGES = rows.ERROR_STATUS_CHANGES

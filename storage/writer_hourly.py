@@ -1,4 +1,4 @@
-"""The hourly request rollups (storage/schema.py), written from a commit's per-minute
+"""The hourly request rollups (storage/schema/rollups.py), written from a commit's per-minute
 rollups in the same transaction, so that an hour's row always equals the sum of
 its minutes' and its coarse histogram the coarsened sum of theirs.
 

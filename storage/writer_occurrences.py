@@ -3,7 +3,7 @@
 An SDK may send one exception twice: as a span event, in a traces request, and as a
 log record, in a logs request that may reach another collector sharing the database.
 Both copies get one occurrence key (processors/exceptions.occurrence_key), unique per
-project where set (storage/schema.py). The first copy committed is kept; a later one
+project where set (storage/schema/errors.py). The first copy committed is kept; a later one
 is neither stored nor counted:
 
 - within one commit, the first copy in the commit's order is kept (the others never

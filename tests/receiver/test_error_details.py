@@ -24,7 +24,7 @@ from receiver.sentry.event import decode_event
 from sounding.errors import InvalidInput
 from sounding.records import ErrorEvent
 from tests.fuzz.strategies import Mutated, dumps, mutations
-from tests.receiver.sentry.test_event import node_event
+from tests.receiver.sentry.events import node_event
 
 NOW_US = 1_800_000_000_000_000
 CLIENT = Path(__file__).with_name("sentry") / "sentry_sdk_client.py"

@@ -1,4 +1,4 @@
-"""The Alembic migrations produce exactly storage/schema.py, on both engines."""
+"""The Alembic migrations produce exactly storage/schema/, on both engines."""
 
 from __future__ import annotations
 

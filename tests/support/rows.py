@@ -1,4 +1,4 @@
-"""Rows of any table of storage/schema.py with every required column filled, for
+"""Rows of any table of storage/schema/ with every required column filled, for
 tests that care about a few columns only (the retention sweep's time columns)."""
 
 from __future__ import annotations

@@ -1,0 +1,135 @@
+"""Who may use a dashboard or read-API handler, and do what: login, roles, private
+cookies and cross-site request forgery. The handler of dashboard/base.py builds on it.
+
+Tornado's own `xsrf_cookies` setting is application-wide and would refuse the
+ingest endpoints' POSTs, so the check is made here instead: every state-changing
+request that authenticates with the session cookie must carry the `_xsrf` token
+(form field or X-XSRFToken header) derived from that session (dashboard/auth.py),
+and the login form one derived from its own signed nonce cookie. Tornado's
+double-submit check (a cookie equal to a field) is not used: an attacker able to
+set one cookie on the victim's browser could choose both. A request with
+`Authorization: Bearer <admin token or personal token>` carries no ambient credential
+a forged cross-site request could use, so it needs none.
+
+Roles (viewer < member < admin) are checked here, server-side, before any handler
+runs: a request of another method than GET/HEAD/OPTIONS needs the handler's
+`write_role` ("member" unless the class says otherwise), so a new POST route is
+closed to viewers by default; handlers may ask for more with require_role().
+"""
+
+from __future__ import annotations
+
+import hmac
+from urllib.parse import urlencode
+
+from tornado.web import HTTPError, RequestHandler
+
+from dashboard.auth import LOGIN_COOKIE, LOGIN_FORM_DAYS, SESSION_COOKIE
+from dashboard.context import DashboardContext
+from storage.sessions import Login
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+class AccessHandler(RequestHandler):
+    api = False  # JSON errors and 401 instead of HTML and a redirect to the login
+    login_required = True
+    # The least role that may send this handler anything but GET/HEAD/OPTIONS.
+    write_role = "member"
+
+    def initialize(self, dash: DashboardContext) -> None:
+        self.dash = dash
+        self.via_bearer = False
+        self.logged_in = False
+        self.session_token: str | None = None  # of a valid session cookie
+        self.login: Login | None = None  # who is logged in
+        self._login_nonce: str | None = None
+
+    async def prepare(self) -> None:
+        if not self.login_required:
+            return
+        self.logged_in = await self._authenticated()
+        if not self.logged_in:
+            if self.api or self.request.method not in SAFE_METHODS:
+                raise HTTPError(401, "log in first: send 'Authorization: Bearer <admin token>' "
+                                     "or the session cookie of /login")
+            target = self.request.uri or "/"
+            self.redirect("/login?" + urlencode({"next": target}))
+            return
+        if self.request.method not in SAFE_METHODS:
+            if not self.via_bearer:
+                self.check_xsrf_cookie()
+            self.require_role(self.write_role)
+
+    # Who is acting, and what they may do: a team account (its email and role), or
+    # the admin token's holder, an admin.
+    ROLES = ("viewer", "member", "admin")
+
+    def actor(self) -> str:
+        """The name recorded for a change this request makes (audit trail)."""
+        return self.login.email if self.login else "admin token"
+
+    def role(self) -> str:
+        """The logged-in role: one of ROLES (none logged in: the least)."""
+        return self.login.role if self.login else "viewer"
+
+    def can(self, role: str) -> bool:
+        """Whether the login has at least `role` (templates hide what it may not do;
+        the server refuses it regardless)."""
+        return self.ROLES.index(self.role()) >= self.ROLES.index(role)
+
+    def require_role(self, role: str) -> None:
+        """Refuse (403) a request whose login has less than `role`, server-side."""
+        if self.ROLES.index(self.role()) < self.ROLES.index(role):
+            raise HTTPError(403, f"this needs the {role} role")
+
+    async def _authenticated(self) -> bool:
+        header = self.request.headers.get("Authorization")
+        if header is not None:
+            scheme, _, token = header.strip().partition(" ")
+            # Ingest keys never read: only the admin token and personal tokens here.
+            if scheme.lower() != "bearer" or not token.strip():
+                return False
+            self.login = await self.dash.auth.bearer(token.strip())
+            self.via_bearer = self.login is not None
+            return self.via_bearer
+        found = await self.dash.auth.session(self.get_cookie(SESSION_COOKIE))
+        if found is None:
+            return False
+        self.session_token, self.login = found
+        return True
+
+    # Cookies and anti-forgery tokens.
+
+    def set_private_cookie(self, name: str, value: bytes, path: str = "/",
+                           expires_days: float | None = None) -> None:
+        """HttpOnly, SameSite=Lax, and Secure whenever the request came over HTTPS (as
+        seen by Sounding, or by a trusted proxy with `receivers.http.xheaders`)."""
+        self.set_cookie(name, value, httponly=True, samesite="Lax", path=path,
+                        secure=self.request.protocol == "https", expires_days=expires_days)
+
+    @property
+    def xsrf_token(self) -> bytes:
+        """The anti-forgery token of forms (`xsrf_form_html`) and of X-XSRFToken: bound
+        to this request's session, or, without one (the login form), to a nonce in a
+        short-lived signed cookie, set here when missing."""
+        auth = self.dash.auth
+        if self.via_bearer:  # needs none (see above): no login cookie for API clients
+            return b""
+        if self.session_token is not None:
+            return auth.session_xsrf(self.session_token).encode()
+        if self._login_nonce is None:
+            self._login_nonce = auth.login_nonce(self.get_cookie(LOGIN_COOKIE))
+            if self._login_nonce is None:
+                cookie, self._login_nonce = auth.new_login_cookie()
+                self.set_private_cookie(LOGIN_COOKIE, cookie, path="/login",
+                                        expires_days=LOGIN_FORM_DAYS)
+        return auth.login_xsrf(self._login_nonce).encode()
+
+    def check_xsrf_cookie(self) -> None:
+        sent = (self.get_argument("_xsrf", None) or self.request.headers.get("X-Xsrftoken")
+                or self.request.headers.get("X-Csrftoken") or "")
+        expected = self.xsrf_token
+        if not expected or not hmac.compare_digest(sent.encode(), expected):
+            raise HTTPError(403, "the '_xsrf' field or X-XSRFToken header is missing or "
+                                 "does not belong to this session; reload the page")

@@ -1,0 +1,73 @@
+"""Who may use the dashboard: the shared secrets, sessions, team accounts, their API
+tokens and the failed logins that throttle guessing. Every secret is kept as a hash."""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, ForeignKey, Index, Integer, String, Table
+
+from storage.schema.columns import metadata
+
+# Secrets every collector on one database shares (migration 0002): the SHA-256 of a
+# generated dashboard admin token (never the token), and the key that signs session
+# cookies, so that a session made on one collector is valid on all of them.
+dashboard_secrets = Table(
+    "dashboard_secrets",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(128), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+)
+
+# Dashboard sessions (migration 0004), in the database so that every collector sharing
+# it sees a logout at once. Only the SHA-256 of the session's random token is kept:
+# whoever reads the table cannot log in with it.
+dashboard_sessions = Table(
+    "dashboard_sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("created_us", BigInteger, nullable=False),
+    Column("expires_us", BigInteger, nullable=False),
+    # The team account logged in (migration 0016); NULL for an admin-token login.
+    Column("user_id", Integer, nullable=True),
+    Index("ix_dashboard_sessions_expires", "expires_us"),
+    Index("ix_dashboard_sessions_user", "user_id"),
+)
+
+# Team accounts (migration 0016, storage/users.py): an Argon2id password hash, never
+# the password; `role` is viewer, member or admin; a disabled account cannot log in.
+users = Table(
+    "users",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("email", String(320), nullable=False, unique=True),
+    Column("password_hash", String(200), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Column("disabled_us", BigInteger, nullable=True),
+)
+
+# Personal API tokens (storage/users.py): the SHA-256 of the token, never the token.
+user_tokens = Table(
+    "user_tokens",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("name", String(200), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Column("revoked_us", BigInteger, nullable=True),
+    Index("ix_user_tokens_user", "user_id"),
+)
+
+# Failed logins, one row each, by what was tried (`email:<address>` or
+# `client:<ip>`), so that the throttle holds across collectors sharing the database
+# (storage/login_throttle.py); rows older than the window are deleted as new come.
+login_failures = Table(
+    "login_failures",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("subject", String(400), nullable=False),
+    Column("at_us", BigInteger, nullable=False),
+    Index("ix_login_failures_subject_at", "subject", "at_us"),
+    Index("ix_login_failures_at", "at_us"),
+)

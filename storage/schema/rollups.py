@@ -1,0 +1,93 @@
+"""Request metrics rolled up per minute and per hour, from requests and spans and,
+apart, from HTTP server duration metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import BigInteger, Column, Float, Index, Integer, Table
+
+from storage import rows
+from storage.schema.columns import form_columns, metadata
+
+# Request metrics, rolled up per minute and per (service, env, method, route): the
+# key (storage/rows.py) is both tables' primary key.
+ROLLUP_KEY = rows.ROLLUP_KEY.column_names
+
+
+def _rollup_key_columns() -> list[Column[Any]]:
+    return form_columns(rows.ROLLUP_KEY, primary_key=ROLLUP_KEY)
+
+
+request_rollups = Table(
+    rows.REQUEST_ROLLUPS,
+    metadata,
+    *_rollup_key_columns(),
+    Column("count", BigInteger, nullable=False),
+    Column("error_count", BigInteger, nullable=False),
+    Column("duration_sum_ms", Float, nullable=False),
+    Index("ix_request_rollups_project_minute", "project_id", "minute"),
+)
+
+# The latency histogram of each rollup row: one row per non-empty bucket
+# (sounding/histogram.py), so that merging is an atomic `count = count + n`.
+request_latency = Table(
+    rows.REQUEST_LATENCY,
+    metadata,
+    *_rollup_key_columns(),
+    Column("bucket", Integer, primary_key=True),
+    Column("count", BigInteger, nullable=False),
+    # The primary key leads with the service and route: a range of minutes of every
+    # route would read the whole table without this (migration 0014).
+    Index("ix_request_latency_project_minute", "project_id", "minute"),
+)
+
+# The same rollups fed by HTTP server duration metrics (storage/writer_metrics.py),
+# apart from those of requests and spans: per service, the performance queries take
+# one source or the other, never both (storage/queries/performance.py).
+metric_request_rollups = Table(
+    rows.METRIC_REQUEST_ROLLUPS,
+    metadata,
+    *_rollup_key_columns(),
+    Column("count", BigInteger, nullable=False),
+    Column("error_count", BigInteger, nullable=False),
+    Column("duration_sum_ms", Float, nullable=False),
+    Index("ix_metric_request_rollups_project_minute", "project_id", "minute"),
+)
+
+metric_request_latency = Table(
+    rows.METRIC_REQUEST_LATENCY,
+    metadata,
+    *_rollup_key_columns(),
+    Column("bucket", Integer, primary_key=True),
+    Column("count", BigInteger, nullable=False),
+    Index("ix_metric_request_latency_project_minute", "project_id", "minute"),
+)
+
+# The four tables above per hour, with coarse latency buckets (sounding/histogram.py:
+# five fine buckets each, quantiles within 5%): a week is 168 rows per route instead
+# of 10,080, for the performance page's long ranges (storage/queries/performance.py).
+# Written in the same transaction as the per-minute rows (storage/writer_hourly.py).
+HOURLY_KEY = rows.HOURLY_KEY.column_names
+
+
+def _hourly_tables(rollups: str, latency: str) -> tuple[Table, Table]:
+    return (
+        Table(rollups, metadata,
+              *form_columns(rows.HOURLY_KEY, primary_key=HOURLY_KEY),
+              Column("count", BigInteger, nullable=False),
+              Column("error_count", BigInteger, nullable=False),
+              Column("duration_sum_ms", Float, nullable=False),
+              Index(f"ix_{rollups}_project_hour", "project_id", "hour")),
+        Table(latency, metadata,
+              *form_columns(rows.HOURLY_KEY, primary_key=HOURLY_KEY),
+              Column("bucket", Integer, primary_key=True),  # a coarse bucket
+              Column("count", BigInteger, nullable=False),
+              Index(f"ix_{latency}_project_hour", "project_id", "hour")),
+    )
+
+
+request_rollups_hourly, request_latency_hourly = _hourly_tables(
+    rows.REQUEST_ROLLUPS_HOURLY, rows.REQUEST_LATENCY_HOURLY)
+metric_request_rollups_hourly, metric_request_latency_hourly = _hourly_tables(
+    rows.METRIC_REQUEST_ROLLUPS_HOURLY, rows.METRIC_REQUEST_LATENCY_HOURLY)
