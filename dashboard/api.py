@@ -5,7 +5,7 @@ suffix: `_us` microseconds, `_ns` nanoseconds, `_s` (and series `t`) seconds."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from tornado.web import HTTPError
@@ -13,10 +13,11 @@ from tornado.web import HTTPError
 from dashboard import views
 from dashboard.base import DashboardHandler
 from dashboard.logargs import log_filter
+from dashboard.snooze_args import snooze_json
 from dashboard.timerange import TimeRange
 from dashboard.traceargs import MAX_LIMIT as TRACE_LIMIT
 from dashboard.traceargs import MAX_OFFSET, trace_args
-from storage import groups as group_status
+from storage.groups import Snooze
 from storage.queries import errors as eq
 from storage.queries import facets as fq
 from storage.queries import logs as lq
@@ -158,21 +159,32 @@ class ErrorGroupApi(ApiHandler):
         self.write_json(asdict(view))
 
 
-def snooze_body(raw: Any) -> group_status.Snooze | None:
-    """`"snooze": {"until_us": …, "events": …, "per_hour": …}` (any of them)."""
-    if raw is None:
-        return None
-    fields = ("until_us", "events", "per_hour")
-    if not isinstance(raw, dict) or not raw or set(raw) - set(fields):
-        raise HTTPError(400, "snooze must be an object with until_us, events and/or per_hour")
-    values = [raw.get(name) for name in fields]
-    for name, value in zip(fields, values, strict=True):
-        if value is not None and (type(value) is not int or not 0 < value < 2**63):
-            raise HTTPError(400, f"snooze {name} must be a positive integer")
+@dataclass(frozen=True)
+class StatusChange:
+    """A status change's JSON body, read and checked (ErrorGroupStatusApi and the bulk
+    route, dashboard/api_bulk.py)."""
+
+    body: dict[str, Any]
+    status: str
+    next_release: bool
+    snooze: Snooze | None
+
+
+def status_change(handler: DashboardHandler) -> StatusChange:
     try:
-        return group_status.Snooze(*values)
-    except ValueError as exc:
-        raise HTTPError(400, str(exc)) from exc
+        body: Any = json.loads(handler.request.body or b"null")
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+        raise HTTPError(400, "the body must be JSON: {\"status\": \"resolved\"}") from exc
+    status = body.get("status") if isinstance(body, dict) else None
+    if not isinstance(status, str) or status not in eq.STATUSES:
+        raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
+    next_release = body.get("next_release", False)
+    if not isinstance(next_release, bool):
+        raise HTTPError(400, "next_release must be true or false")
+    snooze = snooze_json(body.get("snooze"), handler.now_us)
+    if snooze is not None and status != "ignored":
+        raise HTTPError(400, "only an ignored group can be snoozed (status: ignored)")
+    return StatusChange(body, status, next_release, snooze)
 
 
 class ErrorGroupStatusApi(ApiHandler):
@@ -182,22 +194,11 @@ class ErrorGroupStatusApi(ApiHandler):
     async def post(self, project_name: str, group_id: str) -> None:
         group = self.row_id(group_id, "error group")
         project = await self.load_project(project_name)
-        try:
-            body: Any = json.loads(self.request.body or b"null")
-        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
-            raise HTTPError(400, "the body must be JSON: {\"status\": \"resolved\"}") from exc
-        status = body.get("status") if isinstance(body, dict) else None
-        if not isinstance(status, str) or status not in eq.STATUSES:
-            raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
-        next_release = body.get("next_release", False)
-        if not isinstance(next_release, bool):
-            raise HTTPError(400, "next_release must be true or false")
-        snooze = snooze_body(body.get("snooze"))
-        if snooze is not None and status != "ignored":
-            raise HTTPError(400, "only an ignored group can be snoozed (status: ignored)")
+        change = status_change(self)
         self.require_role("member")
-        updated = await self.run(views.change_status, self.store, project.id, group, status,
-                                 self.actor(), next_release, snooze)
+        updated = await self.run(views.change_status, self.store, project.id, group,
+                                 change.status, self.actor(), change.next_release,
+                                 change.snooze)
         if updated is None:
             raise HTTPError(404, f"no error group {group_id} in project {project.name!r}")
         self.write_json(asdict(updated))

@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import alerts, api, pages, setup, users
+from dashboard import alerts, api, api_bulk, pages, setup, users
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -69,6 +69,7 @@ class Dashboard:
             *users.routes(args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),
+            (API + r"/error-groups/bulk-status", api_bulk.ErrorGroupsBulkStatusApi, args),
             (API + r"/error-groups/([0-9]+)", api.ErrorGroupApi, args),
             (API + r"/error-groups/([0-9]+)/status", api.ErrorGroupStatusApi, args),
             (API + r"/deploys", api.DeploysApi, args),

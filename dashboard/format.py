@@ -93,6 +93,21 @@ def number(value: float | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}"
 
 
+def snooze(group: Any) -> str:
+    """What ends a snoozed group's snooze, the first of them; "" for a group that is not
+    snoozed (not ignored, or ignored for good). `group`: storage/queries/errors.Group."""
+    if group.status != "ignored":
+        return ""
+    ends = []
+    if group.snooze_until_us is not None:
+        ends.append(time_us(group.snooze_until_us))
+    if group.snooze_count is not None:
+        ends.append(f"{number(group.snooze_count)} events in all")
+    if group.snooze_per_hour is not None:
+        ends.append(f"more than {number(group.snooze_per_hour)} in an hour")
+    return ", or ".join(ends)
+
+
 def change(before: float | None, after: float | None) -> str:
     """The relative change, or the absolute one when there was nothing before."""
     if before is None or after is None:

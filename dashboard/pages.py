@@ -14,6 +14,7 @@ from dashboard.auth import LOGIN_COOKIE, SESSION_COOKIE
 from dashboard.base import DashboardHandler
 from dashboard.logargs import log_filter
 from dashboard.scatter import scatter
+from dashboard.snooze_args import bulk_snooze, snooze_form
 from dashboard.traceargs import MAX_OFFSET, trace_args
 from dashboard.traceargs import PAGE_SIZE as TRACE_PAGE
 from storage import groups as group_status
@@ -158,18 +159,6 @@ class GroupPage(DashboardHandler):
                     ctx=occurrence.context_of(event.context if event else None))
 
 
-def snooze_form(handler: DashboardHandler) -> group_status.Snooze | None:
-    """The Snooze form: `snooze_hours` (ignore for that long), `snooze_events` (until
-    that many more errors), `snooze_per_hour` (until an hour counts more); empty ones
-    are no condition, none at all is no snooze."""
-    hours = handler.int_arg("snooze_hours", None, 1, 24 * 366)
-    events = handler.int_arg("snooze_events", None, 1, 10**12)
-    per_hour = handler.int_arg("snooze_per_hour", None, 1, 10**12)
-    snooze = group_status.Snooze(
-        None if hours is None else handler.now_us + hours * 3_600_000_000, events, per_hour)
-    return snooze if snooze.any() else None
-
-
 def next_release_arg(handler: DashboardHandler) -> bool:
     """`next_release=1` with `status=resolved`: resolve in the next release."""
     raw = handler.get_argument("next_release", "")
@@ -201,11 +190,13 @@ class GroupStatusPage(DashboardHandler):
 class BulkStatusPage(DashboardHandler):
     """The error list's bulk Resolve / Ignore / Reopen: the ticked groups' ids
     (`group`, repeated) and a `status`, in one form POST; then back to the list it
-    came from (`back`, a path on this site)."""
+    came from (`back`, a path on this site). Its Snooze button (`action=snooze`)
+    ignores them with the snooze's conditions (dashboard/snooze_args.py)."""
 
     async def post(self, project_name: str) -> None:
         project = await self.load_project(project_name)
-        status = self.get_argument("status", "")
+        snooze = bulk_snooze(self)
+        status = "ignored" if snooze is not None else self.get_argument("status", "")
         if status not in eq.STATUSES:
             raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
         raw = self.get_arguments("group")
@@ -218,7 +209,7 @@ class BulkStatusPage(DashboardHandler):
         ids = [int(value) for value in raw]  # storage/groups.py drops those out of range
         self.require_role("member")
         await self.run(group_status.set_statuses, self.store, project.id, ids, status,
-                       self.actor(), None, next_release_arg(self))
+                       self.actor(), None, next_release_arg(self), snooze)
         back = self.get_argument("back", None)
         prefix = self.project_url("errors")
         target = _safe_next(back)

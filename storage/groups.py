@@ -35,6 +35,8 @@ class Snooze:
     per_hour: int | None = None  # more than this many errors in an hour
 
     def __post_init__(self) -> None:
+        if self.until_us is not None and not 0 < self.until_us < 2**63:
+            raise ValueError("snooze until_us must be a time in microseconds (1 to 2^63-1)")
         for name in ("events", "per_hour"):
             value = getattr(self, name)
             if value is not None and not 0 < value <= 10**12:
@@ -100,11 +102,14 @@ def set_status(store: Store, project_id: int, fingerprint: str, status: str,
 
 def set_statuses(store: Store, project_id: int, group_ids: Sequence[int], status: str,
                  actor: str | None = None, at_us: int | None = None,
-                 next_release: bool = False) -> int:
+                 next_release: bool = False, snooze: Snooze | None = None) -> int:
     """Set the status of several groups (by id) in one transaction, each change
     recorded; groups of other projects and unknown ids are left out. Returns how many
-    changed (those already in `status` do not)."""
+    changed (those already in `status` do not, unless snoozed: ignored groups are
+    snoozed too, each until its own count plus `snooze.events`)."""
     _check(status)
+    if snooze is not None and status != "ignored":
+        raise ValueError("only an ignored group can be snoozed")
     if len(group_ids) > MAX_BULK:
         raise ValueError(f"at most {MAX_BULK} groups at once")
     # error_groups.id is a 32-bit key: a larger id names no group (and PostgreSQL
@@ -121,10 +126,10 @@ def set_statuses(store: Store, project_id: int, group_ids: Sequence[int], status
             .where(and_(_G.c.project_id == project_id, _G.c.id.in_(ids)))
             .order_by(_G.c.id).with_for_update()).all()
         for group_id, fingerprint, previous in rows:
-            if previous == status:
+            if previous == status and snooze is None:
                 continue
             where = and_(_G.c.project_id == project_id, _G.c.id == group_id)
             _change(conn, project_id, where, fingerprint, previous, status, at, actor,
-                    next_release)
+                    next_release, snooze)
             changed += 1
     return changed

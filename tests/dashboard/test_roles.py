@@ -35,6 +35,7 @@ LEAST_ROLE = {
     r"/projects/([^/]+)/alerts/rules/([0-9]+)/remove": "admin",
     r"/projects/([^/]+)/alerts/test": "admin",
     r"/api/v1/projects/([^/]+)/error-groups/([0-9]+)/status": "member",
+    r"/api/v1/projects/([^/]+)/error-groups/bulk-status": "member",
     r"/users": "admin",
     r"/account/tokens": "viewer",
     r"/account/tokens/([0-9]+)/revoke": "viewer",
