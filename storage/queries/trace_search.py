@@ -12,16 +12,19 @@ from google.protobuf.message import DecodeError
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    Select,
     Subquery,
     and_,
     case,
     func,
+    literal_column,
     or_,
     select,
     true,
 )
 
 from storage import schema, spanbody
+from storage.queries.body_match import may_match
 from storage.queries.trace_terms import AttrEquals, AttrExists, Duration, Term, attr_text
 from storage.queries.traces import INT64_MAX, STATUS_CODES, TraceSummary
 from storage.store import Store
@@ -44,15 +47,26 @@ class TracePage:
 
 
 # A search reads at most the newest EXAMINE_CAP spans of its range, whatever its
-# filters: a filter on a column without an index (status, name, duration) or on
-# attributes would otherwise read the whole range to count its matches (about 1 s a
-# million spans on SQLite). Past the cap the page says so and the total is "N+".
+# filters: a filter on a column without an index (name, duration) or on attributes
+# would otherwise read the whole range to count its matches (about 1 s a million
+# spans on SQLite). Past the cap the page says so and the total is "N+".
 EXAMINE_CAP = 100_000
+# It reads the newest FIRST_WINDOW spans first, and the whole EXAMINE_CAP only when
+# those hold fewer than TOTAL_WANTED matching traces (or fewer than the page needs):
+# a search most spans pass says "1,000+" after reading a tenth of what it would
+# otherwise, and one that few spans pass reads the small window again at worst.
+FIRST_WINDOW = 10_000
+TOTAL_WANTED = 1_000
 # With attribute terms, the bodies of at most this many spans that match the other
-# filters are decoded, one by one in Python (about 10-20 us each).
+# filters and hold every term's key are decoded, one by one in Python (about 10-20 us
+# each); the keys are looked for in the bytes by the database.
 ATTR_SCAN_CAP = 20_000
 # The form's suggestions come from the newest spans of the range.
 NAMES_CAP = 20_000
+# Spans with status ERROR have an index of their own (ix_spans_project_errors, a
+# partial index): the literal must be the index's, not a bound parameter, for SQLite
+# to use it.
+_FAILED = _S.c.status_code == literal_column(str(STATUS_CODES["error"]))
 
 
 def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
@@ -62,38 +76,35 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
     """Traces with at least one span matching every filter, started in
     [start_ns, end_ns): `service` exact, `name` a case-insensitive substring,
     `min_duration_ns` of that span, `status` one of unset/ok/error, and `terms`
-    (storage/queries/trace_terms.py). Newest first, `limit` from `offset`."""
-    window = _newest(project_id, start_ns, end_ns, EXAMINE_CAP,
-                     _S.c.trace_id, _S.c.start_ns, _S.c.end_ns, _S.c.name, _S.c.service_name,
-                     _S.c.status_code, *([_S.c.body] if _attr_terms(terms) else []))
-    c = window.c
-    filters = _filters(c, service, name, status)
-    if min_duration_ns:
-        filters.append(_duration(c, Duration(">=", min_duration_ns)))
-    filters += [_duration(c, t) for t in terms if isinstance(t, Duration)]
-    matched = and_(true(), *filters)
+    (storage/queries/trace_terms.py). Newest first, `limit` from `offset`.
+
+    `status="error"` reads the failed spans only (their own index): its total is
+    exact over any range up to EXAMINE_CAP failed spans."""
+    filters = _filters(status)
     attr_terms = _attr_terms(terms)
+    wanted = max(offset + limit, TOTAL_WANTED)
+    caps = [EXAMINE_CAP]
+    if wanted <= TOTAL_WANTED and FIRST_WINDOW < EXAMINE_CAP:
+        caps.insert(0, FIRST_WINDOW)
     with store.reader.connect() as conn:
-        # Counted on the time index alone: cheap, and tells whether the cap was reached.
-        examined = int(conn.execute(select(func.count()).select_from(
-            _newest(project_id, start_ns, end_ns, EXAMINE_CAP, _S.c.start_ns))).scalar_one())
-        capped = examined >= EXAMINE_CAP
-        if attr_terms:
-            latest, scanned = _scan_attributes(conn, window, matched, attr_terms)
-            ordered = sorted(latest.items(), key=lambda kv: (-kv[1][0], kv[0]))
-            total = len(ordered)
-            page = [(tid, n) for tid, (_, n) in ordered[offset:offset + limit]]
-            capped = capped or scanned >= ATTR_SCAN_CAP
-        else:
-            # One pass over the window: every matching trace's newest start, sorted
-            # here (a second pass to count them cost as much as the first).
-            found = sorted((-int(r[1]), bytes(r[0]), r[2]) for r in conn.execute(
-                select(c.trace_id, func.max(c.start_ns), func.min(c.name)).where(matched)
-                .group_by(c.trace_id)))
-            total = len(found)
-            page = [(tid, n) for _, tid, n in found[offset:offset + limit]]
+        for cap in caps:
+            window = _newest(project_id, start_ns, end_ns, cap, *filters)
+            # Counted on the index alone: cheap, and tells whether the cap was reached.
+            examined = int(conn.execute(select(func.count()).select_from(
+                _window(window, _S.c.start_ns))).scalar_one())
+            found, scanned = _matches(conn, _window(window, *_COLUMNS, *(
+                [_S.c.body] if attr_terms else [])), service, name, min_duration_ns,
+                terms)
+            if len(found) >= wanted or examined < cap:
+                break
+        capped = examined >= cap or scanned >= ATTR_SCAN_CAP
+        page = found[offset:offset + limit]
         items = _summaries(conn, project_id, dict(page)) if page else []
-    return TracePage(items, total, capped, examined)
+    return TracePage(items, len(found), capped, examined)
+
+
+_COLUMNS = (_S.c.trace_id, _S.c.start_ns, _S.c.end_ns, _S.c.name, _S.c.service_name,
+            _S.c.status_code)
 
 
 def _attr_terms(terms: Sequence[Term]) -> list[Term]:
@@ -101,25 +112,62 @@ def _attr_terms(terms: Sequence[Term]) -> list[Term]:
 
 
 def _newest(project_id: int, start_ns: int, end_ns: int, cap: int,
-            *columns: ColumnElement[Any]) -> Subquery:
-    """The newest `cap` spans started in [start_ns, end_ns): a walk back along the
-    (project, start) index that stops at the cap."""
-    return (select(*columns).where(_S.c.project_id == project_id, _S.c.start_ns >= start_ns,
-                                   _S.c.start_ns < end_ns)
-            .order_by(_S.c.start_ns.desc()).limit(cap).subquery())
+            *where: ColumnElement[bool]) -> Select[Any]:
+    """The newest `cap` spans started in [start_ns, end_ns) (and `where`): a walk
+    back along the (project, start) index, or the failed spans' index, that stops
+    at the cap. Columns are chosen by _window."""
+    return (select().where(_S.c.project_id == project_id, _S.c.start_ns >= start_ns,
+                           _S.c.start_ns < end_ns, *where)
+            .order_by(_S.c.start_ns.desc()).limit(cap))
 
 
-def _filters(c: Any, service: str | None, name: str | None, status: str | None
-             ) -> list[ColumnElement[bool]]:
+def _window(newest: Select[Any], *columns: ColumnElement[Any]) -> Subquery:
+    return newest.with_only_columns(*columns, maintain_column_froms=False).subquery()
+
+
+def _matches(conn: Connection, window: Subquery, service: str | None, name: str | None,
+             min_duration_ns: int | None, terms: Sequence[Term]
+             ) -> tuple[list[tuple[bytes, str]], int]:
+    """([(trace id, the name of a span of it that matched)] newest first, bodies
+    decoded) among the spans of `window`."""
+    c = window.c
+    matched = and_(true(), *_column_filters(c, service, name))
+    if min_duration_ns:
+        matched = and_(matched, _duration(c, Duration(">=", min_duration_ns)))
+    for t in terms:
+        if isinstance(t, Duration):
+            matched = and_(matched, _duration(c, t))
+    attr_terms = _attr_terms(terms)
+    if attr_terms:
+        latest, scanned = _scan_attributes(conn, window, matched, attr_terms)
+        ordered = sorted(latest.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        return [(tid, n) for tid, (_, n) in ordered], scanned
+    # One pass over the window: every matching trace's newest start, sorted here (a
+    # second pass to count them cost as much as the first).
+    found = sorted((-int(r[1]), bytes(r[0]), r[2]) for r in conn.execute(
+        select(c.trace_id, func.max(c.start_ns), func.min(c.name)).where(matched)
+        .group_by(c.trace_id)))
+    return [(tid, n) for _, tid, n in found], 0
+
+
+def _filters(status: str | None) -> list[ColumnElement[bool]]:
+    """What narrows the walk itself: the failed spans' own index."""
+    if status is None:
+        return []
+    if status not in STATUS_CODES:
+        raise ValueError(f"status must be one of {', '.join(STATUS_CODES)}")
+    if status == "error":
+        return [_FAILED]
+    return [_S.c.status_code == STATUS_CODES[status]]
+
+
+def _column_filters(c: Any, service: str | None, name: str | None
+                    ) -> list[ColumnElement[bool]]:
     filters: list[ColumnElement[bool]] = []
     if service:
         filters.append(c.service_name == service)
     if name:
         filters.append(c.name.ilike(f"%{_escape_like(name)}%", escape="\\"))
-    if status:
-        if status not in STATUS_CODES:
-            raise ValueError(f"status must be one of {', '.join(STATUS_CODES)}")
-        filters.append(c.status_code == STATUS_CODES[status])
     return filters
 
 
@@ -142,24 +190,21 @@ def _duration(c: Any, term: Duration) -> ColumnElement[bool]:
 def _scan_attributes(conn: Connection, window: Subquery, matched: ColumnElement[bool],
                      terms: Sequence[Term]) -> tuple[dict[bytes, tuple[int, str]], int]:
     """({trace id: (its newest matching span's start, name)}, bodies looked at): the
-    newest ATTR_SCAN_CAP spans of the window that match the columns, decoded where
-    their bytes hold every key (a key absent from the bytes is absent from the span)."""
-    keys = [t.key.encode() for t in terms if isinstance(t, AttrEquals | AttrExists)]
+    newest ATTR_SCAN_CAP spans of the window that match the columns and whose bytes
+    may match the terms (storage/queries/body_match.py), decoded."""
+    c = window.c
     latest: dict[bytes, tuple[int, str]] = {}
     scanned = 0
-    c = window.c
     # Fetched whole (the reads run in autocommit on PostgreSQL, where a server-side
     # cursor needs a transaction): the cap bounds it to a few megabytes.
     rows = conn.execute(
-        select(c.trace_id, c.start_ns, c.name, c.body).where(matched)
+        select(c.trace_id, c.start_ns, c.name, c.body)
+        .where(matched, may_match(c.body, terms))
         .order_by(c.start_ns.desc()).limit(ATTR_SCAN_CAP))
     for trace_id, start, span_name, body in rows:
         scanned += 1
-        body = bytes(body)
-        if any(k not in body for k in keys):
-            continue
         try:
-            attributes, _ = spanbody.decode(body)
+            attributes, _ = spanbody.decode(bytes(body))
         except DecodeError:
             continue
         if all(_holds(t, attributes) for t in terms):
@@ -216,7 +261,8 @@ def names_in_range(store: Store, project_id: int, start_ns: int, end_ns: int,
                    ) -> tuple[list[str], list[str]]:
     """(service names, span names of `service` or of all) among the newest NAMES_CAP
     spans of the range: the search form's suggestions, from the spans themselves."""
-    newest = _newest(project_id, start_ns, end_ns, NAMES_CAP, _S.c.service_name, _S.c.name)
+    newest = _window(_newest(project_id, start_ns, end_ns, NAMES_CAP), _S.c.service_name,
+                     _S.c.name)
     with store.reader.connect() as conn:
         services = [r[0] for r in conn.execute(
             select(newest.c.service_name).distinct().order_by(newest.c.service_name)
