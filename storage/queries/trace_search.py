@@ -24,16 +24,13 @@ from sqlalchemy import (
 )
 
 from storage import schema, spanbody
+from storage.queries import span_names
 from storage.queries.body_match import may_match
 from storage.queries.trace_terms import AttrEquals, AttrExists, Duration, Term, attr_text
 from storage.queries.traces import INT64_MAX, STATUS_CODES, TraceSummary
 from storage.store import Store
 
 _S = schema.spans
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 @dataclass(frozen=True)
@@ -78,8 +75,9 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
     `min_duration_ns` of that span, `status` one of unset/ok/error, and `terms`
     (storage/queries/trace_terms.py). Newest first, `limit` from `offset`.
 
-    `status="error"` reads the failed spans only (their own index): its total is
-    exact over any range up to EXAMINE_CAP failed spans."""
+    `status="error"` reads the failed spans only (their own index), and `name` the
+    spans of the names holding it (storage/queries/span_names.py): their totals are
+    exact over any range up to EXAMINE_CAP such spans."""
     filters = _filters(status)
     attr_terms = _attr_terms(terms)
     wanted = max(offset + limit, TOTAL_WANTED)
@@ -87,6 +85,12 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
     if wanted <= TOTAL_WANTED and FIRST_WINDOW < EXAMINE_CAP:
         caps.insert(0, FIRST_WINDOW)
     with store.reader.connect() as conn:
+        if name:
+            names = span_names.names_holding(conn, project_id, name)
+            if names == []:
+                return TracePage([], 0)
+            if names is not None:  # walk the spans of these names alone (their index)
+                filters.append(_S.c.name.in_(names))
         for cap in caps:
             window = _newest(project_id, start_ns, end_ns, cap, *filters)
             # Counted on the index alone: cheap, and tells whether the cap was reached.
@@ -167,7 +171,7 @@ def _column_filters(c: Any, service: str | None, name: str | None
     if service:
         filters.append(c.service_name == service)
     if name:
-        filters.append(c.name.ilike(f"%{_escape_like(name)}%", escape="\\"))
+        filters.append(c.name.ilike(f"%{span_names.escape_like(name)}%", escape="\\"))
     return filters
 
 
