@@ -20,7 +20,6 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
-    true,
 )
 
 from storage import schema, spanbody
@@ -79,7 +78,6 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
     spans of the names holding it (storage/queries/span_names.py): their totals are
     exact over any range up to EXAMINE_CAP such spans."""
     filters = _filters(status)
-    attr_terms = _attr_terms(terms)
     wanted = max(offset + limit, TOTAL_WANTED)
     caps = [EXAMINE_CAP]
     if wanted <= TOTAL_WANTED and FIRST_WINDOW < EXAMINE_CAP:
@@ -92,23 +90,25 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
             if names is not None:  # walk the spans of these names alone (their index)
                 filters.append(_S.c.name.in_(names))
         for cap in caps:
-            window = _newest(project_id, start_ns, end_ns, cap, *filters)
-            # Counted on the index alone: cheap, and tells whether the cap was reached.
-            examined = int(conn.execute(select(func.count()).select_from(
-                _window(window, _S.c.start_ns))).scalar_one())
-            found, scanned = _matches(conn, _window(window, *_COLUMNS, *(
-                [_S.c.body] if attr_terms else [])), service, name, min_duration_ns,
-                terms)
+            # The walk's extent, counted on its index alone (cheap): how many spans,
+            # and the oldest start among them. The window is then every span of the
+            # walk from that start on, read where it lies: out of a LIMIT subquery,
+            # every row was copied before the filters saw it (twice the time).
+            walk = _window(_newest(project_id, start_ns, end_ns, cap, *filters),
+                           _S.c.start_ns)
+            examined, oldest = conn.execute(
+                select(func.count(), func.min(walk.c.start_ns))).one()
+            if not examined:
+                return TracePage([], 0)
+            window = and_(_S.c.project_id == project_id, _S.c.start_ns >= int(oldest),
+                          _S.c.start_ns < end_ns, *filters)
+            found, scanned = _matches(conn, window, service, name, min_duration_ns, terms)
             if len(found) >= wanted or examined < cap:
                 break
         capped = examined >= cap or scanned >= ATTR_SCAN_CAP
         page = found[offset:offset + limit]
         items = _summaries(conn, project_id, dict(page)) if page else []
     return TracePage(items, len(found), capped, examined)
-
-
-_COLUMNS = (_S.c.trace_id, _S.c.start_ns, _S.c.end_ns, _S.c.name, _S.c.service_name,
-            _S.c.status_code)
 
 
 def _attr_terms(terms: Sequence[Term]) -> list[Term]:
@@ -129,13 +129,13 @@ def _window(newest: Select[Any], *columns: ColumnElement[Any]) -> Subquery:
     return newest.with_only_columns(*columns, maintain_column_froms=False).subquery()
 
 
-def _matches(conn: Connection, window: Subquery, service: str | None, name: str | None,
-             min_duration_ns: int | None, terms: Sequence[Term]
+def _matches(conn: Connection, window: ColumnElement[bool], service: str | None,
+             name: str | None, min_duration_ns: int | None, terms: Sequence[Term]
              ) -> tuple[list[tuple[bytes, str]], int]:
     """([(trace id, the name of a span of it that matched)] newest first, bodies
-    decoded) among the spans of `window`."""
-    c = window.c
-    matched = and_(true(), *_column_filters(c, service, name))
+    decoded) among the spans `window` selects."""
+    c = _S.c
+    matched = and_(window, *_column_filters(c, service, name))
     if min_duration_ns:
         matched = and_(matched, _duration(c, Duration(">=", min_duration_ns)))
     for t in terms:
@@ -143,7 +143,7 @@ def _matches(conn: Connection, window: Subquery, service: str | None, name: str 
             matched = and_(matched, _duration(c, t))
     attr_terms = _attr_terms(terms)
     if attr_terms:
-        latest, scanned = _scan_attributes(conn, window, matched, attr_terms)
+        latest, scanned = _scan_attributes(conn, matched, attr_terms)
         ordered = sorted(latest.items(), key=lambda kv: (-kv[1][0], kv[0]))
         return [(tid, n) for tid, (_, n) in ordered], scanned
     # One pass over the window: every matching trace's newest start, sorted here (a
@@ -191,12 +191,12 @@ def _duration(c: Any, term: Duration) -> ColumnElement[bool]:
     return or_(~fits, shifted >= c.end_ns)
 
 
-def _scan_attributes(conn: Connection, window: Subquery, matched: ColumnElement[bool],
-                     terms: Sequence[Term]) -> tuple[dict[bytes, tuple[int, str]], int]:
+def _scan_attributes(conn: Connection, matched: ColumnElement[bool], terms: Sequence[Term]
+                     ) -> tuple[dict[bytes, tuple[int, str]], int]:
     """({trace id: (its newest matching span's start, name)}, bodies looked at): the
     newest ATTR_SCAN_CAP spans of the window that match the columns and whose bytes
     may match the terms (storage/queries/body_match.py), decoded."""
-    c = window.c
+    c = _S.c
     latest: dict[bytes, tuple[int, str]] = {}
     scanned = 0
     # Fetched whole (the reads run in autocommit on PostgreSQL, where a server-side
