@@ -264,17 +264,20 @@ def names_in_range(store: Store, project_id: int, start_ns: int, end_ns: int,
                    service: str | None = None, limit: int = 500
                    ) -> tuple[list[str], list[str]]:
     """(service names, span names of `service` or of all) among the newest NAMES_CAP
-    spans of the range: the search form's suggestions, from the spans themselves."""
-    newest = _window(_newest(project_id, start_ns, end_ns, NAMES_CAP), _S.c.service_name,
-                     _S.c.name)
+    spans of the range: the search form's suggestions, from the spans themselves.
+    One pass for both: the distinct (service, name) pairs of the spans from the
+    oldest start of that walk on (found on the index alone), as the search reads."""
+    walk = _window(_newest(project_id, start_ns, end_ns, NAMES_CAP), _S.c.start_ns)
     with store.reader.connect() as conn:
-        services = [r[0] for r in conn.execute(
-            select(newest.c.service_name).distinct().order_by(newest.c.service_name)
-            .limit(limit))]
-        names = select(newest.c.name).distinct().order_by(newest.c.name).limit(limit)
-        if service:
-            names = names.where(newest.c.service_name == service)
-        operations = [r[0] for r in conn.execute(names)]
+        oldest = conn.execute(select(func.min(walk.c.start_ns))).scalar()
+        if oldest is None:
+            return [], []
+        pairs = conn.execute(
+            select(_S.c.service_name, _S.c.name).distinct()
+            .where(_S.c.project_id == project_id, _S.c.start_ns >= int(oldest),
+                   _S.c.start_ns < end_ns)).all()
+    services = sorted({s for s, _ in pairs})[:limit]
+    operations = sorted({n for s, n in pairs if not service or s == service})[:limit]
     return services, operations
 
 
