@@ -80,7 +80,9 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
     filters = _filters(status)
     wanted = max(offset + limit, TOTAL_WANTED)
     caps = [EXAMINE_CAP]
-    if wanted <= TOTAL_WANTED and FIRST_WINDOW < EXAMINE_CAP:
+    # An attribute scan reads its rows newest first and stops at enough traces
+    # itself: a smaller window first would only read them twice.
+    if wanted <= TOTAL_WANTED and FIRST_WINDOW < EXAMINE_CAP and not _attr_terms(terms):
         caps.insert(0, FIRST_WINDOW)
     with store.reader.connect() as conn:
         if name:
@@ -102,10 +104,11 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
                 return TracePage([], 0)
             window = and_(_S.c.project_id == project_id, _S.c.start_ns >= int(oldest),
                           _S.c.start_ns < end_ns, *filters)
-            found, scanned = _matches(conn, window, service, name, min_duration_ns, terms)
+            found, scanned = _matches(conn, window, service, name, min_duration_ns, terms,
+                                      wanted)
             if len(found) >= wanted or examined < cap:
                 break
-        capped = examined >= cap or scanned >= ATTR_SCAN_CAP
+        capped = examined >= cap or scanned >= ATTR_SCAN_CAP or scanned < 0
         page = found[offset:offset + limit]
         items = _summaries(conn, project_id, dict(page)) if page else []
     return TracePage(items, len(found), capped, examined)
@@ -130,10 +133,11 @@ def _window(newest: Select[Any], *columns: ColumnElement[Any]) -> Subquery:
 
 
 def _matches(conn: Connection, window: ColumnElement[bool], service: str | None,
-             name: str | None, min_duration_ns: int | None, terms: Sequence[Term]
-             ) -> tuple[list[tuple[bytes, str]], int]:
+             name: str | None, min_duration_ns: int | None, terms: Sequence[Term],
+             wanted: int) -> tuple[list[tuple[bytes, str]], int]:
     """([(trace id, the name of a span of it that matched)] newest first, bodies
-    decoded) among the spans `window` selects."""
+    decoded) among the spans `window` selects; bodies decoded is -1 when the scan
+    stopped at `wanted` traces before the end of the window."""
     c = _S.c
     matched = and_(window, *_column_filters(c, service, name))
     if min_duration_ns:
@@ -143,7 +147,7 @@ def _matches(conn: Connection, window: ColumnElement[bool], service: str | None,
             matched = and_(matched, _duration(c, t))
     attr_terms = _attr_terms(terms)
     if attr_terms:
-        latest, scanned = _scan_attributes(conn, matched, attr_terms)
+        latest, scanned = _scan_attributes(conn, matched, attr_terms, wanted)
         ordered = sorted(latest.items(), key=lambda kv: (-kv[1][0], kv[0]))
         return [(tid, n) for tid, (_, n) in ordered], scanned
     # One pass over the window: every matching trace's newest start, sorted here (a
@@ -191,30 +195,35 @@ def _duration(c: Any, term: Duration) -> ColumnElement[bool]:
     return or_(~fits, shifted >= c.end_ns)
 
 
-def _scan_attributes(conn: Connection, matched: ColumnElement[bool], terms: Sequence[Term]
-                     ) -> tuple[dict[bytes, tuple[int, str]], int]:
-    """({trace id: (its newest matching span's start, name)}, bodies looked at): the
-    newest ATTR_SCAN_CAP spans of the window that match the columns and whose bytes
-    may match the terms (storage/queries/body_match.py), decoded."""
+def _scan_attributes(conn: Connection, matched: ColumnElement[bool], terms: Sequence[Term],
+                     wanted: int) -> tuple[dict[bytes, tuple[int, str]], int]:
+    """({trace id: (its newest matching span's start, name)}, bodies looked at, or -1
+    when it stopped at `wanted` traces): the newest ATTR_SCAN_CAP spans of the window
+    that match the columns and whose bytes may match the terms
+    (storage/queries/body_match.py), decoded."""
     c = _S.c
     latest: dict[bytes, tuple[int, str]] = {}
     scanned = 0
-    # Fetched whole (the reads run in autocommit on PostgreSQL, where a server-side
-    # cursor needs a transaction): the cap bounds it to a few megabytes.
-    rows = conn.execute(
+    # On PostgreSQL fetched whole (the reads run in autocommit, where a server-side
+    # cursor needs a transaction): the cap bounds it to a few megabytes. SQLite
+    # steps the statement as rows are taken, so stopping early reads less.
+    result = conn.execute(
         select(c.trace_id, c.start_ns, c.name, c.body)
         .where(matched, may_match(c.body, terms))
         .order_by(c.start_ns.desc()).limit(ATTR_SCAN_CAP))
-    for trace_id, start, span_name, body in rows:
-        scanned += 1
-        try:
-            attributes, _ = spanbody.decode(bytes(body))
-        except DecodeError:
-            continue
-        if all(_holds(t, attributes) for t in terms):
-            tid = bytes(trace_id)
-            if tid not in latest:  # rows come newest first
-                latest[tid] = (int(start), span_name)
+    with result:
+        for trace_id, start, span_name, body in result:
+            scanned += 1
+            try:
+                attributes, _ = spanbody.decode(bytes(body))
+            except DecodeError:
+                continue
+            if all(_holds(t, attributes) for t in terms):
+                tid = bytes(trace_id)
+                if tid not in latest:  # rows come newest first
+                    if len(latest) == wanted:
+                        return latest, -1  # one more than wanted: there are more
+                    latest[tid] = (int(start), span_name)
     return latest, scanned
 
 

@@ -112,6 +112,12 @@ def test_a_search_most_spans_pass_stops_at_enough_traces(
     later = search(many, limit=2, offset=4)
     assert ids(later) == [4, 5] and later.total == 12 and not later.capped
     assert later.examined == 24
+    # An attribute scan stops at the first trace past enough: "3+".
+    bodies = search(many, terms=parse("ok=true"), limit=2)
+    assert ids(bodies) == [0, 1] and bodies.total == 3 and bodies.capped
+    assert search(many, terms=parse("ok=true"), limit=2, offset=4).total == 6
+    exact = search(many, terms=parse("tenant=acme"), limit=2, offset=4)  # 6 of 6
+    assert ids(exact) == [8, 10] and exact.total == 6 and not exact.capped
 
 
 @pytest.fixture
