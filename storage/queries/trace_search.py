@@ -42,10 +42,11 @@ class TracePage:
     examined: int = 0  # spans of the range read, newest first
 
 
-# A search reads at most the newest EXAMINE_CAP spans of its range, whatever its
-# filters: a filter on a column without an index (name, duration) or on attributes
-# would otherwise read the whole range to count its matches (about 1 s a million
-# spans on SQLite). Past the cap the page says so and the total is "N+".
+# A search reads at most the newest EXAMINE_CAP spans of its walk: of the range, or
+# of the failed spans or the named spans when those filters give it their index. A
+# filter without one (duration, attributes, service) would otherwise read the whole
+# range to count its matches (about 1 s a million spans on SQLite). Past the cap the
+# page says so and the total is "N+".
 EXAMINE_CAP = 100_000
 # It reads the newest FIRST_WINDOW spans first, and the whole EXAMINE_CAP only when
 # those hold fewer than TOTAL_WANTED matching traces (or fewer than the page needs):
