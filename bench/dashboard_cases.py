@@ -22,7 +22,7 @@ from storage.queries import trace_terms
 from storage.store import Store
 
 
-def _busiest_group(store: Store, project_id: int) -> int:
+def busiest_group(store: Store, project_id: int) -> int:
     g = schema.error_groups
     with store.reader.connect() as conn:
         return int(conn.execute(select(g.c.id).where(g.c.project_id == project_id)
@@ -33,7 +33,7 @@ def cases(store: Store, project_id: int, end_us: int, trace_id: str
           ) -> dict[str, Callable[[], Any]]:
     now_s = end_us // 1_000_000
     hour, day, week = (parse_range(r, None, None, now_s) for r in ("1h", "24h", "7d"))
-    group = _busiest_group(store, project_id)
+    group = busiest_group(store, project_id)
     p = project_id
 
     def errors(sort: str, filters: dict[str, str]) -> Callable[[], Any]:
@@ -75,6 +75,8 @@ def cases(store: Store, project_id: int, end_us: int, trace_id: str
             lambda: eq.groups_first_seen_in_release(store, p, RELEASES[0], 20),
         "one trace (10 spans, linked errors, logs)": lambda: views.trace_view(store, p, trace_id),
         "trace search, last hour": traces(hour),
+        "trace search, 24 h": traces(day),
+        "trace search, 7 days": traces(week),
         "trace search, 24 h, name 'checkout', >= 100 ms": traces(day, name="checkout",
                                                                    min_ms=100.0),
         "trace search, 7 days, status error": traces(week, status="error"),

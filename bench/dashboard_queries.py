@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -26,10 +27,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import dashboard_cases
+from sqlalchemy import select
+
+from bench import dashboard_cases, dashboard_http
 from bench.dashboard_fill import DAYS, SPANS_PER_TRACE, Plan, fill
 from sounding.timeutil import now_us
-from storage import keys
+from storage import keys, schema
 from storage.store import Store
 
 RESULTS = Path(__file__).with_name("RESULTS-dashboard.md")
@@ -100,7 +103,16 @@ def _load(store: Store, args: argparse.Namespace, meta: dict[str, Any] | None
 
 
 def _table(engine: str, meta: dict[str, Any], rows: list[tuple[str, float, float, float]],
-           repeat: int) -> str:
+           http: list[Any], repeat: int) -> str:
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    pages = [] if not http else [
+        "",
+        f"Over HTTP from the real server (bench/dashboard_http.py), the whole page or API "
+        f"answer as a client gets it; {repeat} calls after a first one. Load average "
+        f"(1, 5, 15 min) at the end of the run: {load}.",
+        "",
+        *dashboard_http.table(http),
+    ]
     return "\n".join([
         f"## {engine}, {meta['spans']:,} spans",
         "",
@@ -115,6 +127,7 @@ def _table(engine: str, meta: dict[str, Any], rows: list[tuple[str, float, float
         "|---|---:|---:|---:|",
         *[f"| {name} | {first:.0f} | {median:.1f} | {worst:.1f} |"
           for name, first, median, worst in rows],
+        *pages,
         "",
     ])
 
@@ -148,6 +161,8 @@ def run(argv: list[str]) -> int:
                         help="query the data loaded before, if it is this size")
     parser.add_argument("--drop", action="store_true", help="drop the bench database after")
     parser.add_argument("--only", help="run only the queries whose name holds this text")
+    parser.add_argument("--no-http", action="store_true",
+                        help="time the query functions only, not the pages over HTTP")
     args = parser.parse_args(argv)
     if args.logs is None:
         args.logs = args.spans // 100
@@ -159,6 +174,7 @@ def run(argv: list[str]) -> int:
                 loaded = _load(store, args, meta)
                 _remember(args.postgres, name, loaded)
                 rows = _measure(store, loaded, args)
+                http = _http(url, loaded, args)
             engine = "PostgreSQL"
         else:
             path = Path(args.sqlite) if args.sqlite else Path(tmp) / "dashboard.db"
@@ -170,8 +186,9 @@ def run(argv: list[str]) -> int:
             loaded = _load(store, args, meta)
             side.write_text(json.dumps(loaded))
             rows = _measure(store, loaded, args)
+            http = _http(f"sqlite:///{path}", loaded, args)
             engine = "SQLite"
-    table = _table(engine, loaded, rows, args.repeat)
+    table = _table(engine, loaded, rows, http, args.repeat)
     print(table)
     if not args.only:
         _replace_section(table)
@@ -187,3 +204,20 @@ def _measure(store: Store, meta: dict[str, Any], args: argparse.Namespace
                 if not args.only or args.only in name]
     finally:
         store.dispose()
+
+
+def _http(url: str, meta: dict[str, Any], args: argparse.Namespace) -> list[Any]:
+    """The pages and API calls over HTTP (bench/dashboard_http.py)."""
+    if args.no_http:
+        return []
+    store = Store(url)
+    try:
+        with store.writer.begin() as conn:
+            keys.ensure_project(conn, dashboard_http.EMPTY_PROJECT)
+        group = dashboard_cases.busiest_group(store, meta["project_id"])
+        with store.reader.connect() as conn:
+            record = bytes(conn.execute(select(schema.logs.c.record_key).where(
+                schema.logs.c.project_id == meta["project_id"]).limit(1)).scalar_one()).hex()
+    finally:
+        store.dispose()
+    return dashboard_http.measure(url, meta, group, record, args.repeat, args.only)

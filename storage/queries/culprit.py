@@ -103,10 +103,14 @@ def culprits(store: Store, project_id: int, fingerprints: list[str]) -> dict[str
               .order_by(_E.c.ts_us.desc(), _E.c.id.desc()).limit(1).scalar_subquery()
               for fp in fingerprints]
     with store.reader.connect() as conn:
+        # The ids alone (each from the project's own index above): with the project
+        # beside them, SQLite walked every occurrence of the project by its
+        # (project, time) index and tested each id (70-90 ms at 100,000 occurrences)
+        # instead of looking the 50 ids up.
         rows = conn.execute(
             select(_E.c.fingerprint, cast(_E.c.backtrace, Text).label("backtrace"),
                    cast(_E.c.exceptions, Text).label("exceptions"))
-            .where(and_(_E.c.project_id == project_id, _E.c.id.in_(latest)))).all()
+            .where(_E.c.id.in_(latest))).all()
     out = {}
     for fingerprint, backtrace, exceptions in rows:
         parsed = [load(backtrace), load(exceptions)]
