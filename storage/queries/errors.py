@@ -243,6 +243,18 @@ def get_group(store: Store, project_id: int, group_id: int) -> Group | None:
     return None if row is None else _group(row)
 
 
+def groups_by_id(store: Store, project_id: int, group_ids: Sequence[int]) -> list[Group]:
+    """The project's groups of these ids (those it has), with their members' totals."""
+    wanted = sorted({i for i in group_ids if 0 < i < 2**31})
+    if not wanted:
+        return []
+    joined, columns, _ = _with_merged(project_id)
+    with store.reader.connect() as conn:
+        rows = conn.execute(select(*columns).select_from(joined).where(
+            and_(_G.c.project_id == project_id, _G.c.id.in_(wanted)))).all()
+    return [_group(r) for r in rows]
+
+
 def merged_groups(store: Store, project_id: int, group_id: int) -> list[MergedGroup]:
     """The groups merged into this one, each with its own counts, in id order."""
     with store.reader.connect() as conn:
