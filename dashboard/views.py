@@ -60,7 +60,7 @@ class GroupView:
     facets: list[fq.Facet] = field(default_factory=list)
     first_release: str | None = None
     # The groups merged into this one (storage/merge.py), each with its own counts.
-    merged: list[eq.MergedGroup] = field(default_factory=list)
+    merged: list[members.MergedGroup] = field(default_factory=list)
 
 
 def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
@@ -81,7 +81,7 @@ def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
         history=eq.status_history(store, project_id, group.fingerprint),
         facets=fq.distribution(store, project_id, fp),
         first_release=fq.first_release(store, project_id, fp),
-        merged=eq.merged_groups(store, project_id, group.id))
+        merged=members.merged_groups(store, project_id, group.id))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, case, func, literal, or_, select
+from sqlalchemy import and_, func, literal, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from storage import schema
@@ -44,18 +44,6 @@ class Group:
     snooze_per_hour: int | None = None
     # Merged into that group (storage/merge.py): listed in it, not on its own.
     merged_into: int | None = None
-
-
-@dataclass(frozen=True)
-class MergedGroup:
-    """A group merged into the one shown, with its own counts."""
-
-    id: int
-    fingerprint: str
-    exception_class: str
-    message: str
-    count: int
-    last_seen_us: int
 
 
 @dataclass(frozen=True)
@@ -131,33 +119,6 @@ _GROUP_COLUMNS = (_G.c.id, _G.c.fingerprint, _G.c.exception_class, _G.c.message,
                   _G.c.merged_into)
 
 
-def _merged_totals(project_id: int) -> Any:
-    """Per target, the sums of the groups merged into it (only merged rows are read:
-    the index on merged_into)."""
-    m = _G.alias("merged")
-    return (select(m.c.merged_into.label("into"), func.sum(m.c.count).label("count"),
-                   func.min(m.c.first_seen_us).label("first"),
-                   func.max(m.c.last_seen_us).label("last"))
-            .where(and_(m.c.project_id == project_id, m.c.merged_into.isnot(None)))
-            .group_by(m.c.merged_into).subquery("merged_totals"))
-
-
-def _with_merged(project_id: int) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    """The groups joined to their sources' sums: (from, the group's columns with its
-    members' count, first and last seen, those three by name)."""
-    t = _merged_totals(project_id)
-    totals = {
-        "count": (_G.c.count + func.coalesce(t.c.count, 0)).label("count"),
-        "first_seen": case((t.c.first < _G.c.first_seen_us, t.c.first),
-                           else_=_G.c.first_seen_us).label("first_seen_us"),
-        "last_seen": case((t.c.last > _G.c.last_seen_us, t.c.last),
-                          else_=_G.c.last_seen_us).label("last_seen_us")}
-    replaced = {"count": totals["count"], "first_seen_us": totals["first_seen"],
-                "last_seen_us": totals["last_seen"]}
-    columns = tuple(replaced.get(c.name, c) for c in _GROUP_COLUMNS)
-    return _G.outerjoin(t, t.c.into == _G.c.id), columns, totals
-
-
 def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open",),
                 sort: str = "last_seen", limit: int = 50, offset: int = 0,
                 now_us: int = 0, facets: Mapping[str, str] | None = None,
@@ -169,7 +130,7 @@ def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open"
     whose class, message or fingerprint holds it, whatever the case."""
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
-    joined, columns, totals = _with_merged(project_id)
+    joined, columns, totals = mq.with_merged(project_id, _GROUP_COLUMNS)
     order = totals[sort]
     # Merged groups are listed in their target, which a filter or a search finds when
     # one of its members matches.
@@ -236,7 +197,7 @@ def _sparklines(conn: Any, project_id: int, listed: list[str], now_us: int,
 
 def get_group(store: Store, project_id: int, group_id: int) -> Group | None:
     """A group, its count, first and last seen taking in the groups merged into it."""
-    joined, columns, _ = _with_merged(project_id)
+    joined, columns, _ = mq.with_merged(project_id, _GROUP_COLUMNS)
     with store.reader.connect() as conn:
         row = conn.execute(select(*columns).select_from(joined).where(
             and_(_G.c.project_id == project_id, _G.c.id == group_id))).first()
@@ -248,23 +209,11 @@ def groups_by_id(store: Store, project_id: int, group_ids: Sequence[int]) -> lis
     wanted = sorted({i for i in group_ids if 0 < i < 2**31})
     if not wanted:
         return []
-    joined, columns, _ = _with_merged(project_id)
+    joined, columns, _ = mq.with_merged(project_id, _GROUP_COLUMNS)
     with store.reader.connect() as conn:
         rows = conn.execute(select(*columns).select_from(joined).where(
             and_(_G.c.project_id == project_id, _G.c.id.in_(wanted)))).all()
     return [_group(r) for r in rows]
-
-
-def merged_groups(store: Store, project_id: int, group_id: int) -> list[MergedGroup]:
-    """The groups merged into this one, each with its own counts, in id order."""
-    with store.reader.connect() as conn:
-        rows = conn.execute(
-            select(_G.c.id, _G.c.fingerprint, _G.c.exception_class, _G.c.message,
-                   _G.c.count, _G.c.last_seen_us)
-            .where(and_(_G.c.project_id == project_id, _G.c.merged_into == group_id))
-            .order_by(_G.c.id)).all()
-    return [MergedGroup(int(i), fp, cls, message, int(n), int(last))
-            for i, fp, cls, message, n, last in rows]
 
 
 def occurrences(store: Store, project_id: int, fingerprint: str | Sequence[str],

@@ -6,9 +6,10 @@ group each one counts in."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from storage import schema
@@ -63,3 +64,55 @@ def roots_matching(project_id: int, condition: Any) -> ColumnElement[bool]:
         _G.c.id.in_(select(s.c.merged_into).where(and_(
             s.c.project_id == project_id, s.c.merged_into.isnot(None), condition(s)))),
         condition(_G))
+
+
+def _merged_totals(project_id: int) -> Any:
+    """Per target, the sums of the groups merged into it (only merged rows are read:
+    the index on merged_into)."""
+    m = _G.alias("merged")
+    return (select(m.c.merged_into.label("into"), func.sum(m.c.count).label("count"),
+                   func.min(m.c.first_seen_us).label("first"),
+                   func.max(m.c.last_seen_us).label("last"))
+            .where(and_(m.c.project_id == project_id, m.c.merged_into.isnot(None)))
+            .group_by(m.c.merged_into).subquery("merged_totals"))
+
+
+def with_merged(project_id: int, group_columns: Sequence[Any]
+                ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """The groups joined to their sources' sums: (from, the group's columns with its
+    members' count, first and last seen, those three by name)."""
+    t = _merged_totals(project_id)
+    totals = {
+        "count": (_G.c.count + func.coalesce(t.c.count, 0)).label("count"),
+        "first_seen": case((t.c.first < _G.c.first_seen_us, t.c.first),
+                           else_=_G.c.first_seen_us).label("first_seen_us"),
+        "last_seen": case((t.c.last > _G.c.last_seen_us, t.c.last),
+                          else_=_G.c.last_seen_us).label("last_seen_us")}
+    replaced = {"count": totals["count"], "first_seen_us": totals["first_seen"],
+                "last_seen_us": totals["last_seen"]}
+    columns = tuple(replaced.get(c.name, c) for c in group_columns)
+    return _G.outerjoin(t, t.c.into == _G.c.id), columns, totals
+
+
+@dataclass(frozen=True)
+class MergedGroup:
+    """A group merged into the one shown, with its own counts."""
+
+    id: int
+    fingerprint: str
+    exception_class: str
+    message: str
+    count: int
+    last_seen_us: int
+
+
+def merged_groups(store: Store, project_id: int, group_id: int) -> list[MergedGroup]:
+    """The groups merged into this one, each with its own counts, in id order."""
+    with store.reader.connect() as conn:
+        rows = conn.execute(
+            select(_G.c.id, _G.c.fingerprint, _G.c.exception_class, _G.c.message,
+                   _G.c.count, _G.c.last_seen_us)
+            .where(and_(_G.c.project_id == project_id, _G.c.merged_into == group_id))
+            .order_by(_G.c.id)).all()
+    return [MergedGroup(int(i), fp, cls, message, int(n), int(last))
+            for i, fp, cls, message, n, last in rows]

@@ -84,7 +84,7 @@ def test_a_merge_lists_one_group_with_the_members_totals(db: Db) -> None:
     assert set(cq.culprits(db.store, db.project, ["a"], merged)) == {"a"}
     event = evq.event(db.store, db.project, fps)
     assert event is not None and event.fingerprint == "a"  # the latest of either
-    assert [m.id for m in eq.merged_groups(db.store, db.project, g["a"])] == [g["b"]]
+    assert [m.id for m in members.merged_groups(db.store, db.project, g["a"])] == [g["b"]]
     history = eq.status_history(db.store, db.project, "a")
     assert [(h.reason, h.detail, h.actor) for h in history] == [
         ("merge", f"#{g['b']}", "ada")]
@@ -137,7 +137,7 @@ def test_merges_are_flat_and_refuse_what_they_cannot_do(db: Db) -> None:
     merge.merge(db.store, db.project, g["b"], [g["a"]])
     merge.merge(db.store, db.project, g["c"], [g["b"]])  # a follows b into c
     assert listing(db) == {"c": 6}
-    assert [m.id for m in eq.merged_groups(db.store, db.project, g["c"])] == [g["a"], g["b"]]
+    assert [m.id for m in members.merged_groups(db.store, db.project, g["c"])] == [g["a"], g["b"]]
     with pytest.raises(merge.MergeError, match="into itself"):
         merge.merge(db.store, db.project, g["c"], [g["c"]])
     with pytest.raises(merge.MergeError, match="at least two"):
