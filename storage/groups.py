@@ -80,7 +80,7 @@ def _change(conn: Any, project_id: int, where: Any, fingerprint: str, previous: 
         # Counted with the groups merged into it, as storage/writer_snooze.py counts.
         m = _G.alias("merged")
         merged = select(func.coalesce(func.sum(m.c.count), 0)).where(
-            m.c.merged_into == _G.c.id).scalar_subquery()
+            and_(m.c.project_id == _G.c.project_id, m.c.merged_into == _G.c.id)).scalar_subquery()
         reopen_at = int(conn.execute(select(_G.c.count + merged).where(where)).scalar_one()) \
             + sn.events
     conn.execute(update(_G).where(where).values(

@@ -42,7 +42,8 @@ log = logging.getLogger(__name__)
 LEASE = "retention"
 # Of an error_groups row: no group merged into it was seen since the cutoff `:c`.
 _NO_RECENT_MEMBER = ("NOT EXISTS (SELECT 1 FROM error_groups m WHERE "
-                     "m.merged_into = error_groups.id AND m.last_seen_us >= :c)")
+                     "m.project_id = error_groups.project_id AND m.merged_into = error_groups.id "
+                     "AND m.last_seen_us >= :c)")
 LEASE_S = 120  # renewed by every batch; a sweeper that died frees it this late
 NS, US = 1_000_000_000, 1_000_000  # per second
 
@@ -234,7 +235,8 @@ class Sweep:
                 # Its merged groups, as old, go in this sweep too; until then they are
                 # listed on their own rather than in a group that is no more.
                 conn.execute(text("UPDATE error_groups SET merged_into = NULL "
-                                  "WHERE merged_into = :i"), {"i": deleted})
+                                  "WHERE project_id = :p AND merged_into = :i"),
+                             {"p": project_id, "i": deleted})
             if gone:
                 for sql in (
                     "DELETE FROM error_events WHERE project_id = :p AND fingerprint = :f "

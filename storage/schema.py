@@ -151,7 +151,7 @@ error_groups = Table(
     Column("merged_into", Integer, nullable=True),
     UniqueConstraint("project_id", "fingerprint", name="uq_error_groups_project_fingerprint"),
     Index("ix_error_groups_project_last_seen", "project_id", "last_seen_us"),
-    Index("ix_error_groups_merged_into", "merged_into"),
+    Index("ix_error_groups_project_merged_into", "project_id", "merged_into"),
 )
 
 error_group_hourly = Table(

@@ -59,4 +59,4 @@ def total_count_sql(alias: str) -> str:
     """A group's count with those of the groups merged into it, as an SQL expression
     over its error_groups row named `alias`."""
     return (f'({alias}.count + COALESCE((SELECT sum(m.count) FROM "{GROUPS}" m '
-            f"WHERE m.merged_into = {alias}.id), 0))")
+            f"WHERE m.project_id = {alias}.project_id AND m.merged_into = {alias}.id), 0))")

@@ -130,26 +130,27 @@ def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open"
     whose class, message or fingerprint holds it, whatever the case."""
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
-    joined, columns, totals = mq.with_merged(project_id, _GROUP_COLUMNS)
-    order = totals[sort]
-    # Merged groups are listed in their target, which a filter or a search finds when
-    # one of its members matches.
-    project = and_(_G.c.project_id == project_id, _G.c.merged_into.is_(None))
-    if facets:
-        project = and_(project, mq.roots_matching(project_id, lambda g: fq.matching(
-            g.c.project_id, g.c.fingerprint, facets)))
-    if matching_text(search) is not None:
-        project = and_(project, mq.roots_matching(
-            project_id, lambda g: matching_text(search, g)))
-    where = and_(project, _G.c.status.in_(list(statuses)))
     with store.reader.connect() as conn:
-        rows = conn.execute(select(*columns).select_from(joined).where(where)
-                            .order_by(order.desc(), _G.c.id.desc())
-                            .limit(limit).offset(offset)).all()
+        # Merged groups are listed in their target, which a filter or a search finds
+        # when one of its members matches.
+        totals = mq.merged_totals(conn, project_id)
+        project = _G.c.project_id == project_id
+        if totals:
+            # Not `merged_into IS NULL`: the planner would read the NULLs of the
+            # (project_id, merged_into) index (every unmerged group) instead of the
+            # list's order.
+            project = and_(project, func.coalesce(_G.c.merged_into, 0) == 0)
+        if facets:
+            project = and_(project, mq.roots_matching(project_id, lambda g: fq.matching(
+                g.c.project_id, g.c.fingerprint, facets), bool(totals)))
+        if matching_text(search) is not None:
+            project = and_(project, mq.roots_matching(
+                project_id, lambda g: matching_text(search, g), bool(totals)))
+        where = and_(project, _G.c.status.in_(list(statuses)))
+        groups = _page(conn, where, sort, limit, offset, totals)
         by_status = {str(r.status): int(r.n) for r in conn.execute(
             select(_G.c.status, func.count().label("n")).where(project)
             .group_by(_G.c.status))}
-        groups = [_group(r) for r in rows]
         members = mq.of_groups(conn, project_id, {g.id: g.fingerprint for g in groups})
         sparks = _sparklines(conn, project_id, [g.fingerprint for g in groups], now_us,
                              members)
@@ -157,6 +158,34 @@ def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open"
     items = [GroupListItem(g, *sparks.get(g.fingerprint, ([0] * 24, [0] * 30)))
              for g in groups]
     return GroupList(items, total, {s: by_status.get(s, 0) for s in STATUSES})
+
+
+def _page(conn: Any, where: Any, sort: str, limit: int, offset: int,
+          totals: Mapping[int, tuple[int, int, int]]) -> list[Group]:
+    """One page of the list, ordered by each group's totals with its merged groups.
+
+    Not one query joining the totals: ordered by an expression, it would sort every
+    group of the project, and PostgreSQL, whose statistics may predate the first
+    merge, may pick a nested loop over every group. Instead, the page by the groups'
+    own columns (their index), widened by the number of targets, and the targets:
+    a merge raises a target's count and last seen and lowers its first seen, so no
+    other group can be further down than that by its own column.
+    """
+    own = {"last_seen": _G.c.last_seen_us, "first_seen": _G.c.first_seen_us,
+           "count": _G.c.count}[sort]
+    query = select(*_GROUP_COLUMNS).where(where).order_by(own.desc(), _G.c.id.desc())
+    if not totals:
+        return [_group(r) for r in conn.execute(query.limit(limit).offset(offset))]
+    found = {int(r.id): r for r in conn.execute(query.limit(offset + limit + len(totals)))}
+    targets = sorted(totals)
+    for i in range(0, len(targets), 500):
+        found.update((int(r.id), r) for r in conn.execute(
+            select(*_GROUP_COLUMNS).where(and_(where, _G.c.id.in_(targets[i:i + 500])))))
+    groups = [mq.with_totals(_group(r), totals.get(i)) for i, r in found.items()]
+    key = {"last_seen": lambda g: g.last_seen_us, "first_seen": lambda g: g.first_seen_us,
+           "count": lambda g: g.count}[sort]
+    groups.sort(key=lambda g: (key(g), g.id), reverse=True)
+    return groups[offset:offset + limit]
 
 
 def matching_text(search: str | None, groups: Any = _G) -> ColumnElement[bool] | None:

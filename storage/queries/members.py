@@ -6,8 +6,8 @@ group each one counts in."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
@@ -55,10 +55,33 @@ def one_of(column: Any, fingerprints: str | Sequence[str]) -> ColumnElement[bool
     return column.in_(list(fingerprints))  # type: ignore[no-any-return]
 
 
-def roots_matching(project_id: int, condition: Any) -> ColumnElement[bool]:
+def merged_totals(conn: Any, project_id: int) -> dict[int, tuple[int, int, int]]:
+    """{target's id: (count, first seen, last seen) of the groups merged into it}: a
+    read of the merged groups alone, on the (project_id, merged_into) index."""
+    return {int(into): (int(n), int(first), int(last)) for into, n, first, last in
+            conn.execute(_merged_totals(project_id).element)}
+
+
+T = TypeVar("T")
+
+
+def with_totals(group: T, totals: tuple[int, int, int] | None) -> T:
+    """A group (storage/queries/errors.py's Group) with its merged groups' totals."""
+    if totals is None:
+        return group
+    n, first, last = totals
+    g: Any = group
+    return replace(g, count=g.count + n, first_seen_us=min(g.first_seen_us, first),  # type: ignore[no-any-return]
+                   last_seen_us=max(g.last_seen_us, last))
+
+
+def roots_matching(project_id: int, condition: Any, merged: bool = True
+                   ) -> ColumnElement[bool]:
     """The listed (unmerged) groups `_G` of which a member matches `condition`, a
     function of a member's error_groups row: a search or a facet filter that finds a
-    source finds its target."""
+    source finds its target. `merged`: False when the project has no merged group."""
+    if not merged:
+        return condition(_G)  # type: ignore[no-any-return]
     s = _G.alias("member")
     return or_(  # type: ignore[no-any-return]
         _G.c.id.in_(select(s.c.merged_into).where(and_(
@@ -68,7 +91,7 @@ def roots_matching(project_id: int, condition: Any) -> ColumnElement[bool]:
 
 def _merged_totals(project_id: int) -> Any:
     """Per target, the sums of the groups merged into it (only merged rows are read:
-    the index on merged_into)."""
+    the (project_id, merged_into) index)."""
     m = _G.alias("merged")
     return (select(m.c.merged_into.label("into"), func.sum(m.c.count).label("count"),
                    func.min(m.c.first_seen_us).label("first"),

@@ -224,3 +224,20 @@ def test_retention_keeps_a_target_while_a_merged_group_is_still_seen(store: Stor
     # then no longer kept, with it.
     d.sweep(now_s=NOW + 31 * 86_400)
     assert d.group("recent") is None and d.group("old") is None
+
+
+def test_pages_order_by_the_totals_beyond_their_own_columns(db: Db) -> None:
+    db.ingest(errors=[err("ancient", NOW - 1000), *[err(f"x{i}", NOW - 500 + 100 * i)
+                                                   for i in range(1, 5)],
+                      err("new", NOW - 10), err("new", NOW - 9)])
+    g = ids(db)
+    merge.merge(db.store, db.project, g["x1"], [g["new"]])  # the oldest, seen last now
+    merge.merge(db.store, db.project, g["x4"], [g["ancient"]])  # the newest, first long ago
+
+    def page(sort: str, limit: int, offset: int = 0) -> list[str]:
+        return [i.group.fingerprint for i in eq.list_groups(
+            db.store, db.project, ("open",), sort, limit, offset, NOW * US).items]
+
+    assert page("last_seen", 1) == ["x1"] and page("last_seen", 2, 1) == ["x4", "x3"]
+    assert page("first_seen", 1) == ["x3"] and page("first_seen", 2, 2) == ["x1", "x4"]
+    assert page("count", 2) == ["x1", "x4"]  # 3 (with new's 2) and 2 (with ancient's)

@@ -21,13 +21,14 @@ depends_on = None
 
 def upgrade() -> None:
     op.add_column('error_groups', sa.Column('merged_into', sa.Integer(), nullable=True))
-    op.create_index('ix_error_groups_merged_into', 'error_groups', ['merged_into'])
+    op.create_index('ix_error_groups_project_merged_into', 'error_groups',
+                    ['project_id', 'merged_into'])
     op.add_column('error_status_changes', sa.Column('detail', sa.String(length=200),
                                                     nullable=True))
 
 
 def downgrade() -> None:
-    op.drop_index('ix_error_groups_merged_into', table_name='error_groups')
+    op.drop_index('ix_error_groups_project_merged_into', table_name='error_groups')
     # A batch: SQLite drops a column by copying the table (PostgreSQL alters it).
     with op.batch_alter_table('error_groups') as batch:
         batch.drop_column('merged_into')
