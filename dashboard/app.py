@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import alerts, api, api_bulk, pages, setup, users
+from dashboard import alerts, api, api_bulk, merging, pages, setup, users
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -66,6 +66,7 @@ class Dashboard:
             (P + r"/setup", setup.SetupPage, args),
             (r"/setup", setup.SetupPage, args),
             *alerts.routes(P, args),
+            *merging.routes(P, API, args),
             *users.routes(args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),

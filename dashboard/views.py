@@ -20,6 +20,7 @@ from storage.queries import errors as eq
 from storage.queries import events as evq
 from storage.queries import facets as fq
 from storage.queries import logs as lq
+from storage.queries import members
 from storage.queries import performance as pq
 from storage.queries import trace_search as ts
 from storage.queries import traces as tq
@@ -58,6 +59,8 @@ class GroupView:
     # and share; and the release it was first seen in (None: no error had one).
     facets: list[fq.Facet] = field(default_factory=list)
     first_release: str | None = None
+    # The groups merged into this one (storage/merge.py), each with its own counts.
+    merged: list[members.MergedGroup] = field(default_factory=list)
 
 
 def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
@@ -65,7 +68,8 @@ def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
     group = eq.get_group(store, project_id, group_id)
     if group is None:
         return None
-    fp = group.fingerprint
+    # A merged group's reads take in its members' rows (storage/queries/members.py).
+    fp = members.of_group(store, project_id, group.id, group.fingerprint)
     event = evq.event(store, project_id, fp, event_id)
     if event is None and event_id is not None:
         return None
@@ -74,9 +78,10 @@ def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
         trend_step_s=tr.step_s,
         trend=eq.trend(store, project_id, fp, tr.start_s, tr.end_s, tr.step_s),
         deploys=dq.list_deploys(store, project_id, tr.start_us, tr.end_us),
-        history=eq.status_history(store, project_id, fp),
+        history=eq.status_history(store, project_id, group.fingerprint),
         facets=fq.distribution(store, project_id, fp),
-        first_release=fq.first_release(store, project_id, fp))
+        first_release=fq.first_release(store, project_id, fp),
+        merged=members.merged_groups(store, project_id, group.id))
 
 
 @dataclass(frozen=True)
@@ -100,10 +105,14 @@ def error_list_view(store: Store, project_id: int, statuses: list[str], sort: st
     page = eq.list_groups(store, project_id, statuses, sort, limit, offset, now_us, filters,
                           search)
     listed = [i.group.fingerprint for i in page.items]
+    with store.reader.connect() as conn:
+        merged = members.of_groups(conn, project_id,
+                                   {i.group.id: i.group.fingerprint for i in page.items})
     return ErrorListView(
         page, filters, fq.labels(store, project_id),
-        fq.group_values(store, project_id, listed), search,
-        fq.row_facts(store, project_id, listed), cq.culprits(store, project_id, listed))
+        fq.group_values(store, project_id, listed, members=merged), search,
+        fq.row_facts(store, project_id, listed, merged),
+        cq.culprits(store, project_id, listed, merged))
 
 
 @dataclass(frozen=True)

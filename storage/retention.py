@@ -17,7 +17,9 @@ its key, which leads their primary key.
 
 Error groups (README.md says what one shows): a group whose last occurrence is
 past the occurrences' setting goes, with its hourly counts, facets and status
-changes; a group still seen keeps its count, first seen, facets and history.
+changes; a group still seen keeps its count, first seen, facets and history. A group
+others were merged into (storage/merge.py) stays while one of them is still seen:
+the list shows them in it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ from storage.store import Store
 log = logging.getLogger(__name__)
 
 LEASE = "retention"
+# Of an error_groups row: no group merged into it was seen since the cutoff `:c`.
+_NO_RECENT_MEMBER = ("NOT EXISTS (SELECT 1 FROM error_groups m WHERE "
+                     "m.project_id = error_groups.project_id AND m.merged_into = error_groups.id "
+                     "AND m.last_seen_us >= :c)")
 LEASE_S = 120  # renewed by every batch; a sweeper that died frees it this late
 NS, US = 1_000_000_000, 1_000_000  # per second
 
@@ -210,18 +216,27 @@ class Sweep:
         def batch(conn: Any) -> int:
             found = list(conn.execute(text(
                 "SELECT fingerprint FROM error_groups WHERE project_id = :p "
-                "AND last_seen_us < :c LIMIT :n"), {"p": project_id, "c": cutoff_us,
-                                                    "n": limit}).scalars())
+                f"AND last_seen_us < :c AND {_NO_RECENT_MEMBER} LIMIT :n"),
+                {"p": project_id, "c": cutoff_us, "n": limit}).scalars())
             if not found:
                 return 0
             # Seen again since it was found (another collector's commit on PostgreSQL):
             # the condition is checked again by the delete, and only the groups that
             # went take their rows with them.
-            gone = [{"p": project_id, "f": f, "c": cutoff_us, "h": cutoff_s} for f in
-                    found if conn.execute(text(
-                        "DELETE FROM error_groups WHERE project_id = :p AND fingerprint = :f "
-                        "AND last_seen_us < :c"),
-                        {"p": project_id, "f": f, "c": cutoff_us}).rowcount]
+            gone = []
+            for f in found:
+                deleted = conn.execute(text(
+                    "DELETE FROM error_groups WHERE project_id = :p AND fingerprint = :f "
+                    f"AND last_seen_us < :c AND {_NO_RECENT_MEMBER} RETURNING id"),
+                    {"p": project_id, "f": f, "c": cutoff_us}).scalar()
+                if deleted is None:
+                    continue
+                gone.append({"p": project_id, "f": f, "c": cutoff_us, "h": cutoff_s})
+                # Its merged groups, as old, go in this sweep too; until then they are
+                # listed on their own rather than in a group that is no more.
+                conn.execute(text("UPDATE error_groups SET merged_into = NULL "
+                                  "WHERE project_id = :p AND merged_into = :i"),
+                             {"p": project_id, "i": deleted})
             if gone:
                 for sql in (
                     "DELETE FROM error_events WHERE project_id = :p AND fingerprint = :f "

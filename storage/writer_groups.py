@@ -8,13 +8,13 @@ many events or requests of the commit fall into it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
 from sounding import histogram
-from storage import rows, writer_alerts, writer_snooze
+from storage import rows, writer_alerts, writer_merged, writer_snooze
 from storage.rows import FACET_LENGTH, Row, WireBatch
 from storage.writer_alerts import NewGroup, Reopened
 from storage.writer_copy import copy_types, upsert_rows
@@ -97,40 +97,51 @@ def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, _GroupDelta]:
     return merged
 
 
-def _new_releases(stored: Sequence[Row]) -> dict[GroupKey, list[tuple[int, str]]]:
-    """(time, release) of the commit's stored errors that had a release, per group."""
+def _new_releases(stored: Sequence[Row], merged: Mapping[GroupKey, GroupKey]
+                  ) -> dict[GroupKey, list[tuple[int, str]]]:
+    """(time, release) of the commit's stored errors that had a release, per group
+    (a merged group's in its target's)."""
     out: dict[GroupKey, list[tuple[int, str]]] = {}
     for row in stored:
         fingerprint, ts_us, release = _STORED(row)
         if release:
-            out.setdefault((row[0], fingerprint), []).append((ts_us, release[:FACET_LENGTH]))
+            key = (row[0], fingerprint)
+            out.setdefault(merged.get(key, key), []).append((ts_us, release[:FACET_LENGTH]))
     return out
 
 
-def _next_release_holds(cursor: Any, q: str, key: GroupKey, resolved_us: int,
+def _next_release_holds(cursor: Any, dialect: str, key: GroupKey, resolved_us: int,
                         seen: list[tuple[int, str]]) -> bool:
     """Of a group resolved in the next release: does an error of this commit, later than
     the resolution, come from a release the group had not seen by then? (Its facets
-    say which it had: storage/writer_facets.py counts them after the groups.)"""
+    say which it had: storage/writer_facets.py counts them after the groups; those of
+    the groups merged into it count as its own.)"""
     later = sorted({release for ts_us, release in seen if ts_us > resolved_us})
     if not later:
         return False
+    q = _q(dialect)
     cursor.execute(
-        f'SELECT value FROM "{FACETS}" WHERE project_id = {q} AND fingerprint = {q} '
+        f'SELECT value FROM "{FACETS}" WHERE project_id = {q} '
+        f"AND fingerprint IN ({writer_merged.members_sql(dialect)}) "
         f"AND facet = 'release' AND first_seen_us <= {q} "
-        f"AND value IN ({', '.join([q] * len(later))})", (*key, resolved_us, *later))
+        f"AND value IN ({', '.join([q] * len(later))})",
+        (key[0], *key, *key, resolved_us, *later))
     return bool(set(later) - {row[0] for row in cursor.fetchall()})
 
 
 def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch],
-            stored: Sequence[Row] = ()) -> list[Reopened]:
+            stored: Sequence[Row] = (), merged: Mapping[GroupKey, GroupKey] | None = None
+            ) -> list[Reopened]:
     """Resolved groups whose new occurrence is later than their resolution open again
     (resolved in the next release: only on an error of a release they had not seen by
-    then); returns those this commit reopened."""
+    then); returns those this commit reopened. An error of a group in `merged` (source:
+    target) is its target's (storage/writer_merged.py)."""
+    merged = merged or {}
     latest: dict[GroupKey, int] = {}
     for batch in batches:
         for fingerprint, ts_us in map(_REOPEN, batch.reopen):
             key = (batch.project_id, fingerprint)
+            key = merged.get(key, key)
             latest[key] = max(ts_us, latest.get(key, ts_us))
     if not latest:
         return []
@@ -154,11 +165,11 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch],
                 candidates.append((project_id, fingerprint))
                 if resolved_release is not None and resolved_us is not None:
                     waiting[(project_id, fingerprint)] = int(resolved_us)
-    releases = _new_releases(stored) if waiting else {}
+    releases = _new_releases(stored, merged) if waiting else {}
     reopened: list[Reopened] = []
     for project_id, fingerprint in sorted(candidates):
         key = (project_id, fingerprint)
-        if key in waiting and not _next_release_holds(cursor, q, key, waiting[key],
+        if key in waiting and not _next_release_holds(cursor, dialect, key, waiting[key],
                                                       releases.get(key, [])):
             continue
         ts_us = latest[key]
@@ -236,14 +247,20 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch],
     """Reopen, upsert and count the commit's groups, and record the alert facts of
     those it inserted or reopened; `stored` are the insert rows of the errors it
     stored, `received_us` the commit's time."""
-    reopened = _reopen(cursor, dialect, batches, stored)
     groups = _merge_groups(batches)
+    touched = set(groups).union(*({(b.project_id, _REOPEN(r)[0]) for r in b.reopen}
+                                  for b in batches))
+    # Merged groups count on their own rows, but reopen and wake their targets.
+    merged = writer_merged.targets(cursor, dialect, touched) if touched else {}
+    reopened = _reopen(cursor, dialect, batches, stored, merged)
+    # A regression of a target reopened by a source's error names that error.
+    facts = {**{merged[k]: d for k, d in groups.items() if k in merged}, **groups}
     if not groups:
-        writer_alerts.record(cursor, dialect, (), reopened, groups, stored, received_us)
+        writer_alerts.record(cursor, dialect, (), reopened, facts, stored, received_us)
         return
     ordered = sorted(groups.items())
     new = _upsert(cursor, dialect, ordered)
-    writer_alerts.record(cursor, dialect, new, reopened, groups, stored, received_us)
+    writer_alerts.record(cursor, dialect, new, reopened, facts, stored, received_us)
     h = HOURLY
     upsert_rows(cursor, dialect, h, ("project_id", "fingerprint", "hour", "count"),
                 ("int4", "text", "int8", "int8"),
@@ -253,8 +270,13 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch],
                  for (project_id, fingerprint), d in ordered
                  for hour, n in sorted(d.hourly.items())])
     # After the counts: a snooze's condition reads them (storage/writer_snooze.py).
-    writer_snooze.wake(cursor, dialect, {key: (d.last_seen_us, sorted(d.hourly))
-                                         for key, d in ordered})
+    # A merged group's errors wake its target.
+    woken: dict[GroupKey, tuple[int, list[int]]] = {}
+    for key, d in ordered:
+        target = merged.get(key, key)
+        last, hours = woken.get(target, (d.last_seen_us, []))
+        woken[target] = (max(last, d.last_seen_us), sorted({*hours, *d.hourly}))
+    writer_snooze.wake(cursor, dialect, woken)
 
 
 def write_requests(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from storage import rows
+from storage import rows, writer_merged
 
 GROUPS, HOURLY = rows.ERROR_GROUPS, rows.ERROR_GROUP_HOURLY
 STATUS_CHANGES = rows.ERROR_STATUS_CHANGES
@@ -38,9 +38,11 @@ def wake(cursor: Any, dialect: str, touched: Mapping[tuple[int, str], tuple[int,
     for project_id, fingerprints in sorted(by_project.items()):
         for i in range(0, len(fingerprints), IN_CHUNK):
             chunk = fingerprints[i:i + IN_CHUNK]
+            # The count with the groups merged into it (storage/writer_merged.py).
             cursor.execute(
-                f'SELECT fingerprint, count, snooze_until_us, snooze_count, snooze_per_hour '
-                f'FROM "{GROUPS}" WHERE project_id = {q} AND status = \'ignored\' '
+                f"SELECT g.fingerprint, {writer_merged.total_count_sql('g')}, "
+                f"g.snooze_until_us, g.snooze_count, g.snooze_per_hour "
+                f'FROM "{GROUPS}" g WHERE project_id = {q} AND status = \'ignored\' '
                 f"AND (snooze_until_us IS NOT NULL OR snooze_count IS NOT NULL "
                 f"OR snooze_per_hour IS NOT NULL) "
                 f"AND fingerprint IN ({', '.join([q] * len(chunk))})", (project_id, *chunk))
@@ -51,10 +53,13 @@ def wake(cursor: Any, dialect: str, touched: Mapping[tuple[int, str], tuple[int,
         latest_us, hours = touched[(project_id, fingerprint)]
         ended = (until is not None and latest_us >= until) or (at is not None and count >= at)
         if not ended and per_hour is not None and hours:
+            # Per hour, the counts of its members together.
             cursor.execute(
-                f'SELECT max(count) FROM "{HOURLY}" WHERE project_id = {q} '
-                f"AND fingerprint = {q} AND hour IN ({', '.join([q] * len(hours))})",
-                (project_id, fingerprint, *hours))
+                f'SELECT max(n) FROM (SELECT sum(count) AS n FROM "{HOURLY}" '
+                f"WHERE project_id = {q} "
+                f"AND fingerprint IN ({writer_merged.members_sql(dialect)}) "
+                f"AND hour IN ({', '.join([q] * len(hours))}) GROUP BY hour) AS per_hour",
+                (project_id, project_id, fingerprint, project_id, fingerprint, *hours))
             busiest = cursor.fetchone()[0]
             ended = busiest is not None and int(busiest) > per_hour
         if not ended:

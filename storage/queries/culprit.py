@@ -20,6 +20,7 @@ from sqlalchemy import Text, and_, cast, select
 
 from sounding import stacktrace
 from storage import schema
+from storage.queries import members as mq
 from storage.queries.values import UNREADABLE, load
 from storage.store import Store
 
@@ -93,13 +94,16 @@ def culprit_of(backtrace: Any, exceptions: Any) -> str | None:
     return from_exceptions(exceptions) or from_backtrace(backtrace)
 
 
-def culprits(store: Store, project_id: int, fingerprints: list[str]) -> dict[str, str]:
-    """{fingerprint: culprit} of the groups' latest occurrences (those with none left
-    out)."""
+def culprits(store: Store, project_id: int, fingerprints: list[str],
+             members: mq.Members | None = None) -> dict[str, str]:
+    """{fingerprint: culprit} of the groups' latest occurrences (of any of its
+    `members`, when merged; those with none left out)."""
     if not fingerprints:
         return {}
+    _, root = mq.expand(fingerprints, members)
     latest = [select(_E.c.id).where(and_(_E.c.project_id == project_id,
-                                         _E.c.fingerprint == fp))
+                                         mq.one_of(_E.c.fingerprint,
+                                                   (members or {}).get(fp, fp))))
               .order_by(_E.c.ts_us.desc(), _E.c.id.desc()).limit(1).scalar_subquery()
               for fp in fingerprints]
     with store.reader.connect() as conn:
@@ -116,5 +120,5 @@ def culprits(store: Store, project_id: int, fingerprints: list[str]) -> dict[str
         parsed = [load(backtrace), load(exceptions)]
         found = culprit_of(*(None if v is UNREADABLE else v for v in parsed))
         if found:
-            out[fingerprint] = found
+            out[root[fingerprint]] = found
     return out

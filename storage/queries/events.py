@@ -4,12 +4,14 @@ page shows and the read API returns."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import JSON, Text, and_, cast, select
 
 from storage import schema
+from storage.queries import members as mq
 from storage.queries.values import UNREADABLE, load
 from storage.store import Store
 
@@ -49,10 +51,11 @@ class ErrorEventDetail:
     context: dict[str, Any] | None = None
 
 
-def event(store: Store, project_id: int, fingerprint: str, event_id: int | None = None
-          ) -> ErrorEventDetail | None:
-    """One occurrence with everything it carried: `event_id`, or the latest one."""
-    where = and_(_E.c.project_id == project_id, _E.c.fingerprint == fingerprint)
+def event(store: Store, project_id: int, fingerprint: str | Sequence[str],
+          event_id: int | None = None) -> ErrorEventDetail | None:
+    """One occurrence with everything it carried: `event_id`, or the latest one (of
+    the group, or of a merged group's members: their fingerprints)."""
+    where = and_(_E.c.project_id == project_id, mq.one_of(_E.c.fingerprint, fingerprint))
     # The JSON columns as text, parsed by values.load: whatever a row holds, it reads.
     query = select(*[cast(c, Text).label(c.name) if isinstance(c.type, JSON) else c
                      for c in _E.columns])

@@ -5,7 +5,7 @@ filter itself (a group matches when its facet row exists)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +13,7 @@ from sqlalchemy import and_, exists, func, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from storage import schema
+from storage.queries import members as mq
 from storage.rows import FACET_LENGTH, FIELD_FACETS, USER_FACET
 from storage.store import Store
 
@@ -76,17 +77,22 @@ def _order(name: str) -> tuple[int, str]:
     return (FIELD_FACETS.index(name), "") if name in FIELD_FACETS else (len(FIELD_FACETS), name)
 
 
-def distribution(store: Store, project_id: int, fingerprint: str, top: int = TOP_VALUES
-                 ) -> list[Facet]:
-    """Each facet of a group with its `top` most frequent values (ties by value)."""
+def distribution(store: Store, project_id: int, fingerprint: str | Sequence[str],
+                 top: int = TOP_VALUES) -> list[Facet]:
+    """Each facet of a group (or of a merged group's members, summed) with its `top`
+    most frequent values (ties by value)."""
+    count = func.sum(_F.c.count)
     with store.reader.connect() as conn:
         rows = conn.execute(
-            select(_F.c.facet, _F.c.value, _F.c.count, _F.c.first_seen_us, _F.c.last_seen_us)
+            select(_F.c.facet, _F.c.value, count.label("count"),
+                   func.min(_F.c.first_seen_us).label("first_seen_us"),
+                   func.max(_F.c.last_seen_us).label("last_seen_us"))
             # The user ids are counted for the list's users affected, not shown as a
             # facet: a group's ids are already on its occurrences.
-            .where(and_(_F.c.project_id == project_id, _F.c.fingerprint == fingerprint,
-                        _F.c.facet != USER_FACET))
-            .order_by(_F.c.facet, _F.c.count.desc(), _F.c.value)).all()
+            .where(and_(_F.c.project_id == project_id,
+                        mq.one_of(_F.c.fingerprint, fingerprint), _F.c.facet != USER_FACET))
+            .group_by(_F.c.facet, _F.c.value)
+            .order_by(_F.c.facet, count.desc(), _F.c.value)).all()
     by_facet: dict[str, list[Any]] = {}
     for row in rows:
         by_facet.setdefault(row.facet, []).append(row)
@@ -101,12 +107,14 @@ def distribution(store: Store, project_id: int, fingerprint: str, top: int = TOP
     return out
 
 
-def first_release(store: Store, project_id: int, fingerprint: str) -> str | None:
+def first_release(store: Store, project_id: int, fingerprint: str | Sequence[str]
+                  ) -> str | None:
     """The release of the group's earliest error that had one (None: no error had)."""
     with store.reader.connect() as conn:
         return conn.execute(
             select(_F.c.value)
-            .where(and_(_F.c.project_id == project_id, _F.c.fingerprint == fingerprint,
+            .where(and_(_F.c.project_id == project_id,
+                        mq.one_of(_F.c.fingerprint, fingerprint),
                         _F.c.facet == "release"))
             .order_by(_F.c.first_seen_us, _F.c.value).limit(1)).scalar()
 
@@ -138,14 +146,16 @@ def labels(store: Store, project_id: int) -> Labels:
 
 
 
-def group_values(store: Store, project_id: int, fingerprints: list[str],
-                 facets: tuple[str, ...] = ("environment", "release")
-                 ) -> dict[str, dict[str, list[str]]]:
-    """{fingerprint: {facet: values}} of the listed groups, each facet's values the
-    most recently seen first: the chips of the error list's rows."""
-    out: dict[str, dict[str, list[str]]] = {fp: {} for fp in fingerprints}
-    if not fingerprints:
+def group_values(store: Store, project_id: int, listed: list[str],
+                 facets: tuple[str, ...] = ("environment", "release"),
+                 members: mq.Members | None = None) -> dict[str, dict[str, list[str]]]:
+    """{fingerprint: {facet: values}} of the listed groups (with their `members`' when
+    merged), each facet's values the most recently seen first: the chips of the error
+    list's rows."""
+    out: dict[str, dict[str, list[str]]] = {fp: {} for fp in listed}
+    if not listed:
         return out
+    fingerprints, root = mq.expand(listed, members)
     with store.reader.connect() as conn:
         rows = conn.execute(
             select(_F.c.fingerprint, _F.c.facet, _F.c.value)
@@ -153,7 +163,9 @@ def group_values(store: Store, project_id: int, fingerprints: list[str],
                         _F.c.facet.in_(facets)))
             .order_by(_F.c.last_seen_us.desc(), _F.c.value)).all()
     for fp, facet, value in rows:
-        out[fp].setdefault(facet, []).append(value)
+        values = out[root[fp]].setdefault(facet, [])
+        if value not in values:  # a value two members had
+            values.append(value)
     return out
 
 
@@ -165,21 +177,30 @@ class RowFacts:
     first_release: str | None  # the release of its earliest error that had one
 
 
-def row_facts(store: Store, project_id: int, fingerprints: list[str]) -> dict[str, RowFacts]:
-    """Users affected and first release of the listed groups: two reads on the facets'
-    primary key, whatever the number of errors (the user ids are counted once each as
-    the writer stores them)."""
-    if not fingerprints:
+def row_facts(store: Store, project_id: int, listed: list[str],
+              members: mq.Members | None = None) -> dict[str, RowFacts]:
+    """Users affected and first release of the listed groups (with their `members`'
+    when merged): two reads on the facets' primary key, whatever the number of errors
+    (the user ids are counted once each as the writer stores them)."""
+    if not listed:
         return {}
+    fingerprints, root = mq.expand(listed, members)
     mine = and_(_F.c.project_id == project_id, _F.c.fingerprint.in_(fingerprints))
+    merged = [fp for fp in listed if len((members or {}).get(fp, ())) > 1]
     with store.reader.connect() as conn:
         users: dict[str, int] = dict(conn.execute(
             select(_F.c.fingerprint, func.count())
             .where(and_(mine, _F.c.facet == USER_FACET)).group_by(_F.c.fingerprint)).all())
+        # A user two members saw is one user: distinct values over the members.
+        for fp in merged:
+            users[fp] = int(conn.execute(
+                select(func.count(func.distinct(_F.c.value))).where(and_(
+                    _F.c.project_id == project_id, _F.c.facet == USER_FACET,
+                    _F.c.fingerprint.in_(list((members or {})[fp]))))).scalar_one())
         releases = conn.execute(
             select(_F.c.fingerprint, _F.c.value).where(and_(mine, _F.c.facet == "release"))
             .order_by(_F.c.first_seen_us.desc(), _F.c.value.desc())).all()
     # Earliest last: the dict keeps each group's earliest release (ties: the smallest
     # value, as first_release orders them).
-    first = {fp: value for fp, value in releases}
-    return {fp: RowFacts(int(users.get(fp, 0)), first.get(fp)) for fp in fingerprints}
+    first = {root[fp]: value for fp, value in releases}
+    return {fp: RowFacts(int(users.get(fp, 0)), first.get(fp)) for fp in listed}

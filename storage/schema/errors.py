@@ -36,8 +36,11 @@ error_groups = Table(
     Column("snooze_until_us", BigInteger, nullable=True),
     Column("snooze_count", BigInteger, nullable=True),
     Column("snooze_per_hour", BigInteger, nullable=True),
+    # Merged into that group (storage/merge.py; reads add this one's counts to it).
+    Column("merged_into", Integer, nullable=True),
     UniqueConstraint("project_id", "fingerprint", name="uq_error_groups_project_fingerprint"),
     Index("ix_error_groups_project_last_seen", "project_id", "last_seen_us"),
+    Index("ix_error_groups_project_merged_into", "project_id", "merged_into"),
 )
 
 error_group_hourly = Table(
@@ -78,6 +81,7 @@ error_status_changes = Table(
     Column("at_us", BigInteger, nullable=False),
     # Who made a change by hand (dashboard/access.py's actor()); NULL: the collector.
     Column("actor", String(200), nullable=True),
+    Column("detail", String(200), nullable=True),  # a merge's groups: "#12, #14"
     Index("ix_error_status_changes_group", "project_id", "fingerprint", "at_us"),
 )
 

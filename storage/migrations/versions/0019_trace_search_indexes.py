@@ -11,14 +11,14 @@ On PostgreSQL each is made on the partitioned table, which makes it on every day
 partition and on those made later.
 
 Revision ID: 0019
-Revises: 0017 (0018 is made beside this one; whoever lands second re-chains)
+Revises: 0018
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0019"
-down_revision = "0017"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 
