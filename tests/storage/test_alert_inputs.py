@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from sqlalchemy import select
 
 from processors.grouping import GroupingProcessor
 from sounding.records import Batch, ErrorEvent
-from storage import alerts, groups, keys
+from storage import alerts, groups, keys, merge, schema
 from storage.queries import alert_inputs
 from storage.store import Store
 from storage.wire import write_batches
@@ -68,3 +69,27 @@ def test_fact_times_finds_facts_by_key_long_ones_too(store: Store) -> None:
     assert alert_inputs.fact_times(store, 1, [long_key, "frequency:r:y:60", "nope"]) == {
         long_key: 7 * US, "frequency:r:y:60": 8 * US}
     assert alert_inputs.fact_times(store, 2, [long_key]) == {}
+
+
+def group_id(store: Store, fingerprint: str) -> int:
+    g = schema.error_groups
+    with store.reader.connect() as conn:
+        return int(conn.execute(select(g.c.id).where(g.c.fingerprint == fingerprint))
+                   .scalar_one())
+
+
+def test_a_merged_group_counts_in_its_target_and_follows_its_status(store: Store) -> None:
+    # Neither has more than 5 events alone; merged, the target has 7.
+    ingest(store, *[("target", NOW + i, None) for i in range(4)],
+           *[("merged", NOW + i, None) for i in range(3)])
+    since = (NOW - 10 * MIN) * US
+    assert alert_inputs.busy_groups(store, 1, since, 5) == []
+    merge.merge(store, 1, group_id(store, "target"), [group_id(store, "merged")])
+    (busy,) = alert_inputs.busy_groups(store, 1, since, 5)
+    assert (busy.fingerprint, busy.recent) == ("target", 7)
+    assert busy.fingerprints == ("target", "merged")
+    assert alert_inputs.event_count(store, 1, busy.fingerprints, NOW * US,
+                                    (NOW + 10) * US) == 7
+    # Ignoring the target silences the group merged into it as well.
+    groups.set_status(store, 1, "target", "ignored")
+    assert alert_inputs.busy_groups(store, 1, since, 2) == []

@@ -197,7 +197,8 @@ class Evaluator:
             previous = seen.get(fact_key(group.fingerprint, period - period_s))
             start = window_start if previous is None else max(window_start, previous)
             count = alert_inputs.event_count(
-                self.store, project_id, group.fingerprint, start, now_us + 1, rule.env,
+                self.store, project_id, group.fingerprints or group.fingerprint, start,
+                now_us + 1, rule.env,
                 rule.service, at_most=max(more_than + 1, COUNT_CAP))
             if count <= more_than:
                 continue
