@@ -4,7 +4,6 @@ suffix: `_us` microseconds, `_ns` nanoseconds, `_s` (and series `t`) seconds."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -171,10 +170,7 @@ class StatusChange:
 
 
 def status_change(handler: DashboardHandler) -> StatusChange:
-    try:
-        body: Any = json.loads(handler.request.body or b"null")
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
-        raise HTTPError(400, "the body must be JSON: {\"status\": \"resolved\"}") from exc
+    body = handler.json_body('{"status": "resolved"}')
     status = body.get("status") if isinstance(body, dict) else None
     if not isinstance(status, str) or status not in eq.STATUSES:
         raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")

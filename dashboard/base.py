@@ -82,6 +82,13 @@ class DashboardHandler(ScopeHandler):
 
     # What handlers share.
 
+    def json_body(self, example: str) -> Any:
+        """The request's JSON body; a 400 showing `example` when it is not JSON."""
+        try:
+            return json.loads(self.request.body or b"null")
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+            raise HTTPError(400, f"the body must be JSON: {example}") from exc
+
     def write_json(self, document: Any) -> None:
         self.set_header("Content-Type", "application/json")
         self.finish(json_text(document))

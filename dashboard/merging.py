@@ -10,7 +10,6 @@ unmerge is recorded in the groups' history with who made it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import Any
 
@@ -74,24 +73,25 @@ class UnmergePage(DashboardHandler):
     """A merged group's Unmerge button: then back to the group it was merged into."""
 
     async def post(self, project_name: str, group_id: str) -> None:
-        group = self.row_id(group_id, "error group")
-        project = await self.load_project(project_name)
-        self.require_role("member")
-        try:
-            into = await self.run(merge.unmerge, self.store, project.id, group,
-                                  self.actor())
-        except merge.MergeError as exc:
-            raise _refused(exc) from exc
-        if into is None:
-            raise HTTPError(404, f"no error group {group_id} here")
+        _, _, into = await _unmerge(self, project_name, group_id)
         self.redirect(self.project_url(f"errors/{into}"), status=303)
 
 
-def _body(handler: DashboardHandler, example: str) -> Any:
+async def _unmerge(handler: DashboardHandler, project_name: str, group_id: str
+                   ) -> tuple[Any, int, int]:
+    """The page's and the API's unmerge: (project, group id, the id it was merged
+    into); 404 for no such group of the project, 400 for one that is not merged."""
+    group = handler.row_id(group_id, "error group")
+    project = await handler.load_project(project_name)
+    handler.require_role("member")
     try:
-        return json.loads(handler.request.body or b"null")
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
-        raise HTTPError(400, f"the body must be JSON: {example}") from exc
+        into = await handler.run(merge.unmerge, handler.store, project.id, group,
+                                 handler.actor())
+    except merge.MergeError as exc:
+        raise _refused(exc) from exc
+    if into is None:
+        raise HTTPError(404, f"no error group {group_id} in project {project.name!r}")
+    return project, group, into
 
 
 def _is_id(value: Any) -> bool:
@@ -106,7 +106,7 @@ class MergeApi(DashboardHandler):
 
     async def post(self, project_name: str) -> None:
         project = await self.load_project(project_name)
-        body = _body(self, '{"into": 12, "groups": [14, 15]}')
+        body = self.json_body('{"into": 12, "groups": [14, 15]}')
         if not isinstance(body, dict) or set(body) - {"into", "groups"}:
             raise HTTPError(400, 'the body must be {"into": id, "groups": [ids]}')
         into, groups = body.get("into"), body.get("groups")
@@ -133,16 +133,7 @@ class UnmergeApi(DashboardHandler):
     api = True
 
     async def post(self, project_name: str, group_id: str) -> None:
-        group = self.row_id(group_id, "error group")
-        project = await self.load_project(project_name)
-        self.require_role("member")
-        try:
-            into = await self.run(merge.unmerge, self.store, project.id, group,
-                                  self.actor())
-        except merge.MergeError as exc:
-            raise _refused(exc) from exc
-        if into is None:
-            raise HTTPError(404, f"no error group {group_id} in project {project.name!r}")
+        project, group, into = await _unmerge(self, project_name, group_id)
         updated = await self.run(eq.get_group, self.store, project.id, group)
         self.write_json({"group": asdict(updated) if updated else None, "unmerged_from": into})
 
