@@ -39,7 +39,7 @@ from sqlalchemy import (
 )
 
 from storage import logbody, schema
-from storage.queries.values import load
+from storage.queries.values import escape_like, load
 from storage.store import Store
 
 _L = schema.logs
@@ -205,10 +205,6 @@ class LogPage:
     next_after: str | None
 
 
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _attribute_matches(dialect: str, key: str, value: str) -> ColumnElement[bool]:
     """The record's attribute `key`, as text, equals `value`: a string as it is, a
     number as JSON writes it, a boolean as true or false."""
@@ -234,7 +230,7 @@ def _where(store: Store, project_id: int, f: LogFilter) -> list[ColumnElement[bo
     if f.min_severity:
         clauses.append(_L.c.severity_number >= f.min_severity)
     if f.text:
-        clauses.append(_L.c.body_text.ilike(f"%{_escape_like(f.text)}%", escape="\\"))
+        clauses.append(_L.c.body_text.ilike(f"%{escape_like(f.text)}%", escape="\\"))
     for key, value in f.attributes:
         clauses.append(_attribute_matches(store.dialect, key, value))
     if f.trace_id:

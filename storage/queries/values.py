@@ -75,3 +75,9 @@ def finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [finite(v) for v in value]
     return value
+
+
+def escape_like(text: str) -> str:
+    """`text` as a LIKE pattern's literal part (with ESCAPE '\\'): a user's `%` or `_`
+    matches itself, not any run or any character."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

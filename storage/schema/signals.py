@@ -20,9 +20,6 @@ spans = Table(
     # walks these instead of every span of the range (storage/queries/trace_search.py).
     Index("ix_spans_project_errors", "project_id", "start_ns",
           sqlite_where=text("status_code = 2"), postgresql_where=text("status_code = 2")),
-    # By name: a search for a span name walks the spans of the names that hold it
-    # (storage/queries/span_names.py), and lists a project's names by skipping along it.
-    Index("ix_spans_project_name", "project_id", "name", "start_ns"),
     **by_day("start_ns", ("project_id", "trace_id", "span_id", "start_ns")),
 )
 
