@@ -97,6 +97,11 @@ def _load(store: Store, args: argparse.Namespace, meta: dict[str, Any] | None
     plan = Plan(store.url, project_id, args.spans, args.errors, args.logs, end)
     started = time.perf_counter()
     trace_id = fill(plan, args.workers)
+    # Statistics now, as a database that has run a while has them: without them
+    # PostgreSQL planned the deploys page at 260 ms instead of 45 (autovacuum had not
+    # analysed the freshly loaded tables yet).
+    with store.writer.connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")
     return {**wanted, "project_id": project_id, "end_us": end, "trace_id": trace_id,
             "fill_s": round(time.perf_counter() - started), "workers": args.workers,
             "date": f"{datetime.now(UTC):%Y-%m-%d}"}
