@@ -14,7 +14,7 @@ from operator import itemgetter
 from typing import Any
 
 from sounding import histogram
-from storage import rows, writer_alerts, writer_merged, writer_snooze
+from storage import in_chunks, rows, writer_alerts, writer_merged, writer_snooze
 from storage.rows import FACET_LENGTH, Row, WireBatch
 from storage.writer_alerts import NewGroup, Reopened
 from storage.writer_copy import copy_types, upsert_rows
@@ -41,8 +41,6 @@ _REQUEST = rows.REQUESTS.getter("service", "env", "method", "route", "ts_us", "s
                                 "duration_ms")
 GroupKey = tuple[int, str]
 RollupKey = tuple[int, str, str, str, str, int]
-# SQLite has no parameter limit problem below this; PostgreSQL allows 65,535.
-IN_CHUNK = 500
 # Groups per upsert statement on SQLite (7 values each): a statement of many rows,
 # not one `executemany`, so that its RETURNING says which groups it inserted.
 # PostgreSQL takes every group of a commit in one statement (arrays, not values).
@@ -146,25 +144,20 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch],
     if not latest:
         return []
     q = _q(dialect)
-    by_project: dict[int, list[str]] = {}
-    for project_id, fingerprint in latest:
-        by_project.setdefault(project_id, []).append(fingerprint)
     # Most touched groups are open: find the few resolved ones with one query per chunk
     # instead of one update per group.
     candidates: list[GroupKey] = []
     waiting: dict[GroupKey, int] = {}  # resolved in the next release: when
-    for project_id, fingerprints in by_project.items():
-        for i in range(0, len(fingerprints), IN_CHUNK):
-            chunk = fingerprints[i:i + IN_CHUNK]
-            cursor.execute(
-                f'SELECT fingerprint, resolved_us, resolved_release FROM "{GROUPS}" '
-                f"WHERE project_id = {q} AND status = 'resolved' "
-                f"AND fingerprint IN ({', '.join([q] * len(chunk))})",
-                (project_id, *chunk))
-            for fingerprint, resolved_us, resolved_release in cursor.fetchall():
-                candidates.append((project_id, fingerprint))
-                if resolved_release is not None and resolved_us is not None:
-                    waiting[(project_id, fingerprint)] = int(resolved_us)
+    for project_id, chunk in in_chunks.by_project(latest):
+        cursor.execute(
+            f'SELECT fingerprint, resolved_us, resolved_release FROM "{GROUPS}" '
+            f"WHERE project_id = {q} AND status = 'resolved' "
+            f"AND fingerprint IN ({', '.join([q] * len(chunk))})",
+            (project_id, *chunk))
+        for fingerprint, resolved_us, resolved_release in cursor.fetchall():
+            candidates.append((project_id, fingerprint))
+            if resolved_release is not None and resolved_us is not None:
+                waiting[(project_id, fingerprint)] = int(resolved_us)
     releases = _new_releases(stored, merged) if waiting else {}
     reopened: list[Reopened] = []
     for project_id, fingerprint in sorted(candidates):

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from storage import rows
+from storage import in_chunks, rows
 
 GROUPS = rows.ERROR_GROUPS
-IN_CHUNK = 500
 GroupKey = tuple[int, str]
 
 
@@ -29,20 +28,15 @@ def targets(cursor: Any, dialect: str, keys: Iterable[GroupKey]) -> dict[GroupKe
     """{(project, source's fingerprint): (project, target's fingerprint)} of the keys
     that name merged groups."""
     q = _q(dialect)
-    by_project: dict[int, list[str]] = {}
-    for project_id, fingerprint in keys:
-        by_project.setdefault(project_id, []).append(fingerprint)
     out: dict[GroupKey, GroupKey] = {}
-    for project_id, fingerprints in sorted(by_project.items()):
-        for i in range(0, len(fingerprints), IN_CHUNK):
-            chunk = fingerprints[i:i + IN_CHUNK]
-            cursor.execute(
-                f'SELECT s.fingerprint, t.fingerprint FROM "{GROUPS}" s JOIN "{GROUPS}" t '
-                f"ON t.id = s.merged_into WHERE s.project_id = {q} "
-                f"AND s.merged_into IS NOT NULL "
-                f"AND s.fingerprint IN ({', '.join([q] * len(chunk))})", (project_id, *chunk))
-            out.update(((project_id, source), (project_id, target))
-                       for source, target in cursor.fetchall())
+    for project_id, chunk in in_chunks.by_project(keys):
+        cursor.execute(
+            f'SELECT s.fingerprint, t.fingerprint FROM "{GROUPS}" s JOIN "{GROUPS}" t '
+            f"ON t.id = s.merged_into WHERE s.project_id = {q} "
+            f"AND s.merged_into IS NOT NULL "
+            f"AND s.fingerprint IN ({', '.join([q] * len(chunk))})", (project_id, *chunk))
+        out.update(((project_id, source), (project_id, target))
+                   for source, target in cursor.fetchall())
     return out
 
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from storage import rows, writer_merged
+from storage import in_chunks, rows, writer_merged
 
 GROUPS, HOURLY = rows.ERROR_GROUPS, rows.ERROR_GROUP_HOURLY
 STATUS_CHANGES = rows.ERROR_STATUS_CHANGES
-IN_CHUNK = 500
 REASON = "snooze ended"
 
 
@@ -31,23 +30,18 @@ def wake(cursor: Any, dialect: str, touched: Mapping[tuple[int, str], tuple[int,
     errors in)} of the commit. Opens the snoozed groups whose condition is met;
     returns them."""
     q = _q(dialect)
-    by_project: dict[int, list[str]] = {}
-    for project_id, fingerprint in touched:
-        by_project.setdefault(project_id, []).append(fingerprint)
     snoozed: list[tuple[int, str, int, int | None, int | None, int | None]] = []
-    for project_id, fingerprints in sorted(by_project.items()):
-        for i in range(0, len(fingerprints), IN_CHUNK):
-            chunk = fingerprints[i:i + IN_CHUNK]
-            # The count with the groups merged into it (storage/writer_merged.py).
-            cursor.execute(
-                f"SELECT g.fingerprint, {writer_merged.total_count_sql('g')}, "
-                f"g.snooze_until_us, g.snooze_count, g.snooze_per_hour "
-                f'FROM "{GROUPS}" g WHERE project_id = {q} AND status = \'ignored\' '
-                f"AND (snooze_until_us IS NOT NULL OR snooze_count IS NOT NULL "
-                f"OR snooze_per_hour IS NOT NULL) "
-                f"AND fingerprint IN ({', '.join([q] * len(chunk))})", (project_id, *chunk))
-            snoozed += [(project_id, fp, int(n), until, at, per_hour)
-                        for fp, n, until, at, per_hour in cursor.fetchall()]
+    for project_id, chunk in in_chunks.by_project(touched):
+        # The count with the groups merged into it (storage/writer_merged.py).
+        cursor.execute(
+            f"SELECT g.fingerprint, {writer_merged.total_count_sql('g')}, "
+            f"g.snooze_until_us, g.snooze_count, g.snooze_per_hour "
+            f'FROM "{GROUPS}" g WHERE project_id = {q} AND status = \'ignored\' '
+            f"AND (snooze_until_us IS NOT NULL OR snooze_count IS NOT NULL "
+            f"OR snooze_per_hour IS NOT NULL) "
+            f"AND fingerprint IN ({', '.join([q] * len(chunk))})", (project_id, *chunk))
+        snoozed += [(project_id, fp, int(n), until, at, per_hour)
+                    for fp, n, until, at, per_hour in cursor.fetchall()]
     woken: list[tuple[int, str]] = []
     for project_id, fingerprint, count, until, at, per_hour in sorted(snoozed):
         latest_us, hours = touched[(project_id, fingerprint)]
