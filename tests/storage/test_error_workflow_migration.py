@@ -10,8 +10,8 @@ from alembic import command
 from storage import keys
 from storage.queries import facets as fq
 from storage.store import Store
-from tests.storage.test_migrations import _migrate
 from tests.storage.test_queries import NOW, Db, err
+from tests.support.migrations import migrate
 
 
 def _facets(store: Store) -> list[tuple[str, str, int]]:
@@ -34,13 +34,13 @@ def test_the_user_facet_is_backfilled_and_the_actor_column_goes_both_ways(db_url
     written = _facets(store)
     assert written == [("a", "u1", 2), ("a", "u2", 1), ("c", "x" * 200, 1)]
 
-    _migrate(store, command.downgrade, "0014")
+    migrate(store, command.downgrade, "0014")
     assert _facets(store) == []
     with store.writer.connect() as conn:
         columns = [c["name"] for c in sa.inspect(conn).get_columns("error_status_changes")]
     assert "actor" not in columns
 
-    _migrate(store, command.upgrade, "head")
+    migrate(store, command.upgrade, "head")
     assert _facets(store) == written  # as the writer counts them
     assert fq.row_facts(store, project, ["a", "b", "c"])["a"].users == 2
     with store.writer.connect() as conn:

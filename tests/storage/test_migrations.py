@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Callable
 
 import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
-from alembic.config import Config
 from alembic.migration import MigrationContext
 
 from storage.partitions import include_name
 from storage.queries import traces
 from storage.schema import metadata
 from storage.store import MIGRATIONS, Store
+from tests.support.migrations import migrate
 
 # What a migration may import: the standard library and the libraries it runs on.
 # Never the application, whose code changes after the migration was written.
@@ -61,14 +60,6 @@ def test_migrations_match_the_schema_on_postgres(pg_url: str) -> None:
     assert _diff(pg_url) == []
 
 
-def _migrate(store: Store, step: Callable[[Config, str], None], revision: str) -> None:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with store.writer.connect() as conn:
-        config.attributes["connection"] = conn
-        step(config, revision)
-        conn.commit()
-
 
 OLD_SPANS = [  # two spans of one process, as revision 0002 stored them
     {"project_id": 1, "trace_id": "ab" * 16, "span_id": "01" * 8, "parent_span_id": "",
@@ -90,7 +81,7 @@ OLD_SPANS = [  # two spans of one process, as revision 0002 stored them
 
 def test_compact_spans_migration_carries_stored_spans_over_and_back(db_url: str) -> None:
     store = Store(db_url)
-    _migrate(store, command.upgrade, "0002")
+    migrate(store, command.upgrade, "0002")
     old = sa.table("spans", *(sa.column(c) for c in OLD_SPANS[0]
                              if c not in ("resource_attributes", "attributes", "semantic",
                                           "events")),
@@ -99,7 +90,7 @@ def test_compact_spans_migration_carries_stored_spans_over_and_back(db_url: str)
     with store.writer.begin() as conn:
         conn.execute(old.insert(), OLD_SPANS)
 
-    _migrate(store, command.upgrade, "head")
+    migrate(store, command.upgrade, "head")
     spans = traces.get_trace(store, 1, "ab" * 16)
     assert [(s.span_id, s.parent_span_id, s.name, s.status_message, s.category)
             for s in spans] == [("01" * 8, "", "GET /x", "boom", "http"),
@@ -110,7 +101,7 @@ def test_compact_spans_migration_carries_stored_spans_over_and_back(db_url: str)
     with store.reader.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM resources")).scalar() == 1
 
-    _migrate(store, command.downgrade, "0002")
+    migrate(store, command.downgrade, "0002")
     with store.writer.connect() as conn:
         rows = conn.execute(old.select().order_by(old.c.span_id)).mappings().all()
     assert [dict(r) for r in rows] == OLD_SPANS
@@ -119,10 +110,10 @@ def test_compact_spans_migration_carries_stored_spans_over_and_back(db_url: str)
 
 def test_logs_migration_creates_the_table_and_drops_it_back(db_url: str) -> None:
     store = Store(db_url)
-    _migrate(store, command.upgrade, "0005")
+    migrate(store, command.upgrade, "0005")
     with store.writer.connect() as conn:
         assert "logs" not in sa.inspect(conn).get_table_names()
-    _migrate(store, command.upgrade, "0006")
+    migrate(store, command.upgrade, "0006")
     row = {"project_id": 1, "record_key": b"k" * 16, "time_ns": 2**63 - 1, "observed_ns": 1,
            "severity_number": 24, "severity_text": "FATAL4", "trace_id": b"", "span_id": b"",
            "flags": 2**32 - 1, "event_name": "e", "service_name": "s", "scope_name": "",
@@ -136,10 +127,10 @@ def test_logs_migration_creates_the_table_and_drops_it_back(db_url: str) -> None
         indexes = {i["name"] for i in sa.inspect(conn).get_indexes("logs")}
     assert indexes == {"ix_logs_project_time", "ix_logs_project_trace",
                        "ix_logs_project_service_time"}
-    _migrate(store, command.downgrade, "0005")
+    migrate(store, command.downgrade, "0005")
     with store.writer.connect() as conn:
         assert "logs" not in sa.inspect(conn).get_table_names()
-    _migrate(store, command.upgrade, "head")  # and up again, on a store that had it
+    migrate(store, command.upgrade, "head")  # and up again, on a store that had it
     store.dispose()
 
 
@@ -163,12 +154,12 @@ def _error_columns(store: Store) -> list[str]:
 
 def test_error_origin_migration_adds_keys_unique_where_set_and_goes_back(db_url: str) -> None:
     store = Store(db_url)
-    _migrate(store, command.upgrade, "0005")
+    migrate(store, command.upgrade, "0005")
     old = _error_table(*OLD_ERROR)
     with store.writer.begin() as conn:
         conn.execute(old.insert(), [OLD_ERROR])
 
-    _migrate(store, command.upgrade, "0007")
+    migrate(store, command.upgrade, "0007")
     new = _error_table(*OLD_ERROR, *ORIGIN)
     with store.writer.begin() as conn:
         stored = conn.execute(new.select()).mappings().one()
@@ -182,7 +173,7 @@ def test_error_origin_migration_adds_keys_unique_where_set_and_goes_back(db_url:
     with store.reader.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM error_events")).scalar() == 5
 
-    _migrate(store, command.downgrade, "0005")
+    migrate(store, command.downgrade, "0005")
     assert _error_columns(store) == ["id", *OLD_ERROR]
     with store.writer.begin() as conn:
         rows = conn.execute(old.select()).mappings().all()
@@ -196,13 +187,13 @@ METRIC_TABLES = {"metric_series", "metric_points", "metric_cumulative",
 
 def test_metrics_migration_goes_both_ways(db_url: str) -> None:
     store = Store(db_url)
-    _migrate(store, command.upgrade, "head")
+    migrate(store, command.upgrade, "head")
     with store.writer.connect() as conn:
         assert METRIC_TABLES <= set(sa.inspect(conn).get_table_names())
-    _migrate(store, command.downgrade, "0007")
+    migrate(store, command.downgrade, "0007")
     with store.writer.connect() as conn:
         assert not METRIC_TABLES & set(sa.inspect(conn).get_table_names())
-    _migrate(store, command.upgrade, "head")
+    migrate(store, command.upgrade, "head")
     with store.writer.connect() as conn:
         assert METRIC_TABLES <= set(sa.inspect(conn).get_table_names())
     store.dispose()
@@ -213,7 +204,7 @@ FACETED = ("tags", "level", "exceptions", "context")
 
 def test_facets_migration_adds_columns_and_table_and_goes_back(db_url: str) -> None:
     store = Store(db_url)
-    _migrate(store, command.upgrade, "0009")
+    migrate(store, command.upgrade, "0009")
     row = {**OLD_ERROR, **dict.fromkeys(ORIGIN), "tags": {"browser": "Firefox"},
            "level": "error", "exceptions": [{"type": "E", "frames": []}],
            "context": {"user": {"id": "7"}}}
@@ -225,7 +216,7 @@ def test_facets_migration_adds_columns_and_table_and_goes_back(db_url: str) -> N
         conn.execute(sa.table("error_group_facets", *map(sa.column, facet)).insert(), [facet])
         assert conn.execute(sa.text("SELECT level FROM error_events")).scalar() == "error"
 
-    _migrate(store, command.downgrade, "0008")
+    migrate(store, command.downgrade, "0008")
     assert _error_columns(store) == ["id", *OLD_ERROR, *ORIGIN]
     with store.writer.connect() as conn:
         assert "error_group_facets" not in sa.inspect(conn).get_table_names()
@@ -237,7 +228,7 @@ def test_facets_migration_adds_columns_and_table_and_goes_back(db_url: str) -> N
     with pytest.raises(sa.exc.IntegrityError), store.writer.begin() as conn:
         conn.execute(old.insert(), [keyed])
 
-    _migrate(store, command.upgrade, "head")
+    migrate(store, command.upgrade, "head")
     assert _error_columns(store) == ["id", *OLD_ERROR, *ORIGIN, *FACETED]
     store.dispose()
 
@@ -247,7 +238,7 @@ ALERT_TABLES = {"alert_facts", "alert_deliveries", "alert_state"}
 
 def test_alerts_migration_goes_both_ways(db_url: str) -> None:
     store = Store(db_url)
-    _migrate(store, command.upgrade, "0010")
+    migrate(store, command.upgrade, "0010")
     fact = {"project_id": 1, "kind": "new_group", "subject": "fp", "dedupe_key": "new_group:fp",
             "at_us": 5, "details": {"service": "web"}, "created_us": 6}
     facts = sa.table("alert_facts", *(sa.column(c) for c in fact if c != "details"),
@@ -256,10 +247,10 @@ def test_alerts_migration_goes_both_ways(db_url: str) -> None:
         conn.execute(facts.insert(), [fact, {**fact, "project_id": 2}])  # unique per project
     with pytest.raises(sa.exc.IntegrityError), store.writer.begin() as conn:
         conn.execute(facts.insert(), [fact])
-    _migrate(store, command.downgrade, "0009")
+    migrate(store, command.downgrade, "0009")
     with store.writer.connect() as conn:
         assert not ALERT_TABLES & set(sa.inspect(conn).get_table_names())
-    _migrate(store, command.upgrade, "head")
+    migrate(store, command.upgrade, "head")
     with store.writer.connect() as conn:
         assert ALERT_TABLES <= set(sa.inspect(conn).get_table_names())
     store.dispose()
@@ -270,7 +261,7 @@ SETTINGS_TABLES = {"alert_destinations", "alert_rules"}
 
 def test_alert_settings_migration_goes_both_ways(db_url: str) -> None:
     store = Store(db_url)
-    _migrate(store, command.upgrade, "0011")
+    migrate(store, command.upgrade, "0011")
     with store.writer.begin() as conn:
         conn.execute(sa.text("INSERT INTO projects (name, created_us) VALUES ('p', 1)"))
         pid = conn.execute(sa.text("SELECT id FROM projects")).scalar_one()
@@ -280,10 +271,10 @@ def test_alert_settings_migration_goes_both_ways(db_url: str) -> None:
         conn.execute(insert, row)
     with pytest.raises(sa.exc.IntegrityError), store.writer.begin() as conn:
         conn.execute(insert, row)  # one name per project
-    _migrate(store, command.downgrade, "0010")
+    migrate(store, command.downgrade, "0010")
     with store.writer.connect() as conn:
         assert not SETTINGS_TABLES & set(sa.inspect(conn).get_table_names())
-    _migrate(store, command.upgrade, "head")
+    migrate(store, command.upgrade, "head")
     with store.writer.connect() as conn:
         assert SETTINGS_TABLES <= set(sa.inspect(conn).get_table_names())
     store.dispose()

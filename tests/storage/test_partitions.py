@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from alembic import command
-from alembic.config import Config
 
 from sounding.records import GAUGE, Batch, LogRecord, MetricPoint, Span
 from storage import keys, retention, schema
@@ -29,8 +28,9 @@ from storage.partitions import (
 from storage.queries import logs as lq
 from storage.queries import metrics as mq
 from storage.queries import traces as tq
-from storage.store import MIGRATIONS, Store
+from storage.store import Store
 from storage.wire import write_batches
+from tests.support.migrations import migrate
 from tests.support.postgres import wait_until_blocked
 
 TODAY = time.time_ns() // DAY_NS
@@ -225,14 +225,6 @@ def test_two_collectors_ensuring_at_once_both_succeed(pg: tuple[Store, int]) -> 
     assert made["second"] == []
 
 
-def _migrate(store: Store, step: Any, revision: str) -> None:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with store.writer.connect() as conn:
-        config.attributes["connection"] = conn
-        step(config, revision)
-        conn.commit()
-
 
 def _contents(store: Store) -> dict[str, Any]:
     with store.reader.connect() as conn:
@@ -242,7 +234,7 @@ def _contents(store: Store) -> dict[str, Any]:
 
 def test_upgrade_and_downgrade_keep_every_row(pg_url: str) -> None:
     store = Store(pg_url)
-    _migrate(store, command.upgrade, "0011")
+    migrate(store, command.upgrade, "0011")
     with store.writer.begin() as conn:
         project = keys.ensure_project(conn, "old")
     days = (TODAY - 400, TODAY - 30, TODAY - 1, TODAY, TODAY + 2, TODAY + 9)
@@ -251,7 +243,7 @@ def test_upgrade_and_downgrade_keep_every_row(pg_url: str) -> None:
     before = _contents(store)
     assert all(len(rows) == 9 for rows in before.values())
 
-    _migrate(store, command.upgrade, "head")
+    migrate(store, command.upgrade, "head")
     assert _contents(store) == before
     for table in PARTITIONED:
         # Within a year back, each day that holds rows has its partition; today and the
@@ -267,7 +259,7 @@ def test_upgrade_and_downgrade_keep_every_row(pg_url: str) -> None:
     (found,) = tq.get_trace(store, project, f"{0:032x}")
     assert found.start_ns == FAR_PAST
 
-    _migrate(store, command.downgrade, "0011")
+    migrate(store, command.downgrade, "0011")
     assert _contents(store) == before
     with store.reader.connect() as conn:
         assert not any(is_partitioned(conn, t) for t in PARTITIONED)

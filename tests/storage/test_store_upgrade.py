@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from alembic import command
-from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
-from storage.store import MIGRATIONS, Store, head_revision
+from storage.store import Store, head_revision
+from tests.support.migrations import alembic_config, migrate
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = """
@@ -34,8 +34,7 @@ def _probe(url: str) -> list[str]:
 
 
 def test_the_head_read_from_the_files_is_alembics() -> None:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
+    config = alembic_config()
     assert [head_revision()] == ScriptDirectory.from_config(config).get_heads()
 
 
@@ -49,12 +48,7 @@ def test_a_database_behind_is_migrated_with_alembic(db_url: str) -> None:
     assert _probe(db_url) == ["True", "False", "False"]
     store = Store(db_url)
     try:
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
-        with store.writer.connect() as connection:  # one migration back, as Alembic does
-            config.attributes["connection"] = connection
-            command.downgrade(config, "-1")
-            connection.commit()
+        migrate(store, command.downgrade, "-1")  # one migration back, as Alembic does
         assert not store.at_head()
     finally:
         store.dispose()

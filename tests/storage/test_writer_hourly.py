@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 from alembic import command
-from alembic.config import Config
 from sqlalchemy import select
 
 from sounding import histogram
 from sounding.records import Batch, RequestMetric
 from storage import keys, rows, schema
 from storage.queries import performance as pq
-from storage.store import MIGRATIONS, Store
+from storage.store import Store
 from storage.wire import write_batches
 from storage.writer_groups import upsert_rollups
+from tests.support.migrations import migrate
 
 NOW = 1_795_168_800  # 2026-11-20T10:00:00Z, on the hour
 US = 1_000_000
@@ -100,14 +100,6 @@ def test_hourly_rows_are_the_sum_of_their_minutes(loaded: Any) -> None:
     assert len(made[0]) > 100 and len(made[1]) > 1000
 
 
-def _migrate(store: Store, step: Any, revision: str) -> None:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with store.writer.connect() as conn:
-        config.attributes["connection"] = conn
-        step(config, revision)
-        conn.commit()
-
 
 def test_the_migration_backfills_what_the_writer_writes(loaded: Any) -> None:
     store, _project, _requests = loaded
@@ -115,8 +107,8 @@ def test_the_migration_backfills_what_the_writer_writes(loaded: Any) -> None:
     with store.reader.connect() as conn:
         metric = conn.execute(select(schema.metric_request_latency_hourly)).all()
     assert len(metric) == 1
-    _migrate(store, command.downgrade, "0011")
-    _migrate(store, command.upgrade, "head")
+    migrate(store, command.downgrade, "0011")
+    migrate(store, command.upgrade, "head")
     assert _hourly(store) == written
     with store.reader.connect() as conn:
         assert conn.execute(select(schema.metric_request_latency_hourly)).all() == metric
