@@ -1,6 +1,6 @@
 # Sounding's image: `docker build -t sounding .`, then
 #   docker run -p 3000:3000 -p 4317:4317 -v sounding-data:/data sounding
-# (README.md, "Packaging: Docker, systemd, Kubernetes"). Two stages: wheels are built
+# (docs/operating.md, "Packaging: Docker, systemd, Kubernetes"). Two stages: wheels are built
 # with the build tools, the runtime stage installs them into a slim image without.
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm

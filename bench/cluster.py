@@ -1,4 +1,4 @@
-"""Several collectors on one PostgreSQL database (README, "Scaling out").
+"""Several collectors on one PostgreSQL database (docs/scaling.md, "Scaling out").
 
 N `sounding serve` processes, each on its own port as behind a load balancer (the
 load workers spread over the ports), all writing one database. Two phases:

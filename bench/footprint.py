@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 MB = 1024 * 1024
 
 # Each configuration as environment settings over the defaults, and a file or None.
-# The forward sidecar is README.md's "Sidecar → gateway" example (its upstream need not
+# The forward sidecar is docs/scaling.md's "Sidecar → gateway" example (its upstream need not
 # exist: an idle sidecar sends nothing).
 FORWARD_SIDECAR = """
 dashboard: {enabled: false}

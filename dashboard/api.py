@@ -1,5 +1,5 @@
 """The JSON read API under /api/v1/projects/{project}/...: what the pages show, as
-documents (README.md, "Read API"). Times keep the schema's units, named by their
+documents (docs/api.md). Times keep the schema's units, named by their
 suffix: `_us` microseconds, `_ns` nanoseconds, `_s` (and series `t`) seconds."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def sort_arg(raw: str | None) -> str:
 
 
 def metric_query(handler: DashboardHandler, name: str, tr: TimeRange) -> mq.Query:
-    """One metric chart's parameters (README.md, "Read API"), every bad one a 400
+    """One metric chart's parameters (docs/api.md), every bad one a 400
     naming it: `step` (seconds), `agg`, `kind`, `service`, `filter=key=value`
     (repeated: all must match), `group_by` (an attribute key), `max_groups`."""
     step = handler.int_arg("step", tr.step_s, 1, 400 * 86_400) or tr.step_s

@@ -26,7 +26,7 @@ MAX_ROUTE = 500
 # histogram buckets stay finite and in range however many requests add up.
 MAX_DURATION_MS = MAX_NS / 1e6
 
-# An error's optional labels (README.md, "Environments, releases and tags on errors").
+# An error's optional labels (docs/sending-data.md, "Environments, releases and tags on errors").
 _LABELS = frozenset({"environment", "release", "service", "tags"})
 
 TraceLink = tuple[str, str] | None

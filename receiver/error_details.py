@@ -1,5 +1,5 @@
 """An error's details on the custom doors (/ingest/errors, /batch and gRPC): `level`,
-`exceptions`, `context` and `event_id`, all optional (README.md, "Error details").
+`exceptions`, `context` and `event_id`, all optional (docs/sending-data.md, "Error details").
 
 These are what the Sentry door fills from an event, and what the forward exporter
 sends on (exporters/forward/encode.py), so a sidecar's Sentry error reaches its

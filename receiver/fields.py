@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from sounding.timeutil import MAX_US, RANGE_TEXT, TimeOutOfRange, parse_iso8601_us
 
 # Free-form JSON (an error's params) nests at most this many arrays and objects, so
-# that every page and API can show it (README, "Limits").
+# that every page and API can show it (docs/sending-data.md, "Limits").
 MAX_VALUE_DEPTH = 16
 
 HEX = re.compile(r"[0-9a-f]*")

@@ -1,7 +1,7 @@
 """The one JSON parse of every JSON door: bytes in, plain Python values out, or
 InvalidInput naming the body.
 
-Rules (README, "Limits"):
+Rules (docs/sending-data.md, "Limits"):
 - The body nests at most MAX_DEPTH arrays and objects. The C parser takes about
   990 levels and then raises RecursionError (refused too); a cheap bound on the
   bytes spares shallow bodies the exact measure, so nothing downstream recurses

@@ -27,7 +27,7 @@ _UINT = re.compile(r"[0-9]+")
 _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 # Attribute values (arrays and key-value lists) nest at most this deep, so that the
-# stored body reads back and every page shows it (README, "Limits").
+# stored body reads back and every page shows it (docs/sending-data.md, "Limits").
 MAX_VALUE_DEPTH = 16
 # How many reasons for dropped records a 400 or a partial success names.
 MAX_DROP_REASONS = 20

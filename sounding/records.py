@@ -245,7 +245,7 @@ class Deploy:
     env: str | None = None
     deployer: str | None = None
     description: str | None = None
-    # The service deployed (README "Deploys of one service"): its impact is then
+    # The service deployed (docs/sending-data.md, "Deploys of one service"): its impact is then
     # measured on that service's requests only.
     service: str | None = None
 

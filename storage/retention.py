@@ -1,5 +1,5 @@
 """The retention sweep: delete what is older than each project's setting, per signal,
-in short transactions (README.md, "Retention").
+in short transactions (docs/storage.md, "Retention").
 
 Every delete takes at most `batch_rows` rows in one transaction (BEGIN IMMEDIATE on
 SQLite, through Store.writer) and the sweep pauses between two batches as long as
@@ -15,7 +15,7 @@ latency histograms of the request rollups have no such index (it would cost ever
 new minute's buckets an index write): they are deleted with their rollup row, by
 its key, which leads their primary key.
 
-Error groups (README.md says what one shows): a group whose last occurrence is
+Error groups (docs/storage.md says what one shows): a group whose last occurrence is
 past the occurrences' setting goes, with its hourly counts, facets and status
 changes; a group still seen keeps its count, first seen, facets and history. A group
 others were merged into (storage/merge.py) stays while one of them is still seen:

@@ -1,4 +1,4 @@
-"""Giving a SQLite file's free pages back to the disk (README.md, "Retention").
+"""Giving a SQLite file's free pages back to the disk (docs/storage.md, "Retention").
 
 Pages that deleted rows leave are kept in the file's free list and reused by later
 writes, so at steady state the file stops growing by itself; incremental vacuum

@@ -12,7 +12,7 @@ out, no I/O; the decode workers run it off the event loop (the exporter's
 - Metric points: one OTLP ExportMetricsServiceRequest (exporters/forward/
   encode_metrics.py), each point as it arrived, cumulative or delta.
 - Errors, deploys, request metrics: the JSON documents of Sounding's own endpoints
-  (README, "Sending data"), every field of the contract (an error's details
+  (docs/sending-data.md), every field of the contract (an error's details
   included: level, exceptions, context, and its occurrence key as `event_id`), times
   as ISO 8601 with microseconds, so that the gateway decodes exactly what this
   collector did.
@@ -135,7 +135,7 @@ def _drop_none(document: dict[str, Any]) -> dict[str, Any]:
 
 
 # What the gateway's /ingest/errors takes of an environment, release or service
-# (README.md, "Environments, releases and tags on errors"); an OpenTelemetry resource
+# (docs/sending-data.md, "Environments, releases and tags on errors"); an OpenTelemetry resource
 # may hold longer ones, which are cut rather than have the gateway refuse the error.
 MAX_LABEL = 200
 

@@ -1,2 +1,2 @@
 """Sentry's SDKs as a door: envelopes and the legacy store endpoint, decoded into
-Sounding's records (README.md, "From Sentry")."""
+Sounding's records (docs/sentry.md)."""

@@ -1,6 +1,6 @@
 """The Sentry door: `POST /api/<project id>/envelope/` and the legacy
 `POST /api/<project id>/store/` on the ingest port, for Sentry's SDKs pointed at
-Sounding by their DSN alone (README.md, "From Sentry").
+Sounding by their DSN alone (docs/sentry.md).
 
 It is the ingest handler (receiver/handlers.py: admission before the body, the
 bounded streaming body, the in-flight count, CORS) with Sentry's rules where

@@ -8,7 +8,7 @@ object at all is the caller's to refuse. Strings come from receiver/jsonbody.py,
 which already replaced lone surrogates; a NUL becomes U+FFFD at store time
 (storage/storable.py), so nothing is done about either here.
 
-The mapping (README.md, "From Sentry"):
+The mapping (docs/sentry.md):
 - The chain (receiver/sentry/exceptions.py) is kept as `exceptions`, root cause
   first. The raised exception is its last: `exception_class` is its type ("Error"
   when it has only a value, as for a JavaScript `throw "text"`), `message` its value.

@@ -17,7 +17,7 @@ from storage.queries import members as mq
 from storage.rows import FACET_LENGTH, FIELD_FACETS, USER_FACET
 from storage.store import Store
 
-# What the error list filters by (README.md, "Read API").
+# What the error list filters by (docs/api.md).
 FILTERS = ("environment", "release", "service")
 # The longest value a facet holds (longer ones are held cut), so the longest a filter
 # needs: the read API refuses longer ones.

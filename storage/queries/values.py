@@ -2,7 +2,7 @@
 
 Rows may have been written by an older version or by a plugin: JSON text that does
 not parse, nesting far past what any page can draw, numbers JSON cannot carry. The
-read side never fails on them (README.md, "Read API"):
+read side never fails on them (docs/api.md, docs/dashboard.md):
 
 - a value nested deeper than MAX_DEPTH is cut there, the cut replaced by a string
   saying so (deeper values cannot be shown, and would exhaust the stack of the

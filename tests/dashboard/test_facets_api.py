@@ -1,4 +1,4 @@
-"""The read API's environments, releases and tags (README.md, "Read API"): the error
+"""The read API's environments, releases and tags (docs/api.md): the error
 list's filters and their values, a group's facets and first release, an event's
 tags, and a release's new groups; over HTTP against the real server, on SQLite and
 PostgreSQL."""

@@ -127,11 +127,11 @@ def test_a_new_or_stale_key_fails() -> None:
     code["receivers.http.brand_new"] = 1
     code["storage.url"] = "sqlite:///elsewhere.db"
     documented["receivers.http.gone"] = "`1`"
-    assert key_problems(code, documented) == [
-        "receivers.http.brand_new: not in docs/configuration.md",
-        "receivers.http.gone: documented, but no such setting",
-        "storage.url: the default is 'sqlite:///elsewhere.db', documented as "
-        "'`sqlite:///sounding.db`'"]
+    problems = key_problems(code, documented)
+    assert "receivers.http.brand_new: not in docs/configuration.md" in problems
+    assert "receivers.http.gone: documented, but no such setting" in problems
+    assert ("storage.url: the default is 'sqlite:///elsewhere.db', documented as "
+            "'`sqlite:///sounding.db`'") in problems
 
 
 # --- HTTP routes ---------------------------------------------------------------------
@@ -178,9 +178,9 @@ def test_every_route_is_documented_with_its_methods() -> None:
 def test_a_new_or_stale_route_fails() -> None:
     code = routes() | {("GET", "/api/v1/projects/{}/brand-new")}
     documented = documented_routes() | {("POST", "/gone")}
-    assert route_problems(code, documented) == [
-        "GET /api/v1/projects/{}/brand-new: not in docs/routes.md",
-        "POST /gone: in docs/routes.md, not served"]
+    problems = route_problems(code, documented)
+    assert "GET /api/v1/projects/{}/brand-new: not in docs/routes.md" in problems
+    assert "POST /gone: in docs/routes.md, not served" in problems
 
 
 # --- links ---------------------------------------------------------------------------

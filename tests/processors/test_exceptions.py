@@ -1,5 +1,5 @@
 """The exceptions processor: `exception` span events become error records, grouped
-by the fingerprint rule documented in processors/exceptions.py and README.md."""
+by the fingerprint rule documented in processors/exceptions.py and docs/errors.md."""
 
 from __future__ import annotations
 

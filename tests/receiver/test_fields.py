@@ -1,5 +1,5 @@
 """The value rules of receiver/fields.py at the real server's JSON doors: the time
-range, params' depth and finite numbers, bounded durations (README, "Limits")."""
+range, params' depth and finite numbers, bounded durations (docs/sending-data.md, "Limits")."""
 
 from __future__ import annotations
 

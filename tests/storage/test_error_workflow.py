@@ -1,4 +1,4 @@
-"""The error workflow (README.md, "Dashboard"): the list's search, bulk status changes
+"""The error workflow (docs/dashboard.md): the list's search, bulk status changes
 and who made each change; against a real store on SQLite and PostgreSQL, records in
 through the real processors and writer."""
 

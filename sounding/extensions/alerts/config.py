@@ -24,7 +24,7 @@ DEFAULTS: dict[str, Any] = {
     # Base URL of the dashboard as people reach it, for the link in each alert;
     # None: alerts carry no link.
     "public_url": None,
-    # [{name, type: webhook|slack|email, ...}]: README.md, "Alerts".
+    # [{name, type: webhook|slack|email, ...}]: docs/alerts.md.
     "destinations": [],
     # [{on, destinations: [names], project, env, service, ...}]: rules.py.
     "rules": [],

@@ -197,7 +197,7 @@ class AlertsExtension(Extension):
     async def _route_and_send(self) -> None:
         # Routed even without rules (to no one): facts left unrouted would pile up
         # and, once rules are configured, go out months late. So every collector on
-        # one database must have the same alerts: section (README.md, "Alerts").
+        # one database must have the same alerts: section (docs/alerts.md).
         unrouted, due = await asyncio.to_thread(alert_lookup.work_waiting, self.store,
                                                 now_us())
         routed = 0

@@ -4,7 +4,7 @@ Every webhook POST carries
 
     Sounding-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + body)>
 
-The recipe a receiver follows (README, "Alerts"):
+The recipe a receiver follows (docs/alerts.md, "Verifying the signature"):
 
 1. Split the header on "," into key=value pairs; take `t` and every `v1`.
 2. Compute HMAC-SHA256 with the destination's secret (UTF-8) as the key over the

@@ -56,9 +56,9 @@ def test_refused(config: dict[str, Any], message: str) -> None:
         completed(**config)
 
 
-def test_the_readme_sidecar_configuration_loads(tmp_path: Path) -> None:
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## Sidecar → gateway"):]
+def test_the_documented_sidecar_configuration_loads(tmp_path: Path) -> None:
+    manual = (REPO / "docs" / "scaling.md").read_text()
+    section = manual[manual.index("## Sidecar → gateway"):]
     block = section[section.index("```yaml\n") + 8:section.index("```\n", 8)]
     path = tmp_path / "sidecar.yaml"
     path.write_text(block)

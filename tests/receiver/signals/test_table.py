@@ -14,7 +14,7 @@ from receiver.signals.table import SIGNALS, Signal
 from tests.receiver.otlp_helpers import grpc_auth
 from tests.support.server import Server, start_server
 
-# The contract's ingest paths (README, "Ingestion API"): one row each.
+# The contract's ingest paths (docs/routes.md): one row each.
 PATHS = {"/ingest/v1/traces", "/ingest/v1/logs", "/ingest/v1/metrics", "/ingest/errors",
          "/ingest/errors/batch",
          "/ingest/deploys", "/ingest/requests"}

@@ -15,7 +15,7 @@ T = 1_767_323_045
 
 
 def recipe(secret: str, body: bytes, header: str, now: int) -> bool:
-    """README, "Alerts", verifying a webhook: what a receiver writes."""
+    """docs/alerts.md, verifying a webhook: what a receiver writes."""
     parts = dict(item.split("=", 1) for item in header.split(","))
     expected = hmac.new(secret.encode(), parts["t"].encode() + b"." + body,
                         hashlib.sha256).hexdigest()
