@@ -120,7 +120,8 @@ class BenchServer:
 
 class BenchCluster:
     """Several `sounding serve` processes on one port (SO_REUSEPORT) and one database:
-    how Sounding uses more cores than one event loop can (docs/operating.md, "Performance and durability")."""
+    how Sounding uses more cores than one event loop can (docs/operating.md, "Performance
+    and durability")."""
 
     def __init__(self, db_url: str, processes: int, env: dict[str, str] | None = None) -> None:
         shared = {"SOUNDING__RECEIVERS__HTTP__REUSE_PORT": "true", **(env or {})}

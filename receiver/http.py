@@ -106,7 +106,8 @@ class HttpServerReceiver(Receiver):
         host = str(self.config["host"])
         port = int(self.config["port"])
         # reuse_port: several collector processes share one port (SO_REUSEPORT) and
-        # the kernel spreads connections over them (docs/operating.md, "Performance and durability").
+        # the kernel spreads connections over them (docs/operating.md, "Performance and
+        # durability").
         self._sockets = bind_tcp(host, port, f"receivers.{self.name}.port",
                                  bool(self.config.get("reuse_port", False)))
         self._ports = sorted({s.getsockname()[1] for s in self._sockets})

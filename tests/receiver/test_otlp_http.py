@@ -314,7 +314,7 @@ def test_cors_is_off_by_default(shared_server: Server) -> None:
     assert "Access-Control-Allow-Methods" not in response.headers
 
 
-# --- values at the door: times, 32-bit enums, attribute depth (docs/sending-data.md, "Limits") ----------
+# --- values at the door: times, 32-bit enums, attribute depth (docs/sending-data.md, "Limits") -
 
 def nested_value(levels: int) -> dict[str, Any]:
     """An OTLP/JSON AnyValue holding `levels` arrays and key-value lists in turn."""
