@@ -9,7 +9,8 @@ service-level defaults and from the factory of every component Sounding register
 entry point (receivers, processors, exporters, extensions), plus the keys of the alerts'
 destination and rule items, which their validation owns; the routes from the Tornado route
 tables of the ingest port (the signals, the Sentry door, /health, /metrics), the OTLP/HTTP
-port and the dashboard, read without starting a server."""
+port and the dashboard, read without starting a server, and the gRPC methods from the
+signal table that the gRPC receiver serves."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from tornado.web import RequestHandler
 from dashboard.app import Dashboard
 from receiver.http import ingest_routes
 from receiver.ingest import otlp_routes
+from receiver.signals.table import SIGNALS
 from sounding import config as config_mod
 from sounding.extensions.alerts import destinations, rules
 from sounding.factory import GROUPS, SECTIONS, factory_for
@@ -152,11 +154,13 @@ def _methods(handler: type[RequestHandler]) -> str:
 
 def routes() -> set[tuple[str, str]]:
     """(methods, path shape) of every route the ingest port, the OTLP/HTTP port and the
-    dashboard serve. The tables only keep their arguments; nothing here is served."""
+    dashboard serve, and (gRPC, /service/method) of every gRPC method. The tables only
+    keep their arguments; nothing here is served."""
     tables = [ingest_routes(None), otlp_routes(None),  # type: ignore[arg-type]
               Dashboard(None, {}).routes()]  # type: ignore[arg-type]
-    return {(_methods(handler), _shape(pattern))
-            for table in tables for pattern, handler, *_ in table}
+    return ({(_methods(handler), _shape(pattern))
+             for table in tables for pattern, handler, *_ in table}
+            | {("gRPC", f"/{signal.grpc.service}/{signal.grpc.method}") for signal in SIGNALS})
 
 
 def documented_routes() -> set[tuple[str, str]]:
