@@ -146,9 +146,9 @@ def _shape(path: str) -> str:
 
 
 def _methods(handler: type[RequestHandler]) -> str:
-    """The methods a handler answers: those Sounding's own classes define."""
-    own = [cls for cls in handler.__mro__ if cls.__module__.split(".")[0] in (
-        "receiver", "dashboard")]
+    """The methods a handler answers: those its classes define above Tornado's base,
+    whose own methods all answer 405."""
+    own = [cls for cls in handler.__mro__ if cls not in (RequestHandler, object)]
     return ", ".join(m.upper() for m in METHODS if any(m in vars(cls) for cls in own))
 
 
