@@ -190,9 +190,9 @@ def _explode_config(tmp_path: Path) -> str:
     path = tmp_path / "sounding.yaml"
     path.write_text(json.dumps({  # JSON is YAML
         "processors": {"explode": {}, "classify": {}, "grouping": {}},
-        "service": {"pipelines": {"default": {
+        "service": {"pipeline": {
             "receivers": ["http"], "processors": ["explode", "classify", "grouping"],
-            "exporters": ["sql"]}}}}))
+            "exporters": ["sql"]}}}))
     return str(path)
 
 

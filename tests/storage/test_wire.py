@@ -166,8 +166,8 @@ def write_config(tmp_path: Path) -> str:
     order = ["classify", "spanmetrics", "exceptions", "grouping", "poison", "reopen"]
     path.write_text(json.dumps({  # JSON is YAML
         "processors": {name: {} for name in order},
-        "service": {"pipelines": {"default": {
-            "receivers": ["http"], "processors": order, "exporters": ["sql"]}}}}))
+        "service": {"pipeline": {
+            "receivers": ["http"], "processors": order, "exporters": ["sql"]}}}))
     return str(path)
 
 

@@ -49,10 +49,9 @@ exporters:
     headers:
       Authorization: "{SECRETS['forward_header']}"
 service:
-  pipelines:
-    default:
-      receivers: [http]
-      exporters: [sql, forward]
+  pipeline:
+    receivers: [http]
+    exporters: [sql, forward]
 """
 
 
