@@ -81,6 +81,11 @@ def _marking_unchecked(process: Callable[[Processor, Batch], Batch]
     return wrapper
 
 
+# An exporter's preparation: a function a decode worker calls on the processed batch,
+# and its settings (`Exporter.preparation`).
+Preparation = tuple[Callable[[Batch, dict[str, Any]], Any], dict[str, Any]]
+
+
 class Exporter(Component):
     """A stage that persists or sends a batch. `export` returns only once the batch
     is durable (or delivered): a receiver answers its client after it.
@@ -97,13 +102,15 @@ class Exporter(Component):
     # exporter refuses a batch; set from the exporter's own configuration.
     retry_after: int = 1
 
-    def preparation(self) -> tuple[str, dict[str, Any]] | None:
-        """("module:function", settings) that a decode worker imports and calls as
-        `function(batch, settings)` after the processors; it returns a picklable
-        value, handed unopened to `export_prepared`. None (the default): the worker
-        returns the processed batch and `export(batch)` is called. Asked once, when
-        the pipeline is built; `settings` must pickle and must not need `start`. The
-        function must leave the batch as it found it: the next exporter gets it too."""
+    def preparation(self) -> Preparation | None:
+        """(function, settings) that a decode worker calls as `function(batch,
+        settings)` after the processors; it returns a picklable value, handed unopened
+        to `export_prepared`. None (the default): the worker returns the processed
+        batch and `export(batch)` is called. Asked once, when the pipeline is built.
+        The function must be defined at a module's top level (it reaches the worker
+        pickled by its qualified name, and the worker imports it so); `settings` must
+        pickle and must not need `start`. The function must leave the batch as it
+        found it: the next exporter gets it too."""
         return None
 
     @abstractmethod
