@@ -15,7 +15,6 @@ import requests
 
 from processors.grouping import GroupingProcessor
 from processors.reopen import ReopenProcessor
-from sounding.component import Processor
 from sounding.records import Batch, ErrorEvent, RequestMetric, Span
 from storage import rows
 from storage.wire import encode, encode_checked
@@ -148,15 +147,6 @@ def test_without_a_plugin_nul_is_still_mended_and_encoding_errors_still_caught()
     wire, dropped = encode_checked(batch)
     assert [SPAN_NAME(row) for row in wire.spans] == ["GET \ufffd"]
     assert dropped == {"spans": 1}
-
-
-def test_only_processors_that_are_not_trusted_mark_a_batch_for_checking() -> None:
-    class Plugin(Processor):
-        def process(self, batch: Batch) -> Batch:
-            return batch
-
-    assert not GroupingProcessor("grouping").process(Batch(1)).unchecked
-    assert Plugin("plugin").process(Batch(1)).unchecked
 
 
 # --- through the real server ---------------------------------------------------------
