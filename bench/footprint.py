@@ -51,11 +51,10 @@ FORWARD_SIDECAR = """
 dashboard: {enabled: false}
 service:
   decode_workers: 0
-  pipelines:
-    default:
-      receivers: [http, otlp_grpc, otlp_http]
-      processors: []
-      exporters: [forward]
+  pipeline:
+    receivers: [http, otlp_grpc, otlp_http]
+    processors: []
+    exporters: [forward]
 exporters:
   forward: {endpoint: "http://127.0.0.1:9"}
 """

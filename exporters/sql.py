@@ -25,14 +25,14 @@ from sqlalchemy.engine import make_url
 
 from exporters.sql_config import DEFAULTS, check
 from sounding import channel, metrics
-from sounding.component import Exporter, Host
+from sounding.component import Exporter, Host, Preparation
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
 from sounding.records import Batch
 from sounding.supervisor import ChildFailed, Supervisor
 from storage.store import Store
-from storage.wire import EncodedBatch, encode
+from storage.wire import EncodedBatch, encode, prepare
 
 log = logging.getLogger(__name__)
 
@@ -166,10 +166,10 @@ class SqlExporter(Exporter):
             return Overloaded("the write queue is full", self.retry_after)
         return None
 
-    def preparation(self) -> tuple[str, dict[str, Any]]:
+    def preparation(self) -> Preparation:
         # A decode worker encodes and pickles the batch (storage/wire.py), the larger
         # part of the work, so that the event loop only passes the bytes on.
-        return "storage.wire:prepare", {}
+        return prepare, {}
 
     async def export(self, batch: Batch) -> None:
         self._check_open()

@@ -10,9 +10,8 @@ instead of reaching into the store.
 
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from sounding.errors import RetryableError
@@ -62,23 +61,25 @@ class Processor(Component):
 
     trusted = False
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "process" in cls.__dict__ and not cls.__dict__.get("trusted", False):
-            cls.process = _marking_unchecked(cls.__dict__["process"])  # type: ignore[assignment,method-assign]
-
     @abstractmethod
     def process(self, batch: Batch) -> Batch: ...
 
 
-def _marking_unchecked(process: Callable[[Processor, Batch], Batch]
-                       ) -> Callable[[Processor, Batch], Batch]:
-    @functools.wraps(process)
-    def wrapper(self: Processor, batch: Batch) -> Batch:
-        batch = process(self, batch)
-        batch.unchecked = True
-        return batch
-    return wrapper
+def any_untrusted(processors: Iterable[Processor]) -> bool:
+    """Whether a batch these processors ran on must be marked `unchecked` (the pipeline
+    and the decode workers ask once). A processor is trusted only when the class that
+    defines the `process` it runs declares `trusted` itself: a plugin that derives from
+    one of Sounding's processors and replaces its `process` is checked."""
+    for processor in processors:
+        owner = next(cls for cls in type(processor).__mro__ if "process" in cls.__dict__)
+        if not owner.__dict__.get("trusted", False):
+            return True
+    return False
+
+
+# An exporter's preparation: a function a decode worker calls on the processed batch,
+# and its settings (`Exporter.preparation`).
+Preparation = tuple[Callable[[Batch, dict[str, Any]], Any], dict[str, Any]]
 
 
 class Exporter(Component):
@@ -97,13 +98,15 @@ class Exporter(Component):
     # exporter refuses a batch; set from the exporter's own configuration.
     retry_after: int = 1
 
-    def preparation(self) -> tuple[str, dict[str, Any]] | None:
-        """("module:function", settings) that a decode worker imports and calls as
-        `function(batch, settings)` after the processors; it returns a picklable
-        value, handed unopened to `export_prepared`. None (the default): the worker
-        returns the processed batch and `export(batch)` is called. Asked once, when
-        the pipeline is built; `settings` must pickle and must not need `start`. The
-        function must leave the batch as it found it: the next exporter gets it too."""
+    def preparation(self) -> Preparation | None:
+        """(function, settings) that a decode worker calls as `function(batch,
+        settings)` after the processors; it returns a picklable value, handed unopened
+        to `export_prepared`. None (the default): the worker returns the processed
+        batch and `export(batch)` is called. Asked once, when the pipeline is built.
+        The function must be defined at a module's top level (it reaches the worker
+        pickled by its qualified name, and the worker imports it so); `settings` must
+        pickle and must not need `start`. The function must leave the batch as it
+        found it: the next exporter gets it too."""
         return None
 
     @abstractmethod

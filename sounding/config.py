@@ -58,17 +58,16 @@ DEFAULTS: dict[str, Any] = {
         # ...or while the event loop turns around later than this (0: not watched).
         # Lower sheds sooner but costs throughput against clients that retry at once.
         "max_event_loop_lag_ms": 100,
-        "pipelines": {
-            "default": {
-                # A receiver whose `enabled` is false is skipped.
-                "receivers": ["http", "otlp_grpc", "otlp_http"],
-                "processors": list(DEFAULT_PROCESSORS),
-                "exporters": ["sql"],
-            },
+        # The one pipeline. Given in a file, it replaces this one whole: a list it
+        # leaves out is empty.
+        "pipeline": {
+            # A receiver whose `enabled` is false is skipped.
+            "receivers": ["http", "otlp_grpc", "otlp_http"],
+            "processors": list(DEFAULT_PROCESSORS),
+            "exporters": ["sql"],
         },
     },
 }
-PIPELINE_KEYS: dict[str, list[str]] = {"receivers": [], "processors": [], "exporters": []}
 
 
 def defaults() -> dict[str, Any]:
@@ -79,7 +78,7 @@ def defaults() -> dict[str, Any]:
     for type_name in BUILTIN_EXTENSIONS:
         config[type_name] = factory_for("extension", type_name).defaults()
     config["extensions"] = {}
-    (pipeline,) = config["service"]["pipelines"].values()
+    pipeline = config["service"]["pipeline"]
     for kind in COMPONENT_KINDS:
         config[SECTIONS[kind]] = {name: factory_for(kind, type_of(name)).defaults()
                                   for name in pipeline[SECTIONS[kind]]}
@@ -159,11 +158,10 @@ def load(path: str | os.PathLike[str] | None = None,
             raise ConfigError(f"configuration file {file_path} is not valid YAML: {exc}") from exc
         if not isinstance(data, dict):
             raise ConfigError(f"configuration file {file_path} must hold a mapping")
-        # A pipeline list given in the file replaces the default one rather than merging.
-        pipelines = data.get("service", {}).get("pipelines") if isinstance(
-            data.get("service"), dict) else None
-        if pipelines is not None:
-            config["service"]["pipelines"] = {}
+        # A pipeline given in the file replaces the default one rather than merging.
+        service = data.get("service")
+        if isinstance(service, dict) and service.get("pipeline") is not None:
+            config["service"]["pipeline"] = {}
         deep_merge(config, data)
     for name, alias_path in ENV_ALIASES.items():
         if name in env:
@@ -199,9 +197,9 @@ def validate(config: dict[str, Any]) -> None:
                     "service", "logging"):
         require_mapping(section, config.get(section))
         config[section] = config.get(section) or {}
+    _refuse_pipelines(config["service"])
     for section in ("service", "logging"):
-        check_keys(section, {k: v for k, v in config[section].items() if k != "pipelines"},
-                   known[section])
+        check_keys(section, config[section], known[section])
     for name in config["extensions"]:
         if type_of(str(name)) in BUILTIN_EXTENSIONS:
             raise ConfigError(f"extensions.{name}: the {type_of(str(name))} extension is "
@@ -229,6 +227,23 @@ def _validate_logging(logging: dict[str, Any]) -> None:
         raise ConfigError(f"logging.refused_seconds must be a number >= 0, got {refused!r}")
 
 
+def _refuse_pipelines(service: dict[str, Any]) -> None:
+    """`service.pipelines` (named pipelines, of which there had to be exactly one) was
+    replaced by `service.pipeline`: an old file is refused with how to rewrite it, not
+    read as if it were new (one way to write the pipeline, one place that reads it)."""
+    pipelines = service.get("pipelines")
+    if pipelines is None:
+        return
+    names = list(pipelines) if isinstance(pipelines, dict) else []
+    inner = f"service.pipelines.{names[0]}" if len(names) == 1 else "service.pipelines.<name>"
+    raise ConfigError(
+        "service.pipelines is no longer read: the collector runs one pipeline, configured "
+        f"as service.pipeline. Move the receivers, processors and exporters of {inner} up "
+        "to service.pipeline (service: {pipeline: {receivers: [...], processors: [...], "
+        "exporters: [...]}}); an environment variable SOUNDING__SERVICE__PIPELINES__"
+        "<NAME>__<KIND> becomes SOUNDING__SERVICE__PIPELINE__<KIND>")
+
+
 def _validate_service(config: dict[str, Any]) -> None:
     service = config["service"]
     if service.get("decode_workers", "auto") != "auto":
@@ -237,16 +252,11 @@ def _validate_service(config: dict[str, Any]) -> None:
     require_int("service", service, "decode_max_bytes", 1)
     require_int("service", service, "max_requests_in_flight", 1)
     require_int("service", service, "max_event_loop_lag_ms", 0)
-    pipelines = service.get("pipelines")
-    if not isinstance(pipelines, dict) or len(pipelines) != 1:
-        raise ConfigError("service.pipelines must define exactly one pipeline")
-    ((pipeline_name, pipeline),) = pipelines.items()
-    path = f"service.pipelines.{pipeline_name}"
-    check_keys(path, require_mapping(path, pipeline), PIPELINE_KEYS)
+    pipeline = require_mapping("service.pipeline", service.get("pipeline"))
     for kind in ("receivers", "processors", "exporters"):
         names = pipeline.get(kind, [])
         if not isinstance(names, list):
-            raise ConfigError(f"service.pipelines.*.{kind} must be a list")
+            raise ConfigError(f"service.pipeline.{kind} must be a list")
         for name in names:
             if name not in config[kind]:
                 raise ConfigError(
@@ -267,5 +277,5 @@ def env_var_for(path: str) -> str:
 
 
 def pipeline_config(config: dict[str, Any]) -> dict[str, list[str]]:
-    (pipeline,) = config["service"]["pipelines"].values()
+    pipeline = config["service"]["pipeline"] or {}
     return {kind: list(pipeline.get(kind, [])) for kind in ("receivers", "processors", "exporters")}

@@ -6,7 +6,7 @@ receiver kept one core full while the second (the writer's) was half idle, and
 every other request waited behind a 512-span body. Trace bodies of at least
 `decode_min_bytes` now go to a small pool of worker processes instead. A worker
 runs the same pure steps the event loop would: the receiver's decode function
-(named as "module:function", so that this core module imports no receiver), the
+(handed over with each request, so that this core module imports no receiver), the
 configured processors, then each exporter's declared preparation
 (`Exporter.preparation`; the SQL exporter's is storage/wire.py's encoding). It
 returns one item per exporter, prepared or, for an exporter that declares none,
@@ -33,9 +33,9 @@ workers stay: the cost was paid, and traffic that came once comes again. A worke
 that cannot start answers the requests waiting for it with 503 (to be retried) and
 is tried again by a large body after a backoff (the supervisor's, at least 0.1 s,
 doubling up to 30 s), not by every one, which would fork a process per request. What a worker
-imports by name (the processor builder, the preparations) is resolved at start-up, and
-the processors were built then on the event loop, so a configuration error still stops
-the collector there.
+is handed once (the processor builder, the preparations) is checked at start-up to be
+a function it can import, and the processors were built then on the event loop, so a
+configuration error still stops the collector there.
 
 Bounded: bodies waiting for or inside a worker count against `max_bytes`; past it
 requests are refused with Overloaded (503 + Retry-After).
@@ -60,12 +60,13 @@ import asyncio
 import logging
 import os
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 from sounding import channel
-from sounding.component import Component
+from sounding.component import Component, Preparation, Processor
 from sounding.errors import InternalFailure, InvalidInput, Overloaded, StoreUnavailable
-from sounding.offload_worker import Offloaded, Spec, imported
+from sounding.offload_worker import Offloaded, Spec, check_handed_by_name
 from sounding.records import Batch
 from sounding.supervisor import Backoff, Supervisor
 
@@ -153,13 +154,14 @@ class _Worker:
 
 
 class DecodePool(Component):
-    def __init__(self, processors: list[Spec], preparations: list[Spec | None], workers: int,
-                 min_bytes: int, max_bytes: int, retry_after: int = 1,
-                 build_processor: str = "sounding.plugins:build_processor") -> None:
+    def __init__(self, processors: list[Spec], preparations: list[Preparation | None],
+                 workers: int, min_bytes: int, max_bytes: int, retry_after: int = 1, *,
+                 build_processor: Callable[[str, Any], Processor]) -> None:
         super().__init__("decode_pool")
         self.processors = processors  # (name, settings), as the pipeline configures them
-        # What a worker builds them with, `function(name, settings) -> Processor`: named
-        # rather than imported, like the decode functions and the preparations.
+        # What a worker builds them with (sounding/plugins.py's, the registry's): handed
+        # in by the service, since the registry knows every component type and their
+        # stores, which this module must not import.
         self.build_processor = build_processor
         # Each exporter's `preparation()`, in the pipeline's order.
         self.preparations = preparations
@@ -182,18 +184,18 @@ class DecodePool(Component):
 
     async def start(self) -> None:
         """Starts no process: see "Started when traffic needs them" above. What every
-        worker will import by name is resolved here, once, so that a name that does not
-        resolve still stops the collector at start-up rather than failing traffic later
-        (these modules are the event loop's own: nothing is imported for it alone)."""
+        worker will be handed is checked here, once, so that a function a worker could
+        not import (a lambda, a nested function) still stops the collector at start-up
+        rather than failing traffic later."""
         if self._started or self.closing or self.workers <= 0:
             return
-        names = [self.build_processor, *(p[0] for p in self.preparations if p is not None)]
-        for name in names:
+        functions = [self.build_processor,
+                     *(p[0] for p in self.preparations if p is not None)]
+        for function in functions:
             try:
-                imported(name)
-            except Exception as exc:
-                raise RuntimeError(f"the decode workers could not be started: {name}: "
-                                   f"{type(exc).__name__}: {exc}") from exc
+                check_handed_by_name(function)
+            except TypeError as exc:
+                raise RuntimeError(f"the decode workers could not be started: {exc}") from exc
         self._started = True
 
     async def shutdown(self) -> None:
@@ -259,15 +261,15 @@ class DecodePool(Component):
             raise StoreUnavailable("the decode workers are restarting", self.retry_after)
         return worker
 
-    async def submit(self, decode: str, args: tuple[Any, ...], batch: Batch, into: str,
-                     body: bytes) -> Offloaded:
-        """Decode `body` in a worker with the pure function `decode` ("module:function",
-        called as `function(body, *args)`; it returns an object with `dropped`,
-        `reasons` and the records in an attribute named `into`, like the field of
-        `batch` they are put in, or in several: `into` "errors,spans"), then run the
-        processors and the exporters'
-        preparations. InvalidInput (400) or InternalFailure (500) for that request;
-        retryable errors when the workers cannot take it."""
+    async def submit(self, decode: Callable[..., Any], args: tuple[Any, ...], batch: Batch,
+                     into: str, body: bytes) -> Offloaded:
+        """Decode `body` in a worker with the pure function `decode` (defined at a
+        module's top level, called as `decode(body, *args)`; it returns an object with
+        `dropped`, `reasons` and the records in an attribute named `into`, like the field
+        of `batch` they are put in, or in several: `into` "errors,spans"), then run the
+        processors and the exporters' preparations. InvalidInput (400) or
+        InternalFailure (500) for that request; retryable errors when the workers cannot
+        take it."""
         if self.closing:
             raise StoreUnavailable("the collector is shutting down", self.retry_after)
         size = len(body)

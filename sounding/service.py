@@ -16,6 +16,7 @@ from sounding.component import Component, Exporter, Extension, Host, Processor, 
 from sounding.factory import build, checked_extension
 from sounding.offload import DecodePool, default_workers
 from sounding.pipeline import Pipeline, retry_after
+from sounding.plugins import build_processor
 
 log = logging.getLogger("sounding")
 
@@ -99,7 +100,8 @@ class Service(Host):
             [(name, self.config["processors"].get(name) or {}) for name in names["processors"]],
             [exporter.preparation() for exporter in exporters],
             workers, int(service["decode_min_bytes"]),
-            int(service["decode_max_bytes"]), retry_after(exporters))
+            int(service["decode_max_bytes"]), retry_after(exporters),
+            build_processor=build_processor)
 
     async def start(self) -> None:
         self._build()

@@ -23,10 +23,10 @@ from typing import Any
 from exporters.forward import metrics
 from exporters.forward.client import Settings
 from exporters.forward.config import DEFAULTS, check, routes
-from exporters.forward.encode import Encoded, encode
+from exporters.forward.encode import Encoded, encode, prepare
 from exporters.forward.enqueue import Enqueuer
 from exporters.forward.sender import Sender
-from sounding.component import Exporter, Host
+from sounding.component import Exporter, Host, Preparation
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
@@ -95,9 +95,9 @@ class ForwardExporter(Exporter):
             return Overloaded("the forwarding queue is full", self.retry_after)
         return None
 
-    def preparation(self) -> tuple[str, dict[str, Any]]:
+    def preparation(self) -> Preparation:
         # Encoding and compressing is most of the work: done in the decode worker.
-        return "exporters.forward.encode:prepare", dict(self._encoding)
+        return prepare, dict(self._encoding)
 
     async def export(self, batch: Batch) -> None:
         await self.export_prepared(encode(batch, self._encoding))

@@ -30,6 +30,7 @@ from receiver.sentry.items import (
     RECORD_TYPES,
     Decoded,
     decode_envelope,
+    decode_envelope_body,
     decode_store,
     summary,
 )
@@ -41,9 +42,6 @@ from sounding.timeutil import now_us
 
 # Project ids are database ids: 18 digits is beyond any, and keeps int() cheap.
 PROJECT = r"/api/(\d{1,18})"
-# What a decode worker runs for a large envelope (named, so that the pool imports no
-# receiver).
-DECODE_ENVELOPE = "receiver.sentry.items:decode_envelope_body"
 
 
 class SentryHandler(IngestHandler):
@@ -130,7 +128,7 @@ class SentryHandler(IngestHandler):
         metrics.OFFLOADED.inc()
         batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
         result = await self.ctx.pipeline.decode_pool.submit(  # type: ignore[union-attr]
-            DECODE_ENVELOPE, (now_us(),), batch, "errors,spans", body)
+            decode_envelope_body, (now_us(),), batch, "errors,spans", body)
         _count_dropped(result.dropped)
         if result.results is not None:
             await self.ctx.pipeline.consume_prepared(result.results)

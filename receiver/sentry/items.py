@@ -64,7 +64,7 @@ class Decoded:
 
 def decode_envelope_body(body: bytes, now_us: int) -> Decoded:
     """An envelope's records from its bytes: what a decode worker runs for a large
-    envelope (receiver/sentry/door.py), named "receiver.sentry.items:decode_envelope_body"."""
+    envelope (receiver/sentry/door.py)."""
     return decode_envelope(parse_envelope(body), now_us)
 
 

@@ -11,9 +11,7 @@ from receiver.signals.outcome import Origin, Outcome
 from sounding.pipeline import Pipeline
 from sounding.timeutil import now_us
 
-# What a decode worker runs on a large body: the same pure function as below.
-DECODE_LOGS = "receiver.decode_otlp_logs:decode_logs_body"
-_DECODE = OtlpDecode(DECODE_LOGS, decode_logs_body, "logs", "logs", "log record")
+_DECODE = OtlpDecode(decode_logs_body, "logs", "logs", "log record")
 
 
 async def handle_logs(pipeline: Pipeline, origin: Origin, document: OtlpBody) -> Outcome:

@@ -10,9 +10,7 @@ from receiver.signals.otlp import OtlpBody, OtlpDecode, handle_otlp
 from receiver.signals.outcome import Origin, Outcome
 from sounding.pipeline import Pipeline
 
-# What a decode worker runs on a large body: the same pure function as below.
-DECODE_METRICS = "receiver.decode_otlp_metrics:decode_metrics_body"
-_DECODE = OtlpDecode(DECODE_METRICS, decode_metrics_body, "metrics", "metrics", "data point")
+_DECODE = OtlpDecode(decode_metrics_body, "metrics", "metrics", "data point")
 
 
 async def handle_metrics(pipeline: Pipeline, origin: Origin, document: OtlpBody) -> Outcome:

@@ -25,12 +25,11 @@ class OtlpBody:
 
 @dataclass(frozen=True, slots=True)
 class OtlpDecode:
-    """How a signal decodes its body: `function(body, protobuf, *args)`, also named
-    as "module:function" (`spec`) for the decode workers; the result holds the
-    records in its attribute `into`, the Batch field they go to. `label` names the
-    records in the dropped counter, `noun` in the 400 of a request with none kept."""
+    """How a signal decodes its body: `function(body, protobuf, *args)`, here or in a
+    decode worker (so defined at a module's top level); the result holds the records
+    in its attribute `into`, the Batch field they go to. `label` names the records in
+    the dropped counter, `noun` in the 400 of a request with none kept."""
 
-    spec: str
     function: Callable[..., Any]
     into: str
     label: str
@@ -54,8 +53,8 @@ async def handle_otlp(decode: OtlpDecode, pipeline: Pipeline, origin: Origin,
     pool = pipeline.decode_pool
     if pool is not None and pool.wants(len(body)):
         metrics.OFFLOADED.inc()
-        result = await pool.submit(decode.spec, (document.protobuf, *args), origin.new_batch(),
-                                   decode.into, body)
+        result = await pool.submit(decode.function, (document.protobuf, *args),
+                                   origin.new_batch(), decode.into, body)
         count_dropped(decode, result.dropped, result.results is not None, result.reasons)
         if result.results is not None:
             await pipeline.consume_prepared(result.results)

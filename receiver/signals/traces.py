@@ -13,11 +13,9 @@ from receiver.signals.otlp import OtlpBody, OtlpDecode, handle_otlp
 from receiver.signals.outcome import Origin, Outcome
 from sounding.pipeline import Pipeline
 
-__all__ = ["DECODE_TRACES", "OtlpBody", "handle_traces"]
+__all__ = ["OtlpBody", "handle_traces"]
 
-# What a decode worker runs on a large body: the same pure function as below.
-DECODE_TRACES = "receiver.decode_otlp:decode_traces_body"
-_DECODE = OtlpDecode(DECODE_TRACES, decode_traces_body, "spans", "spans", "span")
+_DECODE = OtlpDecode(decode_traces_body, "spans", "spans", "span")
 
 
 async def handle_traces(pipeline: Pipeline, origin: Origin, document: OtlpBody) -> Outcome:

@@ -94,7 +94,7 @@ def test_the_sidecar_forwards_to_the_gateway_service_and_its_config_loads(
                   for name, ref in _env(sidecar).items()}}
     (tmp_path / "sidecar.yaml").write_text(text)
     loaded = config.load(tmp_path / "sidecar.yaml", environ=environ)
-    (pipeline,) = loaded["service"]["pipelines"].values()
+    pipeline = loaded["service"]["pipeline"]
     assert pipeline["exporters"] == ["forward"] and pipeline["processors"] == []
     forward = loaded["exporters"]["forward"]
     service = _one("Service", "sounding-gateway")

@@ -35,8 +35,8 @@ def write_config(tmp_path: Path, exporters: dict[str, Any], order: list[str]) ->
     path = tmp_path / "sounding.yaml"
     path.write_text(json.dumps({  # JSON is YAML
         "exporters": exporters,
-        "service": {"pipelines": {"default": {
-            "receivers": ["http"], "processors": DEFAULT_PROCESSORS, "exporters": order}}},
+        "service": {"pipeline": {
+            "receivers": ["http"], "processors": DEFAULT_PROCESSORS, "exporters": order}},
     }))
     return str(path)
 

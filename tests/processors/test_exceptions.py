@@ -74,7 +74,7 @@ def test_errors_from_spans_are_grouped_in_the_same_batch() -> None:
 
 def test_it_is_a_registered_processor_that_runs_before_grouping() -> None:
     assert isinstance(build_processor("exceptions", {}), ExceptionsProcessor)
-    order = config.DEFAULTS["service"]["pipelines"]["default"]["processors"]
+    order = config.DEFAULTS["service"]["pipeline"]["processors"]
     assert order.index("exceptions") < order.index("grouping")
 
 

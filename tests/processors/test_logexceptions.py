@@ -234,7 +234,7 @@ def test_log_errors_are_grouped_with_span_errors_of_the_same_fingerprint() -> No
 
 def test_it_is_a_registered_processor_that_runs_before_grouping() -> None:
     assert isinstance(build_processor("logexceptions", {}), LogExceptionsProcessor)
-    order = config.DEFAULTS["service"]["pipelines"]["default"]["processors"]
+    order = config.DEFAULTS["service"]["pipeline"]["processors"]
     assert order.index("logexceptions") < order.index("grouping")
 
 

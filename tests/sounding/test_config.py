@@ -51,9 +51,10 @@ def test_file_then_environment(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "message"), [
     ("receivers: [1]", "receivers must be a mapping"),
     ("receivers:\n  http:\n    port: high\n", "receivers.http.port must be an integer"),
-    ("service:\n  pipelines:\n    a: {receivers: [http], exporters: [nope]}\n",
+    ("service:\n  pipeline: {receivers: [http], exporters: [nope]}\n",
      "exporter 'nope'"),
-    ("service:\n  pipelines: {}\n", "exactly one pipeline"),
+    ("service:\n  pipeline: {receivers: [http]}\n", "the pipeline needs at least one exporter"),
+    ("service:\n  pipeline: [http]\n", "service.pipeline must be a mapping"),
     ("storage:\n  url: ''\n", "storage.url"),
     ("storage:\n  sqlite_wal_max_bytes: 4096\n",
      "sqlite_wal_max_bytes must be an integer >= 1048576"),
@@ -65,6 +66,40 @@ def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: 
     path.write_text(text)
     with pytest.raises(ConfigError, match=message):
         config.load(path, environ={})
+
+
+def test_a_pipeline_in_the_file_replaces_the_default_whole(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("service:\n  pipeline:\n    receivers: [http]\n    exporters: [sql]\n")
+    assert config.pipeline_config(config.load(path, environ={})) == {
+        "receivers": ["http"], "processors": [], "exporters": ["sql"]}
+
+
+def test_one_list_of_the_pipeline_can_be_set_from_the_environment() -> None:
+    loaded = config.load(environ={"SOUNDING__SERVICE__PIPELINE__RECEIVERS": "[http]"})
+    assert config.pipeline_config(loaded) == {
+        "receivers": ["http"], "processors": config.DEFAULT_PROCESSORS, "exporters": ["sql"]}
+
+
+@pytest.mark.parametrize(("text", "environ", "named"), [
+    ("service:\n  pipelines:\n    default: {receivers: [http], exporters: [sql]}\n", {},
+     "service.pipelines.default"),
+    ("service:\n  pipelines: {a: {exporters: [sql]}, b: {exporters: [sql]}}\n", {},
+     "service.pipelines.<name>"),
+    ("", {"SOUNDING__SERVICE__PIPELINES__DEFAULT__EXPORTERS": "[sql]"},
+     "service.pipelines.default"),
+])
+def test_the_old_pipelines_mapping_is_refused_saying_how_to_rewrite_it(
+        tmp_path: Path, text: str, environ: dict[str, str], named: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, environ=environ)
+    message = str(raised.value)
+    assert message.startswith("service.pipelines is no longer read")
+    assert f"Move the receivers, processors and exporters of {named} up to service.pipeline" \
+        in message
+    assert "SOUNDING__SERVICE__PIPELINE__<KIND>" in message
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
@@ -82,8 +117,8 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     ("processors:\n  classify:\n    mode: x\n", "unknown key processors.classify.mode"),
     ("service:\n  decode_worker: 2\n",
      "unknown key service.decode_worker (did you mean decode_workers?)"),
-    ("service:\n  pipelines:\n    p: {receivers: [http], exporters: [sql], processor: []}\n",
-     "unknown key service.pipelines.p.processor (did you mean processors?)"),
+    ("service:\n  pipeline: {receivers: [http], exporters: [sql], processor: []}\n",
+     "unknown key service.pipeline.processor (did you mean processors?)"),
     ("storage:\n  ulr: sqlite:///x.db\n", "unknown key storage.ulr (did you mean url?)"),
     ("auth:\n  api_key: a:b\n", "unknown key auth.api_key (did you mean api_keys?)"),
     ("logging:\n  levle: debug\n", "unknown key logging.levle (did you mean level?)"),

@@ -102,9 +102,9 @@ def test_a_repeated_server_failure_logs_one_traceback_and_a_count(
     config = tmp_path / "sounding.yaml"
     config.write_text(json.dumps({
         "processors": {"explode": {}, "grouping": {}},
-        "service": {"pipelines": {"default": {
+        "service": {"pipeline": {
             "receivers": ["http", "otlp_grpc"], "processors": ["explode", "grouping"],
-            "exporters": ["sql"]}}},
+            "exporters": ["sql"]}},
     }))
     server = start(config=str(config))
     with requests.Session() as session:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import requests
 
+from receiver.decode_otlp import decode_traces_body
 from sounding import config
 from sounding.errors import StoreUnavailable
 from sounding.offload import DecodePool, default_workers
@@ -190,9 +191,9 @@ def _explode_config(tmp_path: Path) -> str:
     path = tmp_path / "sounding.yaml"
     path.write_text(json.dumps({  # JSON is YAML
         "processors": {"explode": {}, "classify": {}, "grouping": {}},
-        "service": {"pipelines": {"default": {
+        "service": {"pipeline": {
             "receivers": ["http"], "processors": ["explode", "classify", "grouping"],
-            "exporters": ["sql"]}}}}))
+            "exporters": ["sql"]}}}))
     return str(path)
 
 
@@ -292,8 +293,8 @@ def test_the_request_a_worker_died_on_is_500_and_those_queued_behind_it_503(
 
 
 def refusing_builder(name: str, settings: Any) -> Any:
-    """A processor builder that resolves in the collector and fails in a worker, so that
-    the worker cannot start."""
+    """A processor builder that a worker can be handed but that fails there, so that the
+    worker cannot start."""
     raise RuntimeError(f"no processor {name} in this worker")
 
 
@@ -303,21 +304,21 @@ def test_a_worker_that_cannot_start_is_503_and_tried_again_after_a_backoff_only(
     async def run() -> list[str]:
         pool = DecodePool([("classify", {})], [None], workers=2, min_bytes=0,
                           max_bytes=1 << 24,
-                          build_processor="tests.sounding.test_offload:refusing_builder")
-        await pool.start()  # the names resolve: no process yet
+                          build_processor=refusing_builder)
+        await pool.start()  # the functions can be handed over: no process yet
         assert pool._started_count == 0
         answers = []
         try:
             for _ in range(5):  # one start tried, then refused without forking per request
                 try:
-                    await pool.submit("receiver.decode_otlp:decode_traces_body", (True,),
+                    await pool.submit(decode_traces_body, (True,),
                                       Batch(1, approx_bytes=len(body)), "spans", body)
                 except StoreUnavailable as exc:
                     answers.append(str(exc))
             assert pool._started_count == 1
             await asyncio.sleep(0.3)  # past the first backoff (0.1 s)
             with pytest.raises(StoreUnavailable):
-                await pool.submit("receiver.decode_otlp:decode_traces_body", (True,),
+                await pool.submit(decode_traces_body, (True,),
                                   Batch(1, approx_bytes=len(body)), "spans", body)
             assert pool._started_count == 2
             assert pool.in_flight_bytes == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -14,16 +15,16 @@ from typing import Any
 import pytest
 
 from processors.classify import ClassifyProcessor
-from sounding.component import Exporter
+from processors.grouping import GroupingProcessor
+from receiver.decode_otlp import decode_traces_body
+from sounding.component import Exporter, Preparation, Processor
 from sounding.errors import InternalFailure, InvalidInput
 from sounding.offload import DecodePool
 from sounding.pipeline import Pipeline, retry_after
+from sounding.plugins import build_processor
 from sounding.records import Batch
 from tests.exporters.senders import trace_request
 from tests.receiver.otlp_helpers import random_trace_id, request_of, span_pb
-
-DECODE = "receiver.decode_otlp:decode_traces_body"
-PREPARE_NAMES = "tests.sounding.test_pipeline:span_names"
 
 
 def span_names(batch: Batch, settings: dict[str, Any]) -> tuple[str, list[str]]:
@@ -31,6 +32,11 @@ def span_names(batch: Batch, settings: dict[str, Any]) -> tuple[str, list[str]]:
     if any(span.name == "fail-preparation" for span in batch.spans):
         raise ValueError("this preparation failed on purpose")
     return settings["tag"], [f"{span.name}/{span.category}" for span in batch.spans]
+
+
+def faulty_decoder(body: bytes, protobuf: bool) -> Any:
+    """A decoder with a bug: what it raises is its request's 500."""
+    raise AttributeError("'bytes' object has no attribute 'resource_spans'")
 
 
 class Recording(Exporter):
@@ -52,8 +58,8 @@ class Preparing(Recording):
         super().__init__(name, config)
         self.prepared: list[Any] = []
 
-    def preparation(self) -> tuple[str, dict[str, Any]]:
-        return PREPARE_NAMES, {"tag": self.name}
+    def preparation(self) -> Preparation:
+        return span_names, {"tag": self.name}
 
     async def export_prepared(self, prepared: Any) -> None:
         self.prepared.append(prepared)
@@ -61,14 +67,15 @@ class Preparing(Recording):
 
 def _pipeline(exporters: list[Exporter], workers: int = 1) -> Pipeline:
     pool = DecodePool([("classify", {})], [e.preparation() for e in exporters], workers,
-                      min_bytes=0, max_bytes=1 << 24)
+                      min_bytes=0, max_bytes=1 << 24, build_processor=build_processor)
     return Pipeline([ClassifyProcessor("classify")], exporters, pool)
 
 
 async def _offload(pipeline: Pipeline, body: bytes) -> None:
     pool = pipeline.decode_pool
     assert pool is not None and pool.wants(len(body))
-    result = await pool.submit(DECODE, (True,), Batch(7, approx_bytes=len(body)), "spans", body)
+    result = await pool.submit(decode_traces_body, (True,), Batch(7, approx_bytes=len(body)),
+                               "spans", body)
     assert result.results is not None
     await pipeline.consume_prepared(result.results)
 
@@ -138,8 +145,7 @@ def test_what_a_request_makes_a_preparation_or_decoder_raise_is_its_own_answer()
             with pytest.raises(InvalidInput):
                 await _offload(pipeline, b"\xff\xff not protobuf")
             with pytest.raises(InternalFailure) as failed:
-                await pool.submit("receiver.decode_otlp:no_such_function", (True,),
-                                  Batch(7), "spans", b"")
+                await pool.submit(faulty_decoder, (True,), Batch(7), "spans", b"")
             answers.append(str(failed.value))
             # The same worker goes on.
             await _offload(pipeline, trace_request(bytes.fromhex(random_trace_id()), spans=1))
@@ -148,15 +154,22 @@ def test_what_a_request_makes_a_preparation_or_decoder_raise_is_its_own_answer()
         return answers
 
     answers = asyncio.run(run())
-    assert answers[0].startswith(f"preparation {PREPARE_NAMES}: ValueError")
+    assert answers[0].startswith(
+        "preparation tests.sounding.test_pipeline.span_names: ValueError")
     assert "AttributeError" in answers[1]
     assert preparing.prepared == [("named", ["op-0/database"])]
 
 
-def test_a_preparation_that_cannot_be_imported_stops_the_pool_at_start() -> None:
+@pytest.mark.parametrize(("function", "named"), [
+    (lambda batch, settings: None, "test_pipeline.<lambda> is not defined at a module's top"),
+    ("tests.sounding.test_pipeline:span_names", "'tests.sounding.test_pipeline:span_names' "
+     "is not a function"),
+])
+def test_a_preparation_a_worker_could_not_import_stops_the_pool_at_start(
+        function: Any, named: str) -> None:
     class Broken(Recording):
-        def preparation(self) -> tuple[str, dict[str, Any]]:
-            return "tests.sounding.test_pipeline:no_such_preparation", {}
+        def preparation(self) -> Preparation:
+            return function, {}
 
     async def run() -> None:
         pipeline = _pipeline([Broken("broken")])
@@ -165,8 +178,55 @@ def test_a_preparation_that_cannot_be_imported_stops_the_pool_at_start() -> None
         finally:
             await pipeline.shutdown()
 
-    with pytest.raises(RuntimeError, match="no_such_preparation"):
+    with pytest.raises(RuntimeError, match=re.escape(named)):
         asyncio.run(run())
+
+
+class Plugin(Processor):
+    def process(self, batch: Batch) -> Batch:
+        return batch
+
+
+class PluginOverGrouping(GroupingProcessor):
+    """A plugin deriving from a trusted processor and replacing what it does."""
+
+    def process(self, batch: Batch) -> Batch:
+        return batch
+
+
+@pytest.mark.parametrize(("processors", "unchecked"), [
+    ([ClassifyProcessor("classify"), GroupingProcessor("grouping")], False),
+    ([ClassifyProcessor("classify"), Plugin("plugin"), GroupingProcessor("grouping")], True),
+    ([PluginOverGrouping("plugin")], True),
+])
+def test_only_processors_that_are_not_trusted_mark_a_batch_for_checking(
+        processors: list[Processor], unchecked: bool) -> None:
+    recording = Recording("plain")
+    asyncio.run(Pipeline(processors, [recording]).consume(Batch(1)))
+    assert [batch.unchecked for batch in recording.batches] == [unchecked]
+
+
+@pytest.mark.parametrize(("processors", "unchecked"), [
+    (["classify"], False),
+    (["classify", "redact"], True),  # the test plugin's (tests/plugin_pkg)
+])
+def test_a_decode_worker_marks_a_batch_as_the_pipeline_does(processors: list[str],
+                                                             unchecked: bool) -> None:
+    recording = Recording("plain")
+
+    async def run() -> None:
+        pool = DecodePool([(name, {}) for name in processors], [None], 1, min_bytes=0,
+                          max_bytes=1 << 24, build_processor=build_processor)
+        pipeline = Pipeline([build_processor(name, {}) for name in processors], [recording],
+                            pool)
+        await pipeline.start()
+        try:
+            await _offload(pipeline, trace_request(bytes.fromhex(random_trace_id()), spans=1))
+        finally:
+            await pipeline.shutdown()
+
+    asyncio.run(run())
+    assert [batch.unchecked for batch in recording.batches] == [unchecked]
 
 
 def test_the_retry_delay_is_the_longest_any_exporter_asks() -> None:

@@ -29,8 +29,8 @@ def write_config(tmp_path: Path, processors: dict[str, object], order: list[str]
     path = tmp_path / "sounding.yaml"
     path.write_text(json.dumps({  # JSON is YAML
         "processors": processors,
-        "service": {"pipelines": {"traces_and_errors": {
-            "receivers": ["http"], "processors": order, "exporters": ["sql"]}}},
+        "service": {"pipeline": {
+            "receivers": ["http"], "processors": order, "exporters": ["sql"]}},
     }))
     return str(path)
 

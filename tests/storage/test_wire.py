@@ -15,7 +15,6 @@ import requests
 
 from processors.grouping import GroupingProcessor
 from processors.reopen import ReopenProcessor
-from sounding.component import Processor
 from sounding.records import Batch, ErrorEvent, RequestMetric, Span
 from storage import rows
 from storage.wire import encode, encode_checked
@@ -150,15 +149,6 @@ def test_without_a_plugin_nul_is_still_mended_and_encoding_errors_still_caught()
     assert dropped == {"spans": 1}
 
 
-def test_only_processors_that_are_not_trusted_mark_a_batch_for_checking() -> None:
-    class Plugin(Processor):
-        def process(self, batch: Batch) -> Batch:
-            return batch
-
-    assert not GroupingProcessor("grouping").process(Batch(1)).unchecked
-    assert Plugin("plugin").process(Batch(1)).unchecked
-
-
 # --- through the real server ---------------------------------------------------------
 
 def write_config(tmp_path: Path) -> str:
@@ -166,8 +156,8 @@ def write_config(tmp_path: Path) -> str:
     order = ["classify", "spanmetrics", "exceptions", "grouping", "poison", "reopen"]
     path.write_text(json.dumps({  # JSON is YAML
         "processors": {name: {} for name in order},
-        "service": {"pipelines": {"default": {
-            "receivers": ["http"], "processors": order, "exporters": ["sql"]}}}}))
+        "service": {"pipeline": {
+            "receivers": ["http"], "processors": order, "exporters": ["sql"]}}}))
     return str(path)
 
 

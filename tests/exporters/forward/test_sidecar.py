@@ -46,11 +46,10 @@ def sidecar_config(tmp_path: Path, gateway_port: int, decode_workers: int = 0) -
 dashboard: {{enabled: false}}
 service:
   decode_workers: {decode_workers}
-  pipelines:
-    default:
-      receivers: [http, otlp_grpc, otlp_http]
-      processors: []
-      exporters: [forward]
+  pipeline:
+    receivers: [http, otlp_grpc, otlp_http]
+    processors: []
+    exporters: [forward]
 exporters:
   forward:
     endpoint: http://127.0.0.1:{gateway_port}

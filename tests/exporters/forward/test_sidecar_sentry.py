@@ -34,11 +34,10 @@ def sidecar_config(tmp_path: Path, gateway: Server) -> str:
     path.write_text(f"""
 dashboard: {{enabled: false}}
 service:
-  pipelines:
-    default:
-      receivers: [http]
-      processors: [{", ".join(DEFAULT_PROCESSORS)}]
-      exporters: [sql, forward]
+  pipeline:
+    receivers: [http]
+    processors: [{", ".join(DEFAULT_PROCESSORS)}]
+    exporters: [sql, forward]
 exporters:
   forward:
     endpoint: {gateway.base}

@@ -12,7 +12,7 @@ import json
 import os
 from typing import IO, Any
 
-from sounding.component import Exporter
+from sounding.component import Exporter, Preparation
 from sounding.errors import ConfigError
 from sounding.records import Batch
 
@@ -75,8 +75,8 @@ class CollectExporter(Exporter):
 class PreparingCollectExporter(CollectExporter):
     """Like `collect`, but large requests are summarised in a decode worker."""
 
-    def preparation(self) -> tuple[str, dict[str, Any]]:
-        return "sounding_test_plugin.collect:summary", {"prepared_for": self.name}
+    def preparation(self) -> Preparation:
+        return summary, {"prepared_for": self.name}
 
     async def export_prepared(self, prepared: Any) -> None:
         self._write({**prepared, "via": "export_prepared"})

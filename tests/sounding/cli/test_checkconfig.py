@@ -49,10 +49,9 @@ exporters:
     headers:
       Authorization: "{SECRETS['forward_header']}"
 service:
-  pipelines:
-    default:
-      receivers: [http]
-      exporters: [sql, forward]
+  pipeline:
+    receivers: [http]
+    exporters: [sql, forward]
 """
 
 
@@ -81,6 +80,7 @@ def test_every_secret_is_masked_and_the_rest_is_shown(cli: Callable[..., Run],
     assert shown["receivers"]["http"]["port"] == 3000
     assert shown["dashboard"]["session_days"] == 7
     assert shown["exporters"]["forward"]["tls"]["key_file"] == ""
+    assert shown["service"]["pipeline"]["exporters"] == ["sql", "forward"]
 
 
 def test_secrets_from_the_environment_are_masked_too(cli: Callable[..., Run]) -> None:
@@ -104,3 +104,15 @@ def test_a_bad_file_exits_2_naming_the_error_after_or_before_the_command(
         assert result.code == 2
         assert "receivers.http.prot (did you mean port?)" in result.err
         assert result.out == ""
+
+
+def test_the_old_pipelines_mapping_exits_2_naming_the_new_key(cli: Callable[..., Run],
+                                                              tmp_path: Path) -> None:
+    path = tmp_path / "old.yaml"
+    path.write_text(CONFIG.replace("  pipeline:\n", "  pipelines:\n    default:\n")
+                    .replace("\n    receivers:", "\n      receivers:")
+                    .replace("\n    exporters:", "\n      exporters:"))
+    result = cli("check-config", "--config", str(path))
+    assert result.code == 2 and result.out == ""
+    assert ("Move the receivers, processors and exporters of service.pipelines.default up "
+            "to service.pipeline") in result.err
