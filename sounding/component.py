@@ -10,9 +10,7 @@ instead of reaching into the store.
 
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from sounding.errors import RetryableError
@@ -54,31 +52,13 @@ class Processor(Component):
     so it must be quick, must not block on I/O and must not count on state kept
     between batches. Raising an exception fails the request with a 500.
 
-    What a processor that is not `trusted` (every plugin) returns is checked value
-    by value before it is stored (storage/storable.py), and a record the store
-    could not hold is dropped alone. Sounding's own processors are `trusted`: they
-    only derive values from what the receivers already checked.
+    What a processor returns is checked value by value before it is stored
+    (storage/storable.py), as every record is, and a record the store could not
+    hold is dropped alone.
     """
-
-    trusted = False
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "process" in cls.__dict__ and not cls.__dict__.get("trusted", False):
-            cls.process = _marking_unchecked(cls.__dict__["process"])  # type: ignore[assignment,method-assign]
 
     @abstractmethod
     def process(self, batch: Batch) -> Batch: ...
-
-
-def _marking_unchecked(process: Callable[[Processor, Batch], Batch]
-                       ) -> Callable[[Processor, Batch], Batch]:
-    @functools.wraps(process)
-    def wrapper(self: Processor, batch: Batch) -> Batch:
-        batch = process(self, batch)
-        batch.unchecked = True
-        return batch
-    return wrapper
 
 
 class Exporter(Component):

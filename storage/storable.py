@@ -1,13 +1,20 @@
-"""What the store can hold, checked on rows of the wire form (storage/wire.py).
+"""What the store can hold, declared once from the columns' kinds (storage/rows.py,
+which the schema's tables are built from) and checked on every row of the wire form
+(storage/wire.py), whatever door and whatever processor the record came through.
 
-The doors already refuse what cannot be stored; these checks are for what a
-processor (a plugin can do anything) hands on anyway: a string with a lone
-surrogate or a NUL (PostgreSQL text holds neither), a value longer than its
-VARCHAR, an integer beyond its column's 32 or 64 bits, a number that is not
-finite, a value of the wrong type. Each check runs over a whole table of a batch
-in C (one join for the text, one struct pack a row for the integers), so a batch
-that is fine pays little; a batch that is not is encoded again record by record
-to find the culprits.
+What a kind can hold, on both stores:
+- INT32, INT64: an int within 32 or 64 signed bits (INTEGER, BIGINT);
+- FLOAT: a finite float (a NaN or an infinity is not a number the queries can add);
+- TEXT: a str that is valid Unicode (no lone surrogate: UTF-8 cannot carry it), and
+  at most its VARCHAR length; a NUL (PostgreSQL's text cannot hold it) is mended
+  to U+FFFD rather than refused, on both stores alike;
+- JSON: its text, as TEXT, nesting at most JSON_DEPTH arrays and objects;
+- BYTES: bytes, at most the column's declared size.
+
+Each check runs over a whole table of a batch in C (one join for the text, one
+struct pack a row for the integers), so a batch that is fine pays about a
+microsecond a record; a batch that is not is encoded again record by record to
+find the culprits, which are dropped alone.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import re
 import struct
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -28,6 +36,12 @@ from storage import rows
 NUL = "\x00"
 _IS_SET = functools.partial(operator.is_not, None)  # in C
 REPLACEMENT = "\ufffd"
+# The deepest a JSON column's value may nest: SQLite's JSON functions, which the
+# queries read these columns with, refuse a document nested deeper than 1000.
+JSON_DEPTH = 1000
+_BRACKETS = str.maketrans("", "", "[{")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NESTING = re.compile(r"[\[\]{}]")
 
 
 class Unstorable(ValueError):
@@ -48,11 +62,15 @@ class Columns:
     optional_ints: tuple[tuple[int, str], ...] = ()
     finite: tuple[int, ...] = ()  # NOT NULL floats
     optional_finite: tuple[int, ...] = ()  # nullable floats
+    json: tuple[int, ...] = ()  # JSON text, NOT NULL or not: nesting at most JSON_DEPTH
+    blobs: tuple[int, ...] = ()  # NOT NULL bytes
+    optional_blobs: tuple[int, ...] = ()  # nullable bytes
+    max_bytes: tuple[tuple[int, int], ...] = ()  # (position, declared size)
 
     @classmethod
     def of(cls, form: rows.RowForm) -> Columns:
         """The checks the wire rows of `form` need, at the positions of its fields.
-        JSON is checked as the text it travels as; bytes need no check."""
+        JSON is checked as the text it travels as, and for its nesting."""
         def where(*kinds: str, nullable: bool | None = None) -> tuple[int, ...]:
             return tuple(i for i, f in enumerate(form.fields) if f.kind in kinds
                          and (nullable is None or f.nullable == nullable))
@@ -69,7 +87,12 @@ class Columns:
                    optional_ints=tuple((i, "i" if fields[i].kind == rows.INT32 else "q")
                                        for i in where(rows.INT32, rows.INT64, nullable=True)),
                    finite=where(rows.FLOAT, nullable=False),
-                   optional_finite=where(rows.FLOAT, nullable=True))
+                   optional_finite=where(rows.FLOAT, nullable=True),
+                   json=where(rows.JSON),
+                   blobs=where(rows.BYTES, nullable=False),
+                   optional_blobs=where(rows.BYTES, nullable=True),
+                   max_bytes=tuple((i, f.length) for i, f in enumerate(fields)
+                                   if f.kind == rows.BYTES and f.length is not None))
 
     @property
     def packer(self) -> struct.Struct:
@@ -95,17 +118,6 @@ def _column(rows: Sequence[tuple[Any, ...]], positions: tuple[int, ...]) -> Iter
     return chain.from_iterable(map(itemgetter(*positions), rows))
 
 
-def has_nul(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
-    """Whether any text of `rows` holds a NUL: all that values derived from
-    checked input (no plugin ran) can still hold that the store cannot."""
-    if not rows:
-        return False
-    text = "\x01".join(_column(rows, columns.text)) if columns.text else ""
-    if columns.optional_text:
-        text += "\x01".join(filter(None, _column(rows, columns.optional_text)))
-    return NUL in text
-
-
 def check(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
     """Raise Unstorable if any row holds a value the store cannot hold (see the
     module); else whether some text holds a NUL, which `Columns.repair` mends.
@@ -117,9 +129,15 @@ def check(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
         if columns.optional_text:
             text += "\x01".join(filter(None, _column(rows, columns.optional_text)))
         text.encode()  # a lone surrogate raises
-        for position, length in columns.max_len:
+        for position, length in columns.max_len + columns.max_bytes:
             if max(map(len, filter(None, map(itemgetter(position), rows))), default=0) > length:
                 raise Unstorable(f"a value of column {position} is longer than {length}")
+        if columns.blobs:
+            b"".join(_column(rows, columns.blobs))  # anything but bytes raises
+        if columns.optional_blobs:
+            b"".join(filter(_IS_SET, _column(rows, columns.optional_blobs)))
+        if columns.json:
+            _check_nesting(filter(None, _column(rows, columns.json)))
         if columns.ints:
             # Packing checks each integer's type and range at C speed.
             pack = columns.packer.pack
@@ -137,3 +155,26 @@ def check(rows: Sequence[tuple[Any, ...]], columns: Columns) -> bool:
     except (TypeError, ValueError, OverflowError, struct.error) as exc:
         raise Unstorable(f"{type(exc).__name__}: {exc}") from exc  # UnicodeEncodeError too
     return NUL in text
+
+
+def _check_nesting(texts: Iterable[str]) -> None:
+    """Unstorable if a JSON text nests deeper than JSON_DEPTH. Each level takes two
+    characters, so only a text longer than twice that can, and only one with more
+    opening brackets than that is measured."""
+    for text in texts:
+        if (len(text) > 2 * JSON_DEPTH
+                and len(text) - len(text.translate(_BRACKETS)) > JSON_DEPTH
+                and json_depth(text) > JSON_DEPTH):
+            raise Unstorable(f"a JSON value nests deeper than {JSON_DEPTH} levels")
+
+
+def json_depth(text: str) -> int:
+    """How deep the JSON `text` nests arrays and objects (brackets in strings aside)."""
+    depth = deepest = 0
+    for bracket in _NESTING.findall(_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
