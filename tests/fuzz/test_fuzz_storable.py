@@ -109,11 +109,14 @@ def through(store: Store, signal: str | None, document: Any = None,
                          ExceptionsProcessor("exceptions"),
                          LogExceptionsProcessor("logexceptions"),
                          GroupingProcessor("grouping"), ReopenProcessor("reopen")], [keep])
-    try:
+    async def send() -> None:
         if batch is not None:
-            asyncio.run(pipeline.consume(batch))
+            await pipeline.consume(batch)
         else:
-            asyncio.run(DOORS[signal].handle(pipeline, Origin(1, 0), document))  # type: ignore[index]
+            await DOORS[signal].handle(pipeline, Origin(1, 0), document)  # type: ignore[index]
+
+    try:
+        asyncio.run(send())
     except PermanentError:
         return  # refused at the door: a 4xx, nothing reaches the writer
     with store.writer.begin() as conn:
