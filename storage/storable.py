@@ -38,7 +38,8 @@ NUL = "\x00"
 _IS_SET = functools.partial(operator.is_not, None)  # in C
 REPLACEMENT = "\ufffd"
 # The deepest a JSON column's value may nest: SQLite's JSON functions, which the
-# queries read these columns with, refuse a document nested deeper than 1000.
+# queries read these columns with, refuse a document nested deeper than 1000 (since
+# SQLite 3.45; 2000 before).
 JSON_DEPTH = 1000
 _BRACKETS = str.maketrans("", "", "[{")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -201,7 +202,8 @@ def _check_lengths(rows: Sequence[tuple[Any, ...]], columns: Columns) -> None:
     for position, length in columns.max_len + columns.max_bytes:
         if max(map(operator.length_hint, map(itemgetter(position), rows))) > length:
             raise Unstorable(f"a value of column {position} is longer than {length}")
-    _check_nesting(filter(None, _values(rows, columns.plan.json)))
+    if columns.plan.json:
+        _check_nesting(filter(None, _values(rows, columns.plan.json)))
 
 
 def _check_nesting(texts: Iterable[str]) -> None:

@@ -34,6 +34,12 @@ def test_bytes_are_checked_for_their_type_and_declared_size() -> None:
             check([bad], Columns.of(BLOBS))
 
 
+def test_a_text_too_long_is_named_in_a_table_without_json() -> None:
+    form = RowForm("t", (Field("name", rows.TEXT, 4), Field("id", rows.BYTES, 2)))
+    with pytest.raises(Unstorable, match="longer than 4"):
+        check([form.row(name="abcde", id=b"")], Columns.of(form))
+
+
 def test_json_nesting_is_bounded() -> None:
     deepest = "[" * JSON_DEPTH + "]" * JSON_DEPTH
     # Brackets inside strings are text, not nesting.
