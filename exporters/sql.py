@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from exporters.sql_config import DEFAULTS, check
-from sounding import channel, metrics
+from sounding import channel, drops, metrics
 from sounding.component import Exporter, Host, Preparation
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.extensions.storage import StorageExtension
@@ -178,8 +178,7 @@ class SqlExporter(Exporter):
     async def export_prepared(self, prepared: Any) -> None:
         encoded: EncodedBatch = prepared  # what storage.wire.prepare returned
         self._check_open()
-        for signal_name, n in encoded.unencodable.items():
-            metrics.DROPPED.labels(signal_name, "unencodable").inc(n)
+        drops.count(encoded.unencodable, drops.UNENCODABLE)
         if encoded.empty:
             return
         records, size, counts = encoded.records, encoded.size, encoded.counts

@@ -58,7 +58,6 @@ def category_of(semantic: dict[str, Any]) -> str:
 
 
 class ClassifyProcessor(Processor):
-    trusted = True  # derives values from what the receivers checked
     default_config: dict[str, object] = {}  # no settings: any key is a mistake
 
     def process(self, batch: Batch) -> Batch:

@@ -108,7 +108,6 @@ def error_from_event(span: Span, event: dict[str, Any]) -> ErrorEvent | None:
 
 
 class ExceptionsProcessor(Processor):
-    trusted = True  # derives values from what the receivers checked
     default_config: dict[str, object] = {}  # no settings: any key is a mistake
 
     def process(self, batch: Batch) -> Batch:

@@ -15,7 +15,6 @@ def hour_of(ts_us: int) -> int:
 
 
 class GroupingProcessor(Processor):
-    trusted = True  # derives values from what the receivers checked
     default_config: dict[str, object] = {}  # no settings: any key is a mistake
 
     def process(self, batch: Batch) -> Batch:

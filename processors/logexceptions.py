@@ -34,7 +34,6 @@ def error_from_log(record: LogRecord) -> ErrorEvent | None:
 
 
 class LogExceptionsProcessor(Processor):
-    trusted = True  # derives values from what the receivers checked
     default_config: dict[str, object] = {}  # no settings: any key is a mistake
 
     def process(self, batch: Batch) -> Batch:

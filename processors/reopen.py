@@ -14,7 +14,6 @@ from sounding.records import Batch
 
 
 class ReopenProcessor(Processor):
-    trusted = True  # derives values from what the receivers checked
     default_config: dict[str, object] = {}  # no settings: any key is a mistake
 
     def process(self, batch: Batch) -> Batch:

@@ -11,7 +11,7 @@ instead of reaching into the store.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from sounding.errors import RetryableError
@@ -53,28 +53,13 @@ class Processor(Component):
     so it must be quick, must not block on I/O and must not count on state kept
     between batches. Raising an exception fails the request with a 500.
 
-    What a processor that is not `trusted` (every plugin) returns is checked value
-    by value before it is stored (storage/storable.py), and a record the store
-    could not hold is dropped alone. Sounding's own processors are `trusted`: they
-    only derive values from what the receivers already checked.
+    What a processor returns is checked value by value before it is stored
+    (storage/storable.py), as every record is, and a record the store could not
+    hold is dropped alone.
     """
-
-    trusted = False
 
     @abstractmethod
     def process(self, batch: Batch) -> Batch: ...
-
-
-def any_untrusted(processors: Iterable[Processor]) -> bool:
-    """Whether a batch these processors ran on must be marked `unchecked` (the pipeline
-    and the decode workers ask once). A processor is trusted only when the class that
-    defines the `process` it runs declares `trusted` itself: a plugin that derives from
-    one of Sounding's processors and replaces its `process` is checked."""
-    for processor in processors:
-        owner = next(cls for cls in type(processor).__mro__ if "process" in cls.__dict__)
-        if not owner.__dict__.get("trusted", False):
-            return True
-    return False
 
 
 # An exporter's preparation: a function a decode worker calls on the processed batch,

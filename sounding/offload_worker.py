@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sounding import channel, logsetup
-from sounding.component import Preparation, Processor, any_untrusted
+from sounding.component import Preparation, Processor
 from sounding.errors import InvalidInput
 from sounding.records import Batch
 
@@ -59,7 +59,6 @@ class Stages:
                  preparations: list[tuple[str, Callable[..., Any], dict[str, Any]] | None]
                  ) -> None:
         self.processors = processors
-        self.unchecked = any_untrusted(processors)  # as the pipeline marks a batch
         self.preparations = preparations
 
 
@@ -107,8 +106,6 @@ def run(stages: Stages, decode: Callable[..., Any], args: tuple[Any, ...], batch
         for processor in stages.processors:
             step = f"processor {processor.name}"
             batch = processor.process(batch)
-        if stages.unchecked:
-            batch.unchecked = True
         results: list[Any] = []
         for preparation in stages.preparations:
             if preparation is None:

@@ -14,7 +14,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from sounding.admission import Admission
-from sounding.component import Exporter, Processor, any_untrusted
+from sounding.component import Exporter, Processor
 from sounding.errors import RetryableError
 from sounding.offload import DecodePool
 from sounding.records import Batch
@@ -31,8 +31,6 @@ class Pipeline:
                  decode_pool: DecodePool | None = None,
                  admission: Admission | None = None) -> None:
         self.processors = list(processors)
-        # A plugin among them: every batch is marked for checking before it is stored.
-        self._unchecked = any_untrusted(self.processors)
         self.exporters = list(exporters)
         # Decode workers running copies of the same processors (sounding/offload.py).
         self.decode_pool = decode_pool
@@ -46,8 +44,6 @@ class Pipeline:
         """Run the batch through every stage; returns once every exporter committed it."""
         for processor in self.processors:
             batch = processor.process(batch)
-        if self._unchecked:
-            batch.unchecked = True
         await self._export([exporter.export(batch) for exporter in self.exporters])
 
     async def consume_prepared(self, results: Sequence[Any]) -> None:

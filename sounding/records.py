@@ -356,10 +356,6 @@ class Batch:
     reopen_after: dict[str, int] = field(default_factory=dict)  # fingerprint -> latest ts_us
     # Size of the request body that carried the batch; bounds the queue by bytes.
     approx_bytes: int = 0
-    # Set by the pipeline (or a decode worker) once a processor that is not `trusted`
-    # (a plugin) has run on the batch: its values are then checked one by one before
-    # they are stored.
-    unchecked: bool = False
 
     def record_count(self) -> int:
         return (len(self.spans) + len(self.errors) + len(self.deploys) + len(self.requests)

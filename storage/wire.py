@@ -15,7 +15,6 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter
 from typing import Any
 
 from sounding.otlp_values import any_value, attributes_of
@@ -29,25 +28,14 @@ from storage.wire_metrics import encode_metrics
 from storage.writer import BatchWriter
 
 # What each list of a wire batch is checked for, derived from its row form.
-SPAN_COLUMNS = Columns.of(rows.SPANS)
-ERROR_COLUMNS = Columns.of(rows.ERROR_EVENTS)
-DEPLOY_COLUMNS = Columns.of(rows.DEPLOYS)
-REQUEST_COLUMNS = Columns.of(rows.REQUESTS)
-GROUP_COLUMNS = Columns.of(rows.GROUPS)
-REOPEN_COLUMNS = Columns.of(rows.REOPEN)
-LOG_COLUMNS = Columns.of(rows.LOGS)
-METRIC_COLUMNS = Columns.of(rows.METRIC_WIRE)
-SERIES_COLUMNS = Columns.of(rows.METRIC_SERIES)
-_CHECKS = {"spans": SPAN_COLUMNS, "errors": ERROR_COLUMNS, "deploys": DEPLOY_COLUMNS,
-           "requests": REQUEST_COLUMNS, "groups": GROUP_COLUMNS, "reopen": REOPEN_COLUMNS,
-           "logs": LOG_COLUMNS, "metrics": METRIC_COLUMNS, "metric_series": SERIES_COLUMNS}
+_CHECKS = {name: Columns.of(form) for name, form in rows.WIRE_FORMS.items()}
+GROUP_COLUMNS, REOPEN_COLUMNS = _CHECKS["groups"], _CHECKS["reopen"]
 # Named alike in Batch and WireBatch.
 _SIGNALS = ("spans", "errors", "deploys", "requests", "logs", "metrics")
 _HOURLY = rows.GROUPS.getter("hourly")
 # A level is a short word (fatal, error, warning, info, debug), but the Sentry door
 # refuses nothing: one longer than its column is cut here rather than fail the commit.
 LEVEL_LENGTH = rows.ERROR_EVENTS.column("level").length
-_CHECKED_LISTS = attrgetter(*_CHECKS)
 
 
 def encode_batch(batch: Batch) -> WireBatch:
@@ -63,10 +51,11 @@ def encode_checked(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
     batch that fails is encoded again record by record, so one bad record costs
     its batch a second encoding, never its neighbours their place in the store.
 
-    Values that only Sounding's own stages touched were checked at the door: of
-    those, only NUL is looked for (mended). After a plugin, every value is checked."""
+    Every value of every list is checked, whichever door and processors the batch
+    came through: this is the one place that stands between a record and the writer,
+    so no door can skip it (a door's own limits are for its clients' 400s)."""
     try:
-        return _checked(_encode(batch), full=batch.unchecked), {}
+        return _checked(_encode(batch)), {}
     except Exception:  # noqa: BLE001 - whatever a processor put in: find it, drop it alone
         return _encode_each(batch)
 
@@ -176,17 +165,16 @@ def _reopen_rows(latest: Iterable[tuple[str, int]]) -> list[Row]:
     return [reopen_row(fingerprint=fingerprint, ts_us=ts_us) for fingerprint, ts_us in latest]
 
 
-def _checked(wire: WireBatch, full: bool = True) -> WireBatch:
-    """`wire` with NUL in text mended; with `full`, Unstorable unless every value of
-    every column is storable."""
-    look = storable.check if full else storable.has_nul
+def _checked(wire: WireBatch) -> WireBatch:
+    """`wire` with NUL in text mended; Unstorable unless every value of every column
+    is storable."""
     mended: dict[str, list[Row]] = {}
-    for (name, columns), table in zip(_CHECKS.items(), _CHECKED_LISTS(wire), strict=True):
-        if look(table, columns):
+    for (name, columns), table in zip(_CHECKS.items(), wire[1:], strict=True):
+        if storable.check(table, columns):
             mended[name] = [columns.repair(row) for row in table]
-    if full:  # the hourly counts of each group: hours and counts are BIGINT
-        array("q", chain.from_iterable(chain(h.keys(), h.values())
-                                       for h in map(_HOURLY, wire.groups)))
+    # The hourly counts of each group: hours and counts are BIGINT.
+    array("q", chain.from_iterable(chain(h.keys(), h.values())
+                                   for h in map(_HOURLY, wire.groups)))
     return wire._replace(**mended) if mended else wire  # type: ignore[arg-type]  # lists
 
 

@@ -26,6 +26,7 @@ from exporters.forward.config import DEFAULTS, check, routes
 from exporters.forward.encode import Encoded, encode, prepare
 from exporters.forward.enqueue import Enqueuer
 from exporters.forward.sender import Sender
+from sounding import drops
 from sounding.component import Exporter, Host, Preparation
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.extensions.storage import StorageExtension
@@ -106,8 +107,7 @@ class ForwardExporter(Exporter):
         encoded: Encoded = prepared  # what exporters.forward.encode.prepare returned
         if self._closing or not self._started:
             raise StoreUnavailable("the collector is shutting down", self.retry_after)
-        for signal, n in encoded.unencodable.items():
-            metrics.FAILED.labels(self.name, signal, "unencodable").inc(n)
+        drops.count(encoded.unencodable, drops.UNENCODABLE, metrics.FAILED, self.name)
         if not encoded.entries:
             return
         records, size = encoded.records, encoded.size

@@ -36,7 +36,7 @@ from receiver.sentry.items import (
 )
 from receiver.signals.outcome import Origin
 from receiver.status import sentry_http_error
-from sounding import metrics
+from sounding import drops, metrics
 from sounding.errors import SoundingError
 from sounding.timeutil import now_us
 
@@ -111,7 +111,7 @@ class SentryHandler(IngestHandler):
         self.write({"id": event_id})
 
     async def _commit(self, decoded: Decoded, size: int) -> None:
-        _count_dropped(decoded.dropped)
+        drops.count({"spans": decoded.dropped}, drops.INVALID)
         if not decoded.errors and not decoded.spans:
             return  # only ignored items: nothing to commit
         batch = Origin(self.project_id, size, self.trace_link()).new_batch()
@@ -129,7 +129,7 @@ class SentryHandler(IngestHandler):
         batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
         result = await self.ctx.pipeline.decode_pool.submit(  # type: ignore[union-attr]
             decode_envelope_body, (now_us(),), batch, "errors,spans", body)
-        _count_dropped(result.dropped)
+        drops.count({"spans": result.dropped}, drops.INVALID)
         if result.results is not None:
             await self.ctx.pipeline.consume_prepared(result.results)
         return event_id, items
@@ -137,11 +137,6 @@ class SentryHandler(IngestHandler):
 
 def _has_records(envelope: Envelope) -> bool:
     return any(item.type in RECORD_TYPES for item in envelope.items)
-
-
-def _count_dropped(spans: int) -> None:
-    if spans:
-        metrics.DROPPED.labels("spans", "invalid").inc(spans)
 
 
 def sentry_routes(ctx: ReceiverContext) -> list[Any]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from receiver.signals.outcome import Origin, Outcome
-from sounding import metrics
+from sounding import drops, metrics
 from sounding.errors import InvalidInput
 from sounding.pipeline import Pipeline
 
@@ -40,7 +40,7 @@ def count_dropped(decode: OtlpDecode, dropped: int, kept: bool, reasons: list[st
     """Dropped records are counted; a request whose every record was dropped is
     InvalidInput (HTTP 400, gRPC INVALID_ARGUMENT)."""
     if dropped:
-        metrics.DROPPED.labels(decode.label, "invalid").inc(dropped)
+        drops.count({decode.label: dropped}, drops.INVALID)
         if not kept:
             raise InvalidInput(f"no {decode.noun} in the request could be kept",
                                [{"field": reason.split(": ", 1)[0],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sounding import metrics
+from sounding import drops
 from sounding.records import Batch
 
 TraceLink = tuple[str, str] | None
@@ -61,6 +61,5 @@ ACCEPTED = Outcome()
 def batch_outcome(signal: str, accepted: int, rejected: Rejected) -> Outcome:
     """The outcome of a batch answered item by item; the refused items are counted
     (`signal` is the metric's label: errors, requests), never logged one by one."""
-    if rejected:
-        metrics.DROPPED.labels(signal, "invalid").inc(len(rejected))
+    drops.count({signal: len(rejected)}, drops.INVALID)
     return Outcome(batch=BatchResult(accepted, rejected))

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from processors.classify import ClassifyProcessor
-from processors.grouping import GroupingProcessor
 from receiver.decode_otlp import decode_traces_body
-from sounding.component import Exporter, Preparation, Processor
+from sounding.component import Exporter, Preparation
 from sounding.errors import InternalFailure, InvalidInput
 from sounding.offload import DecodePool
 from sounding.pipeline import Pipeline, retry_after
@@ -180,53 +179,6 @@ def test_a_preparation_a_worker_could_not_import_stops_the_pool_at_start(
 
     with pytest.raises(RuntimeError, match=re.escape(named)):
         asyncio.run(run())
-
-
-class Plugin(Processor):
-    def process(self, batch: Batch) -> Batch:
-        return batch
-
-
-class PluginOverGrouping(GroupingProcessor):
-    """A plugin deriving from a trusted processor and replacing what it does."""
-
-    def process(self, batch: Batch) -> Batch:
-        return batch
-
-
-@pytest.mark.parametrize(("processors", "unchecked"), [
-    ([ClassifyProcessor("classify"), GroupingProcessor("grouping")], False),
-    ([ClassifyProcessor("classify"), Plugin("plugin"), GroupingProcessor("grouping")], True),
-    ([PluginOverGrouping("plugin")], True),
-])
-def test_only_processors_that_are_not_trusted_mark_a_batch_for_checking(
-        processors: list[Processor], unchecked: bool) -> None:
-    recording = Recording("plain")
-    asyncio.run(Pipeline(processors, [recording]).consume(Batch(1)))
-    assert [batch.unchecked for batch in recording.batches] == [unchecked]
-
-
-@pytest.mark.parametrize(("processors", "unchecked"), [
-    (["classify"], False),
-    (["classify", "redact"], True),  # the test plugin's (tests/plugin_pkg)
-])
-def test_a_decode_worker_marks_a_batch_as_the_pipeline_does(processors: list[str],
-                                                             unchecked: bool) -> None:
-    recording = Recording("plain")
-
-    async def run() -> None:
-        pool = DecodePool([(name, {}) for name in processors], [None], 1, min_bytes=0,
-                          max_bytes=1 << 24, build_processor=build_processor)
-        pipeline = Pipeline([build_processor(name, {}) for name in processors], [recording],
-                            pool)
-        await pipeline.start()
-        try:
-            await _offload(pipeline, trace_request(bytes.fromhex(random_trace_id()), spans=1))
-        finally:
-            await pipeline.shutdown()
-
-    asyncio.run(run())
-    assert [batch.unchecked for batch in recording.batches] == [unchecked]
 
 
 def test_the_retry_delay_is_the_longest_any_exporter_asks() -> None:

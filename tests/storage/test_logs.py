@@ -128,7 +128,7 @@ def test_body_text_is_the_string_or_the_json_of_the_body() -> None:
 def test_an_unstorable_record_is_dropped_alone() -> None:
     bad = LogRecord(1, 1, 9, "INFO", "", "", 0, "", "svc", "", {}, attributes={"s": "\ud800"})
     good = record(message())
-    wire, dropped = encode_checked(Batch(1, logs=[bad, good], unchecked=True))
+    wire, dropped = encode_checked(Batch(1, logs=[bad, good]))
     assert dropped == {"logs": 1} and len(wire.logs) == 1
 
 

@@ -15,7 +15,7 @@ import requests
 
 from processors.grouping import GroupingProcessor
 from processors.reopen import ReopenProcessor
-from sounding.records import Batch, ErrorEvent, RequestMetric, Span
+from sounding.records import Batch, ErrorEvent, MetricPoint, RequestMetric, Span
 from storage import rows
 from storage.wire import encode, encode_checked
 from tests.receiver.otlp_helpers import random_trace_id, request_of, span_pb, stored_spans
@@ -36,14 +36,7 @@ def error(fingerprint: str, ts_us: int = 7_200_000_000, **kw: Any) -> ErrorEvent
 
 def grouped(*errors: ErrorEvent) -> Batch:
     batch = Batch(1, errors=list(errors))
-    batch = ReopenProcessor("reopen").process(GroupingProcessor("grouping").process(batch))
-    batch.unchecked = True  # as after a plugin: every value is checked
-    return batch
-
-
-def plugged(batch: Batch) -> Batch:
-    batch.unchecked = True
-    return batch
+    return ReopenProcessor("reopen").process(GroupingProcessor("grouping").process(batch))
 
 
 def span(span_name: str, **changes: Any) -> Span:
@@ -107,15 +100,15 @@ def _deep(levels: int) -> Any:
 ])
 def test_an_unstorable_span_is_dropped_alone(changes: dict[str, Any]) -> None:
     bad = span("bad", **changes)
-    wire, dropped = encode_checked(plugged(Batch(1, spans=[span("a"), bad, span("b")])))
+    wire, dropped = encode_checked(Batch(1, spans=[span("a"), bad, span("b")]))
     assert dropped == {"spans": 1}
     assert [SPAN_NAME(row) for row in wire.spans] == ["a", "b"]
 
 
 def test_request_metrics_that_are_not_finite_or_not_numbers_are_dropped_alone() -> None:
     ok = RequestMetric("GET", "/", 200, 1.0, 0)
-    batch = plugged(Batch(1, requests=[ok, RequestMetric("GET", "/", 200, float("inf"), 0),
-                                       RequestMetric("GET", "/", "200", 1.0, 0)]))  # type: ignore[arg-type]
+    batch = Batch(1, requests=[ok, RequestMetric("GET", "/", 200, float("inf"), 0),
+                               RequestMetric("GET", "/", "200", 1.0, 0)])  # type: ignore[arg-type]
     wire, dropped = encode_checked(batch)
     assert dropped == {"requests": 2}
     assert wire.requests == [rows.REQUESTS.row(service="", env="", method="GET", route="/",
@@ -135,18 +128,28 @@ def test_nul_in_text_is_mended_not_dropped() -> None:
 
 
 def test_the_encoded_batch_reports_what_was_dropped() -> None:
-    encoded = encode(plugged(Batch(1, spans=[span("a"), span("bad", kind=2**40)])))
+    encoded = encode(Batch(1, spans=[span("a"), span("bad", kind=2**40)]))
     assert encoded.unencodable == {"spans": 1}
     assert encoded.counts["spans"] == 1 and not encoded.empty
-    assert encode(plugged(Batch(1, spans=[span("bad", kind=2**40)]))).empty
+    assert encode(Batch(1, spans=[span("bad", kind=2**40)])).empty
 
 
-def test_without_a_plugin_nul_is_still_mended_and_encoding_errors_still_caught() -> None:
+def test_nul_is_mended_and_encoding_errors_caught_in_a_plain_batch() -> None:
     batch = Batch(1, spans=[span("GET \x00"), span("b", attributes={"k\udc00": "v"})])
-    assert not batch.unchecked
     wire, dropped = encode_checked(batch)
     assert [SPAN_NAME(row) for row in wire.spans] == ["GET \ufffd"]
     assert dropped == {"spans": 1}
+
+
+def test_every_batch_is_checked_whatever_stages_it_went_through() -> None:
+    """No door or processor is trusted: a value only a door could have refused (a
+    BIGINT past 2^63 from a decoder that did not look) is dropped alone here too."""
+    fine, too_big = (MetricPoint("m", "1", "", "sum", 1, True, "svc", {}, "scope", {}, 0,
+                                 time_ns, value=1, count=count)
+                     for time_ns, count in ((5, 1), (6, 2**63)))
+    wire, dropped = encode_checked(Batch(1, metrics=[fine, too_big]))
+    assert dropped == {"metrics": 1}
+    assert [rows.METRIC_WIRE.getter("time_ns")(row) for row in wire.metrics] == [5]
 
 
 # --- through the real server ---------------------------------------------------------

@@ -70,5 +70,5 @@ def assert_storable(error: ErrorEvent) -> None:
     # Every JSON part serialises as the store writes it (no NaN, nothing but JSON).
     json.dumps([error.params, error.exceptions, error.context, error.tags, error.backtrace],
                allow_nan=False)
-    wire, dropped = encode_checked(Batch(project_id=1, errors=[error], unchecked=True))
+    wire, dropped = encode_checked(Batch(project_id=1, errors=[error]))
     assert dropped == {} and len(wire.errors) == 1
