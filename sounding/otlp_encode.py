@@ -1,0 +1,108 @@
+"""Records turned back into OTLP messages: a span into a `Span`, a log record into a
+`LogRecord`. Both exporters that need the message use these: the SQL exporter's
+stored bodies (storage/spanbody.py, storage/logbody.py) and the forward exporter's
+upstream requests (exporters/forward/encode.py, encode_logs.py).
+
+A record decoded from OTLP keeps the message it arrived in (`otlp`). That message is
+copied as it is, so that what the record does not carry (links, trace state,
+dropped counts, flags, whatever a later OTLP adds) is kept; its attributes and
+events (a log record's: attributes and body) are written again from the record's
+values only where a stage read them and may have changed them, or where there was
+no message (OTLP/JSON, Sentry, a processor's record).
+
+`depth` is how deep the message sits in what is serialised: 1 for a message stored
+alone, 4 inside an export request (request, resource, scope, record). Values nested
+deeper than protobuf reads back are refused with ValueError (sounding/otlp_values.py).
+"""
+
+from __future__ import annotations
+
+from opentelemetry.proto.logs.v1 import logs_pb2
+from opentelemetry.proto.trace.v1 import trace_pb2
+
+from sounding.otlp_values import fill_any_value, fill_key_values
+from sounding.records import LogRecord, Span
+
+ALONE = 1  # a message serialised by itself
+IN_REQUEST = 4  # ExportTraceServiceRequest, ResourceSpans, ScopeSpans, Span (logs alike)
+
+
+def fill_span(out: trace_pb2.Span, span: Span, depth: int = ALONE) -> None:
+    """`out` (empty) becomes the span's message, its columns aside (span_columns)."""
+    if span.otlp is not None:
+        out.CopyFrom(span.otlp)
+    if span.otlp is None or not span.untouched:
+        out.ClearField("attributes")
+        out.ClearField("events")
+        # Span, KeyValue, AnyValue; an event's: Span, Event, KeyValue, AnyValue.
+        fill_key_values(out.attributes, span.attributes, depth + 2)
+        for event in span.events:
+            added = out.events.add()
+            added.name = str(event.get("name") or "")
+            added.time_unix_nano = int(event.get("time_unix_nano") or 0)
+            fill_key_values(added.attributes, event.get("attributes") or {}, depth + 3)
+
+
+def span_columns(out: trace_pb2.Span, span: Span) -> None:
+    """The span's columns (ids, name, kind, times, status) over what the message said,
+    since a stage may have renamed the span. Each only where it differs, so that an
+    unchanged span stays the bytes it came as."""
+    trace_id, span_id = bytes.fromhex(span.trace_id), bytes.fromhex(span.span_id)
+    parent = bytes.fromhex(span.parent_span_id) if span.parent_span_id else b""
+    if out.trace_id != trace_id:
+        out.trace_id = trace_id
+    if out.span_id != span_id:
+        out.span_id = span_id
+    if out.parent_span_id != parent and (parent or out.parent_span_id != bytes(8)):
+        out.parent_span_id = parent
+    if out.name != span.name:
+        out.name = span.name
+    if out.kind != span.kind:
+        out.kind = span.kind  # type: ignore[assignment]
+    if out.start_time_unix_nano != span.start_ns:
+        out.start_time_unix_nano = span.start_ns
+    if out.end_time_unix_nano != span.end_ns:
+        out.end_time_unix_nano = span.end_ns
+    if out.status.code != span.status_code:
+        out.status.code = span.status_code  # type: ignore[assignment]
+    if out.status.message != span.status_message:
+        out.status.message = span.status_message
+
+
+def fill_log(out: logs_pb2.LogRecord, record: LogRecord, depth: int = ALONE) -> None:
+    """`out` (empty) becomes the record's message, its columns aside (log_columns)."""
+    if record.otlp is not None:
+        out.CopyFrom(record.otlp)
+    if record.otlp is None or not record.untouched:
+        out.ClearField("attributes")
+        out.ClearField("body")
+        # LogRecord, KeyValue, AnyValue for an attribute; LogRecord, AnyValue for the body.
+        fill_key_values(out.attributes, record.attributes, depth + 2)
+        if record.body is not None:
+            fill_any_value(out.body, record.body, depth + 1)
+
+
+def log_columns(out: logs_pb2.LogRecord, record: LogRecord) -> None:
+    """The record's columns (times, severity, ids, flags, event name) over what the
+    message said, each only where it differs. An observed time the sender left unset
+    stays unset (the decoder put the time of receipt in the record): a record sent
+    again must be the same bytes, where its key is a hash of them."""
+    trace_id = bytes.fromhex(record.trace_id) if record.trace_id else b""
+    span_id = bytes.fromhex(record.span_id) if record.span_id else b""
+    if out.trace_id != trace_id and (trace_id or out.trace_id != bytes(16)):
+        out.trace_id = trace_id
+    if out.span_id != span_id and (span_id or out.span_id != bytes(8)):
+        out.span_id = span_id
+    if out.time_unix_nano != record.time_ns:
+        out.time_unix_nano = record.time_ns
+    if out.observed_time_unix_nano != record.observed_ns and (
+            record.otlp is None or record.otlp.observed_time_unix_nano):
+        out.observed_time_unix_nano = record.observed_ns
+    if out.severity_number != record.severity_number:
+        out.severity_number = record.severity_number  # type: ignore[assignment]
+    if out.severity_text != record.severity_text:
+        out.severity_text = record.severity_text
+    if out.flags != record.flags:
+        out.flags = record.flags
+    if out.event_name != record.event_name:
+        out.event_name = record.event_name
