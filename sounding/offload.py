@@ -67,7 +67,8 @@ from sounding.component import Component
 from sounding.errors import InternalFailure, InvalidInput, Overloaded, StoreUnavailable
 from sounding.offload_worker import Offloaded, Spec, imported
 from sounding.records import Batch
-from sounding.supervisor import Backoff, Supervisor
+from sounding.retry import Backoff
+from sounding.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,8 @@ deeper than protobuf reads back are refused with ValueError (sounding/otlp_value
 
 from __future__ import annotations
 
+from typing import Any
+
 from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
@@ -27,20 +29,30 @@ ALONE = 1  # a message serialised by itself
 IN_REQUEST = 4  # ExportTraceServiceRequest, ResourceSpans, ScopeSpans, Span (logs alike)
 
 
+def _copied(out: Any, record: Span | LogRecord, values: tuple[str, str]) -> bool:
+    """Copy into `out` the message `record` arrived in, if any; True when the fields
+    `values` are to be written from the record's values (cleared of the copy's)."""
+    if record.otlp is None:
+        return True
+    out.CopyFrom(record.otlp)
+    if record.untouched:
+        return False
+    for name in values:
+        out.ClearField(name)
+    return True
+
+
 def fill_span(out: trace_pb2.Span, span: Span, depth: int = ALONE) -> None:
     """`out` (empty) becomes the span's message, its columns aside (span_columns)."""
-    if span.otlp is not None:
-        out.CopyFrom(span.otlp)
-    if span.otlp is None or not span.untouched:
-        out.ClearField("attributes")
-        out.ClearField("events")
-        # Span, KeyValue, AnyValue; an event's: Span, Event, KeyValue, AnyValue.
-        fill_key_values(out.attributes, span.attributes, depth + 2)
-        for event in span.events:
-            added = out.events.add()
-            added.name = str(event.get("name") or "")
-            added.time_unix_nano = int(event.get("time_unix_nano") or 0)
-            fill_key_values(added.attributes, event.get("attributes") or {}, depth + 3)
+    if not _copied(out, span, ("attributes", "events")):
+        return
+    # Span, KeyValue, AnyValue; an event's: Span, Event, KeyValue, AnyValue.
+    fill_key_values(out.attributes, span.attributes, depth + 2)
+    for event in span.events:
+        added = out.events.add()
+        added.name = str(event.get("name") or "")
+        added.time_unix_nano = int(event.get("time_unix_nano") or 0)
+        fill_key_values(added.attributes, event.get("attributes") or {}, depth + 3)
 
 
 def span_columns(out: trace_pb2.Span, span: Span) -> None:
@@ -71,15 +83,12 @@ def span_columns(out: trace_pb2.Span, span: Span) -> None:
 
 def fill_log(out: logs_pb2.LogRecord, record: LogRecord, depth: int = ALONE) -> None:
     """`out` (empty) becomes the record's message, its columns aside (log_columns)."""
-    if record.otlp is not None:
-        out.CopyFrom(record.otlp)
-    if record.otlp is None or not record.untouched:
-        out.ClearField("attributes")
-        out.ClearField("body")
-        # LogRecord, KeyValue, AnyValue for an attribute; LogRecord, AnyValue for the body.
-        fill_key_values(out.attributes, record.attributes, depth + 2)
-        if record.body is not None:
-            fill_any_value(out.body, record.body, depth + 1)
+    if not _copied(out, record, ("attributes", "body")):
+        return
+    # LogRecord, KeyValue, AnyValue for an attribute; LogRecord, AnyValue for the body.
+    fill_key_values(out.attributes, record.attributes, depth + 2)
+    if record.body is not None:
+        fill_any_value(out.body, record.body, depth + 1)
 
 
 def log_columns(out: logs_pb2.LogRecord, record: LogRecord) -> None:

@@ -78,18 +78,15 @@ def _compress(body: bytes, use_gzip: bool) -> tuple[bytes, str]:
 def encode_spans(spans: list[Span]) -> tuple[ExportTraceServiceRequest, int]:
     """(the request, spans that could not be encoded)."""
     request = ExportTraceServiceRequest()
-    groups = ScopeGroups(request.resource_spans, "scope_spans")
-    failed = 0
-    for span in spans:
-        scope_spans = groups.scope_of(span)
-        try:
-            out = scope_spans.spans.add()
-            fill_span(out, span, IN_REQUEST)
-            span_columns(out, span)
-        except ValueError:  # values nested past what protobuf reads back
-            del scope_spans.spans[-1]
-            failed += 1
+    # Refused: values nested past what protobuf reads back.
+    failed = ScopeGroups(request.resource_spans, "scope_spans").add_each(
+        spans, "spans", _fill_span, (ValueError,))
     return request, failed
+
+
+def _fill_span(out: Any, span: Span) -> None:
+    fill_span(out, span, IN_REQUEST)
+    span_columns(out, span)
 
 
 # --- Sounding's own signals ----------------------------------------------------

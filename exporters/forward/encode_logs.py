@@ -6,6 +6,8 @@ written over it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from exporters.forward.otlp_groups import ScopeGroups
@@ -16,15 +18,12 @@ from sounding.records import LogRecord
 def encode_logs(records: list[LogRecord]) -> tuple[ExportLogsServiceRequest, int]:
     """(the request, records that could not be encoded)."""
     request = ExportLogsServiceRequest()
-    groups = ScopeGroups(request.resource_logs, "scope_logs")
-    failed = 0
-    for record in records:
-        scope_logs = groups.scope_of(record)
-        try:
-            out = scope_logs.log_records.add()
-            fill_log(out, record, IN_REQUEST)
-            log_columns(out, record)
-        except (ValueError, TypeError):  # nested past what protobuf reads, a bad id or type
-            del scope_logs.log_records[-1]
-            failed += 1
+    # Refused: values nested past what protobuf reads, a bad id or type.
+    failed = ScopeGroups(request.resource_logs, "scope_logs").add_each(
+        records, "log_records", _fill_log, (ValueError, TypeError))
     return request, failed
+
+
+def _fill_log(out: Any, record: LogRecord) -> None:
+    fill_log(out, record, IN_REQUEST)
+    log_columns(out, record)

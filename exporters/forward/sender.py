@@ -4,7 +4,7 @@ signal's rows in id order, with up to `concurrent_requests` of them in flight.
 A row is deleted once the upstream answers 2xx. On 429, 502, 503, 504, a timeout
 or a connection error the same row is tried again after the upstream's
 `Retry-After` (seconds or an HTTP date) or, without one, an exponential backoff
-with full jitter (sounding/supervisor.py's Backoff) up to `max_backoff_seconds`;
+with full jitter (sounding/retry.py's Backoff) up to `max_backoff_seconds`;
 the rows after it wait for a free slot, so a down upstream is not hammered. Any
 other answer is permanent: the row is deleted, its records counted and the reason
 logged (throttled, sounding/logthrottle.py), never retried for ever.
@@ -22,8 +22,9 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from exporters.forward import metrics
-from exporters.forward.client import Client, Outcome, Settings, new_client, post
-from sounding.supervisor import Backoff
+from exporters.forward.client import Outcome, Settings, post
+from sounding.httppost import Client, new_client
+from sounding.retry import Backoff
 from sounding.timeutil import now_us
 from storage import outbox
 from storage.outbox import Row

@@ -30,7 +30,7 @@ from sounding.extensions.alerts.router import TEST, Router
 from sounding.extensions.alerts.sender import Sender, Settings
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
-from sounding.supervisor import Backoff
+from sounding.retry import Backoff
 from sounding.timeutil import now_us
 from storage import alert_lookup, alerts, keys
 from storage.store import Store

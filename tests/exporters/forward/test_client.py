@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-import email.utils
-
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from exporters.forward.client import MAX_RETRY_AFTER, classify, parse_retry_after
-
-
-def test_retry_after_in_seconds_or_as_an_http_date() -> None:
-    assert parse_retry_after("7") == 7.0
-    assert parse_retry_after(" 3 ") == 3.0
-    date = email.utils.formatdate(1_000_030, usegmt=True)
-    assert parse_retry_after(date, now=1_000_000) == 30.0
-    assert parse_retry_after(date, now=2_000_000) == 0.0  # already past
-    assert parse_retry_after("999999") == MAX_RETRY_AFTER
-    assert parse_retry_after(None) is None
-    assert parse_retry_after("soon") is None
+from exporters.forward.client import classify
 
 
 def test_statuses() -> None:
