@@ -10,6 +10,12 @@ from [0, min(cap, first * 2**n)], so that parties that failed together do not
 retry together. A server's `Retry-After` wins over the drawn delay where the
 caller honours it, bounded by MAX_RETRY_AFTER so that an upstream asking for a day
 is not obeyed blindly.
+
+What one attempt to send came to is one of three values, as the Collector's
+exporterhelper sorts errors: Sent; Retry (retryable: later, after the server's
+Retry-After or the sender's backoff); Failed (permanent: never going to work, not
+tried again). The forward exporter's client and every alert destination answer
+with them.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from __future__ import annotations
 import email.utils
 import random
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC
 
 MAX_RETRY_AFTER = 3600.0  # seconds: the longest Retry-After honoured
@@ -25,6 +33,33 @@ MAX_RETRY_AFTER = 3600.0  # seconds: the longest Retry-After honoured
 # within 0.1 s, the ceiling doubling up to 30 s.
 FIRST_DELAY = 0.1  # seconds
 MAX_DELAY = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """Taken. `rejected`: records the receiver took the request with but refused one
+    by one (OTLP partial_success)."""
+
+    rejected: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Not now (a timeout, a connection error, 429, a 5xx the sender retries);
+    `after_s` from Retry-After if given, else the sender's backoff decides."""
+
+    after_s: float | None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """Refused for good (another 4xx, a bad address): not to be tried again."""
+
+    error: str
+
+
+Outcome = Sent | Retry | Failed
 
 
 def ceiling(attempts: int, first: float, cap: float) -> float:
@@ -36,6 +71,15 @@ def ceiling(attempts: int, first: float, cap: float) -> float:
 def full_jitter(attempts: int, first: float, cap: float, rng: random.Random) -> float:
     """A delay after `attempts` earlier ones, uniform in [0, ceiling]."""
     return rng.uniform(0.0, ceiling(attempts, first, cap))
+
+
+def retry_delay(after_s: float | None, drawn: Callable[[], float],
+                cap: float = MAX_RETRY_AFTER) -> float:
+    """Seconds before trying again: the server's Retry-After (`after_s`) wins, bounded
+    by `cap`; without one, the backoff's draw."""
+    if after_s is not None:
+        return min(max(after_s, 0.0), cap)
+    return drawn()
 
 
 class Backoff:

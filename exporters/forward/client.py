@@ -1,5 +1,7 @@
 """One request upstream, and what its answer means for the queued row: sent,
-retry later (and when), or refused for good.
+retry later (and when), or refused for good (sounding/retry.py's Sent, Retry, Failed;
+an error here is the reason /metrics counts it under: "http_503", "timeout",
+"connection").
 
 Sending is sounding/httppost.py's (Tornado's HTTP client), Retry-After is read by
 sounding/retry.py; what is decided here is this exporter's: which statuses are worth
@@ -18,25 +20,12 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from sounding import httppost
-from sounding.retry import parse_retry_after
+from sounding.retry import Failed, Outcome, Retry, Sent, parse_retry_after
 from storage.outbox import Row
 
 # Statuses that say "not now" (OTLP/HTTP's retryable list); every other 4xx or 5xx
 # says the upstream will never take this body.
 RETRYABLE = frozenset({429, 502, 503, 504})
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """`sent`; or `retry` (after `retry_after` seconds if the upstream said, else
-    the sender's backoff); or neither: refused for good, for `reason`."""
-
-    sent: bool = False
-    retry: bool = False
-    retry_after: float | None = None
-    reason: str = ""
-    # Records the upstream took but refused one by one (OTLP partial_success).
-    rejected: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +66,10 @@ def rejected_records(response_body: bytes, content_type: str, signal: str) -> in
 def classify(code: int, headers: dict[str, str], body: bytes, signal: str) -> Outcome:
     """What an HTTP status means for the row that was sent. Pure."""
     if 200 <= code < 300:
-        return Outcome(sent=True, rejected=rejected_records(
-            body, headers.get("Content-Type", ""), signal))
+        return Sent(rejected_records(body, headers.get("Content-Type", ""), signal))
     if code in RETRYABLE:
-        return Outcome(retry=True, retry_after=parse_retry_after(headers.get("Retry-After")),
-                       reason=f"http_{code}")
-    return Outcome(reason=f"http_{code}")
+        return Retry(parse_retry_after(headers.get("Retry-After")), f"http_{code}")
+    return Failed(f"http_{code}")
 
 
 async def post(client: httppost.Client, url: str, row: Row, settings: Settings) -> Outcome:
@@ -94,5 +81,5 @@ async def post(client: httppost.Client, url: str, row: Row, settings: Settings) 
                                  request_timeout=settings.timeout, tls=settings.tls)
     if isinstance(answer, httppost.Unanswered):
         # An untrusted certificate too: the row waits for the setting to be fixed.
-        return Outcome(retry=True, reason="timeout" if answer.why == "timeout" else "connection")
+        return Retry(None, "timeout" if answer.why == "timeout" else "connection")
     return classify(answer.code, dict(answer.headers), answer.body or b"", row.signal)

@@ -22,9 +22,10 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from exporters.forward import metrics
-from exporters.forward.client import Outcome, Settings, post
+from exporters.forward.client import Settings, post
 from sounding.httppost import Client, new_client
-from sounding.retry import Backoff
+from sounding.retry import Backoff, Failed, Retry, Sent, retry_delay
+from sounding.tasks import cancel_and_wait
 from sounding.timeutil import now_us
 from storage import outbox
 from storage.outbox import Row
@@ -65,11 +66,7 @@ class Sender:
 
     async def shutdown(self) -> None:
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)
         client, self._client = self._client, None
         if client is not None:
             client.close()
@@ -136,10 +133,11 @@ class Sender:
         while True:
             assert self._client is not None
             outcome = await post(self._client, self.routes[signal], row, self.settings)
-            if outcome.sent or not outcome.retry:
+            if not isinstance(outcome, Retry):
                 break
-            delay = outcome.retry_after if outcome.retry_after is not None else backoff.next()
-            metrics.RETRIES.labels(self.queue, signal, outcome.reason).inc()
+            # Retry-After as the upstream said (at most an hour), else the backoff.
+            delay = retry_delay(outcome.after_s, backoff.next)
+            metrics.RETRIES.labels(self.queue, signal, outcome.error).inc()
             with contextlib.suppress(Exception):  # only a hint for a restart; the row stays
                 await asyncio.to_thread(outbox.reschedule, self.store, row.id,
                                         now_us() + int(delay * 1e6))
@@ -158,8 +156,8 @@ class Sender:
                 await asyncio.sleep(1.0)
         self._on_removed(row.records, len(row.body))
 
-    def _count(self, signal: str, row: Row, outcome: Outcome) -> None:
-        if outcome.sent:
+    def _count(self, signal: str, row: Row, outcome: Sent | Failed) -> None:
+        if isinstance(outcome, Sent):
             taken = row.records - outcome.rejected
             metrics.SENT.labels(self.queue, signal).inc(taken)
             if outcome.rejected:
@@ -168,6 +166,6 @@ class Sender:
                 log.error("the upstream rejected %d of %d %s records (OTLP partial success)",
                           outcome.rejected, row.records, signal)
             return
-        metrics.FAILED.labels(self.queue, signal, outcome.reason).inc(row.records)
+        metrics.FAILED.labels(self.queue, signal, outcome.error).inc(row.records)
         log.error("the upstream refused %d %s records for good (%s at %s); dropped",
-                  row.records, signal, outcome.reason, self.routes[signal])
+                  row.records, signal, outcome.error, self.routes[signal])

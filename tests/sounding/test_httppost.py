@@ -4,11 +4,6 @@ the forward exporter's client and the alert destinations both send through it.""
 from __future__ import annotations
 
 import asyncio
-import ssl
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,17 +12,18 @@ from tornado.httpclient import HTTPResponse
 from sounding import httppost
 from tests.support.recorder import free_port, recording
 from tests.support.smtp import self_signed_cert
+from tests.support.tls_server import serving_tls
 
 
 def _post(url: str, timeout: float = 5.0,
-          tls: httppost.TLS = httppost.TLS()) -> HTTPResponse | httppost.Unanswered:
+          tls: httppost.TLS | None = None) -> HTTPResponse | httppost.Unanswered:
     async def run() -> HTTPResponse | httppost.Unanswered:
         client = httppost.new_client()
         try:
             return await httppost.post(client, url, b'{"a": 1}',
                                        {"Content-Type": "application/json"},
                                        connect_timeout=timeout, request_timeout=timeout,
-                                       tls=tls)
+                                       tls=tls or httppost.TLS())
         finally:
             client.close()
     return asyncio.run(run())
@@ -60,32 +56,6 @@ def test_a_server_slower_than_the_timeout_is_unanswered() -> None:
     assert isinstance(answer, httppost.Unanswered) and answer.why == "timeout"
 
 
-class _Ok(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802
-        self.rfile.read(int(self.headers["Content-Length"]))
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def _tls_server(cert: Path, key: Path) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 @pytest.fixture(scope="module")
 def cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return self_signed_cert(tmp_path_factory.mktemp("tls"))
@@ -94,7 +64,7 @@ def cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_an_untrusted_certificate_is_said_apart(cert: tuple[Path, Path]) -> None:
     """Configuration, not weather: each feature decides what it means (the forward
     exporter keeps the row queued, an alert fails)."""
-    with _tls_server(*cert) as url:
+    with serving_tls(*cert) as url:
         untrusted = _post(url)
         trusted = _post(url, tls=httppost.TLS(ca_file=str(cert[0])))
     assert untrusted == httppost.Unanswered("untrusted", "SSLCertVerificationError")

@@ -31,6 +31,7 @@ from sounding.extensions.alerts.sender import Sender, Settings
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
 from sounding.retry import Backoff
+from sounding.tasks import cancel_and_wait
 from sounding.timeutil import now_us
 from storage import alert_lookup, alerts, keys
 from storage.store import Store
@@ -142,11 +143,7 @@ class AlertsExtension(Extension):
 
     async def shutdown(self) -> None:
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)
         for destination in self.destinations.values():
             _close(destination)
 

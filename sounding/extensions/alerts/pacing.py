@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from sounding.retry import full_jitter
+from sounding import retry
 
 
 class DeliveryLike(Protocol):
@@ -37,9 +37,8 @@ def retry_delay(attempts: int, first_s: float, max_s: float, after_s: float | No
     alert for a day); else full jitter (sounding/retry.py): uniform in
     [0, min(max_s, first_s * 2**(attempts-1))], so collectors that failed together do
     not retry together."""
-    if after_s is not None:
-        return min(max(after_s, 0.0), max_s)
-    return full_jitter(attempts - 1, first_s, max_s, rng)
+    return retry.retry_delay(
+        after_s, lambda: retry.full_jitter(attempts - 1, first_s, max_s, rng), max_s)
 
 
 def given_up(created_us: int, now_us: int, give_up_s: float) -> bool:

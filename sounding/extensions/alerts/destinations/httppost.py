@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sounding import httppost
-from sounding.extensions.alerts.destinations.outcome import Failed, Outcome, Retry, Sent
-from sounding.retry import parse_retry_after
+from sounding.retry import Failed, Outcome, Retry, Sent, parse_retry_after
 
 # Besides 5xx: "too many requests", "request timeout", "too early" say try later.
 RETRYABLE_4XX = frozenset({408, 425, 429})

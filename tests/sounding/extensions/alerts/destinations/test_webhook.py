@@ -9,8 +9,9 @@ import socket
 import time
 from typing import Any
 
-from sounding.extensions.alerts.destinations import Failed, Retry, Sent, build
+from sounding.extensions.alerts.destinations import build
 from sounding.extensions.alerts.message import Digest, Message, webhook_body
+from sounding.retry import Failed, Retry, Sent
 from tests.sounding.extensions.alerts.facts import alert, alerts
 from tests.sounding.extensions.alerts.test_signature import recipe
 from tests.support.recorder import Answer, recording
