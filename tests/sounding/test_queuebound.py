@@ -45,3 +45,14 @@ def test_removing_never_goes_below_empty() -> None:
     bound.remove(5, 50)  # what a previous run left, counted out twice
     assert (bound.records, bound.bytes) == (0, 0)
     assert bound.takes(1_000, 1_000)
+
+
+def test_a_queue_of_bytes_alone() -> None:
+    """The decode workers' and a receiver's body budgets bound bytes, not records."""
+    bound = QueueBound(None, max_bytes=100)
+    assert bound.takes(10**9, 1_000)  # empty: one body however large
+    bound.add(0, 60)
+    assert bound.takes(10**9, 40) and not bound.takes(0, 41)
+    assert not bound.full and bound.over_half
+    bound.add(0, 40)
+    assert bound.full
