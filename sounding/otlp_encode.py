@@ -59,26 +59,11 @@ def span_columns(out: trace_pb2.Span, span: Span) -> None:
     """The span's columns (ids, name, kind, times, status) over what the message said,
     since a stage may have renamed the span. Each only where it differs, so that an
     unchanged span stays the bytes it came as."""
-    trace_id, span_id = bytes.fromhex(span.trace_id), bytes.fromhex(span.span_id)
-    parent = bytes.fromhex(span.parent_span_id) if span.parent_span_id else b""
-    if out.trace_id != trace_id:
-        out.trace_id = trace_id
-    if out.span_id != span_id:
-        out.span_id = span_id
-    if out.parent_span_id != parent and (parent or out.parent_span_id != bytes(8)):
-        out.parent_span_id = parent
-    if out.name != span.name:
-        out.name = span.name
-    if out.kind != span.kind:
-        out.kind = span.kind  # type: ignore[assignment]
-    if out.start_time_unix_nano != span.start_ns:
-        out.start_time_unix_nano = span.start_ns
-    if out.end_time_unix_nano != span.end_ns:
-        out.end_time_unix_nano = span.end_ns
-    if out.status.code != span.status_code:
-        out.status.code = span.status_code  # type: ignore[assignment]
-    if out.status.message != span.status_message:
-        out.status.message = span.status_message
+    _id_over(out, "trace_id", span.trace_id, 16)
+    _id_over(out, "span_id", span.span_id, 8)
+    _id_over(out, "parent_span_id", span.parent_span_id, 8)
+    _over(out, span, _SPAN_COLUMNS)
+    _over(out.status, span, _STATUS_COLUMNS)
 
 
 def fill_log(out: logs_pb2.LogRecord, record: LogRecord, depth: int = ALONE) -> None:
@@ -96,22 +81,34 @@ def log_columns(out: logs_pb2.LogRecord, record: LogRecord) -> None:
     message said, each only where it differs. An observed time the sender left unset
     stays unset (the decoder put the time of receipt in the record): a record sent
     again must be the same bytes, where its key is a hash of them."""
-    trace_id = bytes.fromhex(record.trace_id) if record.trace_id else b""
-    span_id = bytes.fromhex(record.span_id) if record.span_id else b""
-    if out.trace_id != trace_id and (trace_id or out.trace_id != bytes(16)):
-        out.trace_id = trace_id
-    if out.span_id != span_id and (span_id or out.span_id != bytes(8)):
-        out.span_id = span_id
-    if out.time_unix_nano != record.time_ns:
-        out.time_unix_nano = record.time_ns
+    _id_over(out, "trace_id", record.trace_id, 16)
+    _id_over(out, "span_id", record.span_id, 8)
+    _over(out, record, _LOG_COLUMNS)
     if out.observed_time_unix_nano != record.observed_ns and (
             record.otlp is None or record.otlp.observed_time_unix_nano):
         out.observed_time_unix_nano = record.observed_ns
-    if out.severity_number != record.severity_number:
-        out.severity_number = record.severity_number  # type: ignore[assignment]
-    if out.severity_text != record.severity_text:
-        out.severity_text = record.severity_text
-    if out.flags != record.flags:
-        out.flags = record.flags
-    if out.event_name != record.event_name:
-        out.event_name = record.event_name
+
+
+# (message field, record attribute): the columns written over a message.
+_SPAN_COLUMNS = (("name", "name"), ("kind", "kind"), ("start_time_unix_nano", "start_ns"),
+                 ("end_time_unix_nano", "end_ns"))
+_STATUS_COLUMNS = (("code", "status_code"), ("message", "status_message"))
+_LOG_COLUMNS = (("time_unix_nano", "time_ns"), ("severity_number", "severity_number"),
+                ("severity_text", "severity_text"), ("flags", "flags"),
+                ("event_name", "event_name"))
+
+
+def _over(out: Any, record: Any, columns: tuple[tuple[str, str], ...]) -> None:
+    for field, attribute in columns:
+        value = getattr(record, attribute)
+        if getattr(out, field) != value:
+            setattr(out, field, value)
+
+
+def _id_over(out: Any, field: str, hex_id: str, width: int) -> None:
+    """An id ("" when unset) over the message's, where it differs; an unset id leaves
+    the all-zero one a sender wrote (which means unset too) as it was sent."""
+    value = bytes.fromhex(hex_id) if hex_id else b""
+    current = getattr(out, field)
+    if current != value and (value or current != bytes(width)):
+        setattr(out, field, value)
