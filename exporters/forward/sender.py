@@ -25,7 +25,7 @@ from exporters.forward import metrics
 from exporters.forward.client import Settings, post
 from sounding.httppost import Client, new_client
 from sounding.retry import Backoff, Failed, Retry, Sent, retry_delay
-from sounding.tasks import cancel_and_wait
+from sounding.tasks import cancel_and_wait, woken
 from sounding.timeutil import now_us
 from storage import outbox
 from storage.outbox import Row
@@ -91,13 +91,7 @@ class Sender:
                     await asyncio.sleep(backoff.next())
                     continue
                 if not rows:
-                    event = self._wake[signal]
-                    # asyncio.timeout, not wait_for: Python 3.11's wait_for can lose
-                    # the cancellation that stops this loop.
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(IDLE_POLL):
-                            await event.wait()
-                    event.clear()
+                    await woken(self._wake[signal], IDLE_POLL)
                     continue
                 for row in rows:
                     # Up to `concurrency` rows in flight: a gateway commits concurrent

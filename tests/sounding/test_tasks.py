@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from sounding.tasks import cancel_and_wait
+from sounding.tasks import cancel_and_wait, woken
 
 
 def test_every_task_is_cancelled_and_waited_for() -> None:
@@ -42,3 +42,21 @@ def test_what_a_task_raised_besides_its_cancellation_goes_up() -> None:
 
     with pytest.raises(RuntimeError):
         asyncio.run(run())
+
+
+def test_woken_returns_when_set_or_after_the_timeout_and_clears() -> None:
+    async def run() -> tuple[float, float, bool]:
+        loop = asyncio.get_running_loop()
+        event = asyncio.Event()
+        start = loop.time()
+        await woken(event, 0.1)  # nobody sets it: the timeout
+        waited = loop.time() - start
+        loop.call_later(0.05, event.set)
+        start = loop.time()
+        await woken(event, 30.0)
+        return waited, loop.time() - start, event.is_set()
+
+    timed_out, set_after, still_set = asyncio.run(run())
+    assert 0.09 <= timed_out < 5.0
+    assert set_after < 5.0  # woken, not the 30 s timeout
+    assert not still_set
