@@ -29,6 +29,7 @@ from sounding.component import Exporter, Host, Preparation
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
+from sounding.queuebound import QueueBound
 from sounding.records import Batch
 from sounding.supervisor import ChildFailed, Supervisor
 from storage.store import Store
@@ -59,14 +60,12 @@ class SqlExporter(Exporter):
         super().__init__(name, config)
         self.store = store
         settings = {**DEFAULTS, **self.config}
-        self.max_records = int(settings["queue_max_records"])
-        self.max_bytes = int(settings["queue_max_bytes"])
+        self.queue = QueueBound(int(settings["queue_max_records"]),
+                                int(settings["queue_max_bytes"]))
         self.max_commit = int(settings["max_commit_records"])
         self.retry_after = int(settings["retry_after_seconds"])
         self.sqlite_cache_kib = int(settings["sqlite_cache_kib"])
         self._pending: dict[int, _Pending] = {}
-        self._pending_records = 0
-        self._pending_bytes = 0
         self._seq = 0
         self._writer = Supervisor("the writer process", "exporters.sql_writer",
                                   self._writer_config, on_item=self._on_item,
@@ -158,11 +157,10 @@ class SqlExporter(Exporter):
         if self._shedding:
             # Once the queue overflowed, keep refusing until it is half empty, so that
             # load is shed at the door rather than after decoding.
-            if (self._pending_records > self.max_records // 2
-                    or self._pending_bytes > self.max_bytes // 2):
+            if self.queue.over_half:
                 return Overloaded("the write queue is full", self.retry_after)
             self._shedding = False
-        if self._pending_records >= self.max_records or self._pending_bytes >= self.max_bytes:
+        if self.queue.full:
             return Overloaded("the write queue is full", self.retry_after)
         return None
 
@@ -182,10 +180,7 @@ class SqlExporter(Exporter):
         if encoded.empty:
             return
         records, size, counts = encoded.records, encoded.size, encoded.counts
-        # An idle writer always takes one batch, however large, so that a batch bigger
-        # than the bound is not refused forever.
-        if self._pending and (self._pending_records + records > self.max_records
-                              or self._pending_bytes + size > self.max_bytes):
+        if not self.queue.takes(records, size):
             for signal_name, n in counts.items():
                 if n:
                     metrics.RECORDS_REFUSED.labels(signal_name, "overloaded").inc(n)
@@ -195,8 +190,7 @@ class SqlExporter(Exporter):
         seq = self._seq
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending[seq] = _Pending(future, records, size, counts)
-        self._pending_records += records
-        self._pending_bytes += size
+        self.queue.add(records, size)
         self._gauges()
         # Only the pickled payload is kept until the commit: it is what bounds memory.
         self._writer.send(("batch", seq, records), encoded.payload)
@@ -212,8 +206,7 @@ class SqlExporter(Exporter):
         item = self._pending.pop(seq, None)
         if item is None:
             return
-        self._pending_records -= item.records
-        self._pending_bytes -= item.size
+        self.queue.remove(item.records, item.size)
         self._gauges()
         if outcome is None:
             for signal_name, n in item.counts.items():
@@ -241,8 +234,8 @@ class SqlExporter(Exporter):
             self._settle(seq, ("unavailable", why))
 
     def _gauges(self) -> None:
-        metrics.QUEUE_RECORDS.set(self._pending_records)
-        metrics.QUEUE_BYTES.set(self._pending_bytes)
+        metrics.QUEUE_RECORDS.set(self.queue.records)
+        metrics.QUEUE_BYTES.set(self.queue.bytes)
 
 
 def _create(name: str, config: dict[str, Any], host: Host) -> SqlExporter:

@@ -26,6 +26,7 @@ import zstandard
 
 from sounding import metrics
 from sounding.errors import InvalidInput, Overloaded, PayloadTooLarge, UnsupportedMediaType
+from sounding.queuebound import QueueBound
 
 ENCODINGS = ("identity", "gzip", "x-gzip", "deflate", "zstd", "br")
 PIECE = 64 * 1024  # inflated bytes produced between two turns of the event loop
@@ -35,28 +36,27 @@ class BodyBudget:
     """Bytes held by the bodies of one receiver's requests, read or inflated so far."""
 
     def __init__(self, max_bytes: int, retry_after: int = 1, name: str = "") -> None:
-        self.max_bytes = max_bytes
         self.retry_after = retry_after
-        self.held = 0
+        # An idle budget takes one body whatever its size (sounding/queuebound.py), so
+        # that a budget set below the body limit does not refuse a large body forever.
+        self.held = QueueBound(None, max_bytes)
         self._gauge = metrics.BODY_BYTES.labels(name) if name else None
 
     def fits(self, size: int) -> bool:
-        # An idle budget takes one body whatever its size, so that a budget set
-        # below the body limit does not refuse a large body forever.
-        return self.held == 0 or self.held + size <= self.max_bytes
+        return self.held.takes(0, size)
 
     def take(self, size: int) -> None:
         if not self.fits(size):
             raise Overloaded("the collector is receiving too many request bodies at once",
                              self.retry_after)
-        self.held += size
+        self.held.add(0, size)
         if self._gauge is not None:
-            self._gauge.set(self.held)
+            self._gauge.set(self.held.bytes)
 
     def give_back(self, size: int) -> None:
-        self.held -= size
+        self.held.remove(0, size)
         if self._gauge is not None:
-            self._gauge.set(self.held)
+            self._gauge.set(self.held.bytes)
 
 
 class BodyReader:

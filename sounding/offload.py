@@ -67,8 +67,10 @@ from sounding import channel
 from sounding.component import Component, Preparation, Processor
 from sounding.errors import InternalFailure, InvalidInput, Overloaded, StoreUnavailable
 from sounding.offload_worker import Offloaded, Spec, check_handed_by_name
+from sounding.queuebound import QueueBound
 from sounding.records import Batch
-from sounding.supervisor import Backoff, Supervisor
+from sounding.retry import Backoff
+from sounding.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -167,9 +169,9 @@ class DecodePool(Component):
         self.preparations = preparations
         self.workers = workers
         self.min_bytes = min_bytes
-        self.max_bytes = max_bytes
         self.retry_after = retry_after
-        self.in_flight_bytes = 0
+        # Bytes of the bodies waiting for or inside a worker.
+        self.in_flight = QueueBound(None, max_bytes)
         self._workers: list[_Worker] = []
         self._started_count = 0  # workers made so far, for their names in the log
         # After a worker failed to start, none is tried again before `_not_before`.
@@ -273,15 +275,15 @@ class DecodePool(Component):
         if self.closing:
             raise StoreUnavailable("the collector is shutting down", self.retry_after)
         size = len(body)
-        if self.in_flight_bytes and self.in_flight_bytes + size > self.max_bytes:
+        if not self.in_flight.takes(0, size):
             raise Overloaded("the decode workers are busy", self.retry_after)
         self._seq += 1
-        self.in_flight_bytes += size
+        self.in_flight.add(0, size)
         seq = self._seq
         try:
             worker = await self._worker()
         except BaseException:
-            self.in_flight_bytes -= size
+            self.in_flight.remove(0, size)
             raise
         future = worker.submit(seq, (decode, args, batch, into), body)
         try:
@@ -292,7 +294,7 @@ class DecodePool(Component):
             worker.kill(f"held a request for {ANSWER_TIMEOUT:.0f} s")
             raise InternalFailure("decoding this request did not finish") from None
         finally:
-            self.in_flight_bytes -= size
+            self.in_flight.remove(0, size)
         offloaded: Offloaded = result
         if offloaded.invalid is not None:
             raise InvalidInput(*offloaded.invalid)

@@ -25,42 +25,17 @@ import asyncio
 import contextlib
 import logging
 import os
-import random
 import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from sounding import channel, logsetup
+from sounding.retry import Backoff
 
 log = logging.getLogger(__name__)
 
-FIRST_DELAY = 0.1  # seconds: the ceiling of the first restart's delay
-MAX_DELAY = 30.0
 STABLE_AFTER = 10.0  # a child up this long resets the backoff
-
-
-class Backoff:
-    """Exponential backoff with full jitter: the n-th delay (from 0) is drawn uniformly
-    from [0, min(cap, first * 2**n)]."""
-
-    def __init__(self, first: float = FIRST_DELAY, cap: float = MAX_DELAY,
-                 rng: random.Random | None = None) -> None:
-        self.first = first
-        self.cap = cap
-        self.rng = rng or random.Random()
-        self.attempts = 0  # delays drawn since the last reset
-
-    def ceiling(self) -> float:
-        return min(self.cap, self.first * 2.0 ** min(self.attempts, 64))
-
-    def next(self) -> float:
-        ceiling = self.ceiling()
-        self.attempts += 1
-        return self.rng.uniform(0.0, ceiling)
-
-    def reset(self) -> None:
-        self.attempts = 0
 
 
 class ChildFailed(RuntimeError):

@@ -21,48 +21,24 @@ from typing import Any
 
 from opentelemetry.proto.logs.v1 import logs_pb2
 
-from sounding.otlp_values import any_value, attributes_of, fill_any_value, fill_key_values
+from sounding.otlp_encode import fill_log, log_columns
+from sounding.otlp_values import any_value, attributes_of
 from sounding.records import LogRecord
 from storage.jsontext import dumps
 
-# Where values sit in a LogRecord message, for fill_any_value's depth bound:
-# LogRecord, KeyValue, AnyValue for an attribute; LogRecord, AnyValue for the body.
-ATTRIBUTE_DEPTH = 3
-BODY_DEPTH = 2
-
 
 def encode(record: LogRecord) -> bytes:
-    """The record as OTLP LogRecord bytes. ValueError for values nested deeper than
-    protobuf reads back (only a processor can make those)."""
-    message = record.otlp
-    if message is not None and record.untouched:
-        return message.SerializeToString()  # type: ignore[no-any-return]
+    """The record as OTLP LogRecord bytes (sounding/otlp_encode.py). ValueError for
+    values nested deeper than protobuf reads back (only a processor can make those)."""
+    if record.otlp is not None and record.untouched:
+        return record.otlp.SerializeToString()  # type: ignore[no-any-return]
     out = logs_pb2.LogRecord()
-    if message is not None:
-        # Keep what the record does not carry (dropped_attributes_count, and so on).
-        out.CopyFrom(message)
-        out.ClearField("attributes")
-        out.ClearField("body")
-    else:
-        _fill_columns(out, record)
-    fill_key_values(out.attributes, record.attributes, ATTRIBUTE_DEPTH)
-    if record.body is not None:
-        fill_any_value(out.body, record.body, BODY_DEPTH)
+    fill_log(out, record)
+    if record.otlp is None:
+        # A record built by hand (a processor's, a test's) has no message: its
+        # columns are its fields. Otherwise the columns win on reading.
+        log_columns(out, record)
     return out.SerializeToString()
-
-
-def _fill_columns(out: logs_pb2.LogRecord, record: LogRecord) -> None:
-    """A record built by hand (a processor's, a test's) has no message: its fields."""
-    out.time_unix_nano = record.time_ns
-    out.observed_time_unix_nano = record.observed_ns
-    out.severity_number = record.severity_number  # type: ignore[assignment]
-    out.severity_text = record.severity_text
-    out.flags = record.flags
-    out.event_name = record.event_name
-    if record.trace_id:
-        out.trace_id = bytes.fromhex(record.trace_id)
-    if record.span_id:
-        out.span_id = bytes.fromhex(record.span_id)
 
 
 _ESCAPED_NUL = "\\u0000"  # how JSON text writes a NUL

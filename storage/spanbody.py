@@ -18,26 +18,17 @@ from typing import Any
 
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from sounding.otlp_values import attributes_of, fill_key_values
+from sounding.otlp_encode import fill_span
+from sounding.otlp_values import attributes_of
 from sounding.records import Span
 
 
 def encode(span: Span) -> bytes:
-    message = span.otlp
-    if message is not None and span.untouched:
-        return message.SerializeToString()  # type: ignore[no-any-return]
+    """The span as OTLP Span bytes (sounding/otlp_encode.py), its columns aside."""
+    if span.otlp is not None and span.untouched:
+        return span.otlp.SerializeToString()  # type: ignore[no-any-return]
     out = trace_pb2.Span()
-    if message is not None:
-        # Keep what the record does not carry (links, trace state, flags, counts).
-        out.CopyFrom(message)
-        out.ClearField("attributes")
-        out.ClearField("events")
-    fill_key_values(out.attributes, span.attributes)
-    for event in span.events:
-        added = out.events.add()
-        added.name = str(event.get("name") or "")
-        added.time_unix_nano = int(event.get("time_unix_nano") or 0)
-        fill_key_values(added.attributes, event.get("attributes") or {}, depth=4)
+    fill_span(out, span)
     return out.SerializeToString()
 
 

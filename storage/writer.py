@@ -20,6 +20,7 @@ from operator import itemgetter
 from typing import Any
 
 from storage import rows
+from storage.placeholders import marks
 from storage.rows import Row, RowForm, WireBatch
 from storage.writer_copy import StagedTable, Staging, copy_rows, copy_types
 from storage.writer_facets import write_facets
@@ -53,14 +54,9 @@ LOG_COLUMNS = _insert_columns(rows.LOGS, received=True)
 _LOG_KEY = itemgetter(0, LOG_COLUMNS.index("record_key"))  # (project, record key)
 
 
-def placeholders(dialect: str, n: int) -> str:
-    mark = "%s" if dialect == "postgresql" else "?"
-    return ", ".join([mark] * n)
-
-
 def insert_sql(dialect: str, table: str, columns: Sequence[str], suffix: str = "") -> str:
     names = ", ".join(f'"{c}"' for c in columns)
-    return (f'INSERT INTO "{table}" ({names}) VALUES ({placeholders(dialect, len(columns))})'
+    return (f'INSERT INTO "{table}" ({names}) VALUES ({marks(dialect, len(columns))})'
             + (f" {suffix}" if suffix else ""))
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from storage import jsontext, rows
+from storage.placeholders import marks
 from storage.rows import Row
 
 FACTS = rows.ALERT_FACTS
@@ -123,10 +124,9 @@ def record(cursor: Any, dialect: str, new: Iterable[NewGroup], reopened: Iterabl
         facts.append((r.project_id, "regression", r.fingerprint,
                       dedupe_key(f"regression:{r.fingerprint}:{r.reopen_count}"), r.at_us,
                       jsontext.dumps(details), now_us))
-    mark = "%s" if dialect == "postgresql" else "?"
     # Sorted by key: two PostgreSQL transactions wait for each other's keys in one order.
     facts.sort(key=lambda fact: (fact[0], fact[3]))
     cursor.executemany(
         f'INSERT INTO "{FACTS}" ({", ".join(_COLUMNS)}) VALUES '
-        f"({', '.join([mark] * len(_COLUMNS))}) "
+        f"({marks(dialect, len(_COLUMNS))}) "
         "ON CONFLICT (project_id, dedupe_key) DO NOTHING", facts)

@@ -15,6 +15,7 @@ from typing import Any
 
 from sounding import histogram
 from storage import in_chunks, rows, writer_alerts, writer_merged, writer_snooze
+from storage.placeholders import mark
 from storage.rows import FACET_LENGTH, Row, WireBatch
 from storage.writer_alerts import NewGroup, Reopened
 from storage.writer_copy import copy_types, upsert_rows
@@ -45,10 +46,6 @@ RollupKey = tuple[int, str, str, str, str, int]
 # not one `executemany`, so that its RETURNING says which groups it inserted.
 # PostgreSQL takes every group of a commit in one statement (arrays, not values).
 UPSERT_CHUNK = 500
-
-
-def _q(dialect: str) -> str:
-    return "%s" if dialect == "postgresql" else "?"
 
 
 def _greatest(dialect: str) -> str:
@@ -117,7 +114,7 @@ def _next_release_holds(cursor: Any, dialect: str, key: GroupKey, resolved_us: i
     later = sorted({release for ts_us, release in seen if ts_us > resolved_us})
     if not later:
         return False
-    q = _q(dialect)
+    q = mark(dialect)
     cursor.execute(
         f'SELECT value FROM "{FACETS}" WHERE project_id = {q} '
         f"AND fingerprint IN ({writer_merged.members_sql(dialect)}) "
@@ -143,7 +140,7 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch],
             latest[key] = max(ts_us, latest.get(key, ts_us))
     if not latest:
         return []
-    q = _q(dialect)
+    q = mark(dialect)
     # Most touched groups are open: find the few resolved ones with one query per chunk
     # instead of one update per group.
     candidates: list[GroupKey] = []
@@ -188,7 +185,7 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch],
 def _upsert_sql(dialect: str, n: int) -> str:
     """SQLite: `n` rows of values. PostgreSQL: one row per element of seven arrays,
     however many groups (storage/writer_copy.py's `upsert_rows` says why)."""
-    q, g = _q(dialect), GROUPS
+    q, g = mark(dialect), GROUPS
     latest = f'excluded.last_seen_us >= "{g}".last_seen_us'
     if dialect == "postgresql":
         source = ("SELECT p, f, c, m, fs, ls, n, 'open', 0 FROM unnest(%s::int4[], "

@@ -15,19 +15,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from storage import in_chunks, rows
+from storage.placeholders import mark
 
 GROUPS = rows.ERROR_GROUPS
 GroupKey = tuple[int, str]
 
 
-def _q(dialect: str) -> str:
-    return "%s" if dialect == "postgresql" else "?"
-
-
 def targets(cursor: Any, dialect: str, keys: Iterable[GroupKey]) -> dict[GroupKey, GroupKey]:
     """{(project, source's fingerprint): (project, target's fingerprint)} of the keys
     that name merged groups."""
-    q = _q(dialect)
+    q = mark(dialect)
     out: dict[GroupKey, GroupKey] = {}
     for project_id, chunk in in_chunks.by_project(keys):
         cursor.execute(
@@ -43,7 +40,7 @@ def targets(cursor: Any, dialect: str, keys: Iterable[GroupKey]) -> dict[GroupKe
 def members_sql(dialect: str) -> str:
     """A subquery of a group's members' fingerprints (itself and the groups merged
     into it), taking (project, fingerprint, project, fingerprint) as parameters."""
-    q = _q(dialect)
+    q = mark(dialect)
     return (f'SELECT fingerprint FROM "{GROUPS}" WHERE project_id = {q} AND '
             f'(fingerprint = {q} OR merged_into = (SELECT id FROM "{GROUPS}" '
             f"WHERE project_id = {q} AND fingerprint = {q}))")

@@ -31,6 +31,7 @@ import orjson
 from sounding import histogram
 from storage import metric_delta, rows
 from storage.metric_rollup_buckets import explicit_targets, sounding_buckets
+from storage.placeholders import mark, marks
 from storage.rows import Row, WireBatch
 from storage.writer_copy import StagedTable, Staging, upsert_rows
 from storage.writer_groups import RollupKey, upsert_rollups
@@ -58,14 +59,9 @@ State = tuple[int, int, Any]  # (start_ns, time_ns, cumulative values) or None
 Stored = tuple[int, Row, tuple[Any, ...], Any]
 
 
-def _q(dialect: str) -> str:
-    return "%s" if dialect == "postgresql" else "?"
-
-
 def _sql(dialect: str, table: str, columns: Sequence[str], suffix: str) -> str:
-    q = _q(dialect)
     return (f'INSERT INTO "{table}" ({", ".join(columns)}) '
-            f'VALUES ({", ".join([q] * len(columns))}) {suffix}')
+            f'VALUES ({marks(dialect, len(columns))}) {suffix}')
 
 
 _STATE_COLUMNS = ("project_id", "series_key", "start_ns", "time_ns", "state")
@@ -184,7 +180,7 @@ class MetricsWriter:
             upsert_rows(cursor, self.dialect, STATE, _STATE_COLUMNS, _STATE_TYPES,
                         "ON CONFLICT DO NOTHING",
                         [(project_id, key, 0, -1, "{}") for project_id, key in keys])
-        q = _q(self.dialect)
+        q = mark(self.dialect)
         found: dict[StateKey, Any] = {}
         if self.cache is not None:
             keys = self.cache.take(cursor, keys, found)

@@ -34,6 +34,7 @@ from operator import itemgetter
 from typing import Any
 
 from storage import rows
+from storage.placeholders import mark, marks
 from storage.rows import Row, WireBatch
 from storage.writer_copy import StagedTable, Staging, copy_rows
 
@@ -59,16 +60,16 @@ class KeyedErrors:
     def __init__(self, dialect: str, table: str, columns: Sequence[str]) -> None:
         self.dialect = dialect
         self.staging: Staging | None = None
-        mark = "%s" if dialect == "postgresql" else "?"
+        q = mark(dialect)
         self.names = ", ".join(f'"{c}"' for c in columns)
         self.table = table
-        self.row_marks = f"({', '.join([mark] * len(columns))})"
+        self.row_marks = f"({marks(dialect, len(columns))})"
         self.rows_per_insert = max(1, min(MAX_ROWS, 30_000 // len(columns)))
         self.plain_sql = f'INSERT INTO "{table}" ({self.names}) VALUES {self.row_marks}'
         self.staged = StagedTable(ERRORS, columns, ("project_id", "occurrence_key"),
                                   returning=("project_id", "occurrence_key"))
-        self.fill_sql = (f'UPDATE "{table}" SET log_time_ns = {mark} WHERE project_id = {mark} '
-                         f"AND occurrence_key = {mark} AND log_time_ns IS NULL")
+        self.fill_sql = (f'UPDATE "{table}" SET log_time_ns = {q} WHERE project_id = {q} '
+                         f"AND occurrence_key = {q} AND log_time_ns IS NULL")
 
     def _insert_sql(self, n: int) -> str:
         # No conflict target: the only unique index a new row can meet is the key's.

@@ -14,14 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from storage import in_chunks, rows, writer_merged
+from storage.placeholders import mark
 
 GROUPS, HOURLY = rows.ERROR_GROUPS, rows.ERROR_GROUP_HOURLY
 STATUS_CHANGES = rows.ERROR_STATUS_CHANGES
 REASON = "snooze ended"
-
-
-def _q(dialect: str) -> str:
-    return "%s" if dialect == "postgresql" else "?"
 
 
 def wake(cursor: Any, dialect: str, touched: Mapping[tuple[int, str], tuple[int, list[int]]]
@@ -29,7 +26,7 @@ def wake(cursor: Any, dialect: str, touched: Mapping[tuple[int, str], tuple[int,
     """`touched`: {(project, fingerprint): (latest error's time in µs, hours it had
     errors in)} of the commit. Opens the snoozed groups whose condition is met;
     returns them."""
-    q = _q(dialect)
+    q = mark(dialect)
     snoozed: list[tuple[int, str, int, int | None, int | None, int | None]] = []
     for project_id, chunk in in_chunks.by_project(touched):
         # The count with the groups merged into it (storage/writer_merged.py).

@@ -30,12 +30,11 @@ from typing import Any
 
 import orjson
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.trace.v1 import trace_pb2
 
 from exporters.forward.encode_logs import encode_logs
 from exporters.forward.encode_metrics import encode_metrics
 from exporters.forward.otlp_groups import ScopeGroups
-from sounding.otlp_values import fill_key_values
+from sounding.otlp_encode import IN_REQUEST, fill_span, span_columns
 from sounding.records import LEVELS, Batch, Deploy, ErrorEvent, RequestMetric, Span
 from storage.outbox import Entry
 
@@ -76,56 +75,18 @@ def _compress(body: bytes, use_gzip: bool) -> tuple[bytes, str]:
 
 # --- spans ---------------------------------------------------------------------
 
-def _fill_span(out: trace_pb2.Span, span: Span) -> None:
-    if span.otlp is not None:
-        out.CopyFrom(span.otlp)
-    if span.otlp is None or not span.untouched:
-        # A stage read (and may have changed) attributes or events: send its values.
-        out.ClearField("attributes")
-        out.ClearField("events")
-        fill_key_values(out.attributes, span.attributes, depth=6)
-        for event in span.events:
-            added = out.events.add()
-            added.name = str(event.get("name") or "")
-            added.time_unix_nano = int(event.get("time_unix_nano") or 0)
-            fill_key_values(added.attributes, event.get("attributes") or {}, depth=7)
-    # The columns, over what the message said (a stage may have renamed the span).
-    # Each only where it differs, so that an unchanged span is sent as it came.
-    trace_id, span_id = bytes.fromhex(span.trace_id), bytes.fromhex(span.span_id)
-    parent = bytes.fromhex(span.parent_span_id) if span.parent_span_id else b""
-    if out.trace_id != trace_id:
-        out.trace_id = trace_id
-    if out.span_id != span_id:
-        out.span_id = span_id
-    if out.parent_span_id != parent and (parent or out.parent_span_id != bytes(8)):
-        out.parent_span_id = parent
-    if out.name != span.name:
-        out.name = span.name
-    if out.kind != span.kind:
-        out.kind = span.kind  # type: ignore[assignment]
-    if out.start_time_unix_nano != span.start_ns:
-        out.start_time_unix_nano = span.start_ns
-    if out.end_time_unix_nano != span.end_ns:
-        out.end_time_unix_nano = span.end_ns
-    if out.status.code != span.status_code:
-        out.status.code = span.status_code  # type: ignore[assignment]
-    if out.status.message != span.status_message:
-        out.status.message = span.status_message
-
-
 def encode_spans(spans: list[Span]) -> tuple[ExportTraceServiceRequest, int]:
     """(the request, spans that could not be encoded)."""
     request = ExportTraceServiceRequest()
-    groups = ScopeGroups(request.resource_spans, "scope_spans")
-    failed = 0
-    for span in spans:
-        scope_spans = groups.scope_of(span)
-        try:
-            _fill_span(scope_spans.spans.add(), span)
-        except ValueError:  # values nested past what protobuf reads back
-            del scope_spans.spans[-1]
-            failed += 1
+    # Refused: values nested past what protobuf reads back.
+    failed = ScopeGroups(request.resource_spans, "scope_spans").add_each(
+        spans, "spans", _fill_span, (ValueError,))
     return request, failed
+
+
+def _fill_span(out: Any, span: Span) -> None:
+    fill_span(out, span, IN_REQUEST)
+    span_columns(out, span)
 
 
 # --- Sounding's own signals ----------------------------------------------------

@@ -31,6 +31,7 @@ from sounding.component import Exporter, Host, Preparation
 from sounding.errors import Overloaded, RetryableError, StoreUnavailable
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
+from sounding.queuebound import QueueBound
 from sounding.records import Batch
 from storage import outbox
 from storage.store import Store
@@ -45,13 +46,12 @@ class ForwardExporter(Exporter):
         self.store = store
         settings = {**DEFAULTS, **self.config}
         self.routes = routes(settings)
-        self.max_records = int(settings["queue_max_records"])
-        self.max_bytes = int(settings["queue_max_bytes"])
+        # What is queued and not yet sent, including what an earlier run left.
+        self.backlog = QueueBound(int(settings["queue_max_records"]),
+                                  int(settings["queue_max_bytes"]))
         self.retry_after = int(settings["retry_after_seconds"])
         self._encoding = {"signals": sorted(self.routes),
                           "gzip": settings["compression"] == "gzip"}
-        self.backlog_records = 0
-        self.backlog_bytes = 0
         self._enqueuer = Enqueuer(store, name)
         self._sender = Sender(store, name, self.routes, Settings.of(settings),
                               float(settings["max_backoff_seconds"]), self._removed,
@@ -67,8 +67,8 @@ class ForwardExporter(Exporter):
         # What an earlier run left (upstream down, a crash): it counts against the
         # bound and is sent first.
         waiting = await asyncio.to_thread(outbox.backlog, self.store, self.name)
-        self.backlog_records = sum(b.records for b in waiting.values())
-        self.backlog_bytes = sum(b.bytes for b in waiting.values())
+        self.backlog.add(sum(b.records for b in waiting.values()),
+                         sum(b.bytes for b in waiting.values()))
         self._gauges()
         self._enqueuer.start()
         self._sender.start()
@@ -92,7 +92,7 @@ class ForwardExporter(Exporter):
     def admission_error(self) -> RetryableError | None:
         if self._closing:
             return StoreUnavailable("the collector is shutting down", self.retry_after)
-        if self.backlog_records >= self.max_records or self.backlog_bytes >= self.max_bytes:
+        if self.backlog.full:
             return Overloaded("the forwarding queue is full", self.retry_after)
         return None
 
@@ -111,16 +111,12 @@ class ForwardExporter(Exporter):
         if not encoded.entries:
             return
         records, size = encoded.records, encoded.size
-        # An empty queue always takes one batch, however large, so that a batch
-        # bigger than the bound is not refused for ever.
-        if self.backlog_records and (self.backlog_records + records > self.max_records
-                                     or self.backlog_bytes + size > self.max_bytes):
+        if not self.backlog.takes(records, size):
             for entry in encoded.entries:
                 metrics.REFUSED.labels(self.name, entry.signal).inc(entry.records)
             raise Overloaded("the forwarding queue is full", self.retry_after)
         # Counted before the commit, so that concurrent requests see the bound.
-        self.backlog_records += records
-        self.backlog_bytes += size
+        self.backlog.add(records, size)
         self._gauges()
         try:
             await self._enqueuer.put(encoded.entries)
@@ -133,13 +129,12 @@ class ForwardExporter(Exporter):
             self._sender.wake(signal)
 
     def _removed(self, records: int, size: int) -> None:
-        self.backlog_records = max(0, self.backlog_records - records)
-        self.backlog_bytes = max(0, self.backlog_bytes - size)
+        self.backlog.remove(records, size)
         self._gauges()
 
     def _gauges(self) -> None:
-        metrics.BACKLOG_RECORDS.labels(self.name).set(self.backlog_records)
-        metrics.BACKLOG_BYTES.labels(self.name).set(self.backlog_bytes)
+        metrics.BACKLOG_RECORDS.labels(self.name).set(self.backlog.records)
+        metrics.BACKLOG_BYTES.labels(self.name).set(self.backlog.bytes)
 
 
 def _create(name: str, config: dict[str, Any], host: Host) -> ForwardExporter:

@@ -4,6 +4,7 @@ forward exporter's encoders build them for spans (encode.py), log records
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sounding.otlp_values import fill_key_values
@@ -47,3 +48,18 @@ class ScopeGroups:
             if version:
                 scope.scope.version = version
         return scope
+
+    def add_each(self, records: Iterable[Any], field: str, fill: Callable[[Any, Any], None],
+                 refused: tuple[type[Exception], ...]) -> int:
+        """Add one message per record to its scope's repeated `field` (spans,
+        log_records) and `fill(message, record)` it; a record `fill` refuses with one of
+        `refused` is taken out again. Returns how many were refused."""
+        failed = 0
+        for record in records:
+            messages = getattr(self.scope_of(record), field)
+            try:
+                fill(messages.add(), record)
+            except refused:
+                del messages[-1]
+                failed += 1
+        return failed

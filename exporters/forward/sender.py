@@ -4,7 +4,7 @@ signal's rows in id order, with up to `concurrent_requests` of them in flight.
 A row is deleted once the upstream answers 2xx. On 429, 502, 503, 504, a timeout
 or a connection error the same row is tried again after the upstream's
 `Retry-After` (seconds or an HTTP date) or, without one, an exponential backoff
-with full jitter (sounding/supervisor.py's Backoff) up to `max_backoff_seconds`;
+with full jitter (sounding/retry.py's Backoff) up to `max_backoff_seconds`;
 the rows after it wait for a free slot, so a down upstream is not hammered. Any
 other answer is permanent: the row is deleted, its records counted and the reason
 logged (throttled, sounding/logthrottle.py), never retried for ever.
@@ -22,8 +22,10 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from exporters.forward import metrics
-from exporters.forward.client import Client, Outcome, Settings, new_client, post
-from sounding.supervisor import Backoff
+from exporters.forward.client import Settings, post
+from sounding.httppost import Client, new_client
+from sounding.retry import Backoff, Failed, Retry, Sent, retry_delay
+from sounding.tasks import cancel_and_wait, woken
 from sounding.timeutil import now_us
 from storage import outbox
 from storage.outbox import Row
@@ -64,11 +66,7 @@ class Sender:
 
     async def shutdown(self) -> None:
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)
         client, self._client = self._client, None
         if client is not None:
             client.close()
@@ -93,13 +91,7 @@ class Sender:
                     await asyncio.sleep(backoff.next())
                     continue
                 if not rows:
-                    event = self._wake[signal]
-                    # asyncio.timeout, not wait_for: Python 3.11's wait_for can lose
-                    # the cancellation that stops this loop.
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(IDLE_POLL):
-                            await event.wait()
-                    event.clear()
+                    await woken(self._wake[signal], IDLE_POLL)
                     continue
                 for row in rows:
                     # Up to `concurrency` rows in flight: a gateway commits concurrent
@@ -135,10 +127,11 @@ class Sender:
         while True:
             assert self._client is not None
             outcome = await post(self._client, self.routes[signal], row, self.settings)
-            if outcome.sent or not outcome.retry:
+            if not isinstance(outcome, Retry):
                 break
-            delay = outcome.retry_after if outcome.retry_after is not None else backoff.next()
-            metrics.RETRIES.labels(self.queue, signal, outcome.reason).inc()
+            # Retry-After as the upstream said (at most an hour), else the backoff.
+            delay = retry_delay(outcome.after_s, backoff.next)
+            metrics.RETRIES.labels(self.queue, signal, outcome.error).inc()
             with contextlib.suppress(Exception):  # only a hint for a restart; the row stays
                 await asyncio.to_thread(outbox.reschedule, self.store, row.id,
                                         now_us() + int(delay * 1e6))
@@ -157,8 +150,8 @@ class Sender:
                 await asyncio.sleep(1.0)
         self._on_removed(row.records, len(row.body))
 
-    def _count(self, signal: str, row: Row, outcome: Outcome) -> None:
-        if outcome.sent:
+    def _count(self, signal: str, row: Row, outcome: Sent | Failed) -> None:
+        if isinstance(outcome, Sent):
             taken = row.records - outcome.rejected
             metrics.SENT.labels(self.queue, signal).inc(taken)
             if outcome.rejected:
@@ -167,6 +160,6 @@ class Sender:
                 log.error("the upstream rejected %d of %d %s records (OTLP partial success)",
                           outcome.rejected, row.records, signal)
             return
-        metrics.FAILED.labels(self.queue, signal, outcome.reason).inc(row.records)
+        metrics.FAILED.labels(self.queue, signal, outcome.error).inc(row.records)
         log.error("the upstream refused %d %s records for good (%s at %s); dropped",
-                  row.records, signal, outcome.reason, self.routes[signal])
+                  row.records, signal, outcome.error, self.routes[signal])

@@ -321,7 +321,7 @@ def test_a_worker_that_cannot_start_is_503_and_tried_again_after_a_backoff_only(
                 await pool.submit(decode_traces_body, (True,),
                                   Batch(1, approx_bytes=len(body)), "spans", body)
             assert pool._started_count == 2
-            assert pool.in_flight_bytes == 0
+            assert pool.in_flight.bytes == 0
         finally:
             await pool.shutdown()
         return answers

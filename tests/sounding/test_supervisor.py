@@ -16,36 +16,10 @@ from typing import Any
 import pytest
 
 from sounding import channel
-from sounding.supervisor import Backoff, ChildFailed, Supervisor
+from sounding.retry import Backoff
+from sounding.supervisor import ChildFailed, Supervisor
 
 CHILD = "tests.sounding.supervised_child"
-
-
-def test_backoff_doubles_its_ceiling_to_the_cap_and_draws_below_it() -> None:
-    backoff = Backoff(first=0.1, cap=1.0, rng=random.Random(7))
-    ceilings, delays = [], []
-    for _ in range(7):
-        ceilings.append(backoff.ceiling())
-        delays.append(backoff.next())
-    assert ceilings == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0])
-    # Full jitter: uniform in [0, ceiling], the same for the same seed.
-    reference = random.Random(7)
-    assert delays == [reference.uniform(0.0, ceiling) for ceiling in ceilings]
-    assert all(0.0 <= d <= c for d, c in zip(delays, ceilings, strict=True))
-    backoff.reset()
-    assert (backoff.attempts, backoff.ceiling()) == (0, 0.1)
-    # Very many attempts stay at the cap (no overflow).
-    backoff.attempts = 10_000
-    assert backoff.ceiling() == 1.0
-
-
-def test_backoff_jitter_is_full_not_half() -> None:
-    """Drawn from the whole range below the ceiling (restarts spread out), not from
-    its upper half."""
-    backoff = Backoff(first=1.0, cap=1.0, rng=random.Random(3))
-    draws = [backoff.next() for _ in range(4000)]
-    assert min(draws) < 0.05 and max(draws) > 0.95
-    assert sum(draws) / len(draws) == pytest.approx(0.5, abs=0.03)
 
 
 class Owner:

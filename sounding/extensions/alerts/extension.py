@@ -12,7 +12,6 @@ again); start and shutdown are safe in any order, shutdown without start too.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import uuid
@@ -30,7 +29,8 @@ from sounding.extensions.alerts.router import TEST, Router
 from sounding.extensions.alerts.sender import Sender, Settings
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
-from sounding.supervisor import Backoff
+from sounding.retry import Backoff
+from sounding.tasks import cancel_and_wait, woken
 from sounding.timeutil import now_us
 from storage import alert_lookup, alerts, keys
 from storage.store import Store
@@ -142,11 +142,7 @@ class AlertsExtension(Extension):
 
     async def shutdown(self) -> None:
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)
         for destination in self.destinations.values():
             _close(destination)
 
@@ -187,12 +183,7 @@ class AlertsExtension(Extension):
             if wake is None:
                 await asyncio.sleep(every)
                 continue
-            # asyncio.timeout, not wait_for: Python 3.11's wait_for can lose the
-            # cancellation that stops this loop.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(every):
-                    await wake.wait()
-            wake.clear()
+            await woken(wake, every)
 
     async def _route_and_send(self) -> None:
         # Routed even without rules (to no one): facts left unrouted would pile up

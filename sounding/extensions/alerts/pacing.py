@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+from sounding import retry
+
 
 class DeliveryLike(Protocol):
     @property
@@ -32,12 +34,11 @@ def retry_delay(attempts: int, first_s: float, max_s: float, after_s: float | No
                 rng: random.Random) -> float:
     """Seconds before the next attempt, after `attempts` failed ones (1 or more).
     The receiver's Retry-After wins (bounded by max_s, so a typo there cannot park an
-    alert for a day); else full jitter: uniform in [0, min(max_s, first_s *
-    2**(attempts-1))], so collectors that failed together do not retry together."""
-    if after_s is not None:
-        return min(max(after_s, 0.0), max_s)
-    ceiling = min(max_s, first_s * 2.0 ** min(max(attempts - 1, 0), 64))
-    return rng.uniform(0.0, ceiling)
+    alert for a day); else full jitter (sounding/retry.py): uniform in
+    [0, min(max_s, first_s * 2**(attempts-1))], so collectors that failed together do
+    not retry together."""
+    return retry.retry_delay(
+        after_s, lambda: retry.full_jitter(attempts - 1, first_s, max_s, rng), max_s)
 
 
 def given_up(created_us: int, now_us: int, give_up_s: float) -> bool:

@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from sounding.extensions.alerts import pacing
-from sounding.extensions.alerts.destinations.outcome import Failed, Outcome, Retry, Sent
 from sounding.extensions.alerts.message import Alert, Digest, alert_from
 from sounding.extensions.alerts.rules import GROUP_KINDS
 from sounding.metrics import ALERTS
+from sounding.retry import Failed, Outcome, Retry, Sent
 from sounding.timeutil import now_us
 from storage import alert_lookup, alerts
 from storage.alerts import Delivery, Fact

@@ -21,7 +21,7 @@ from sounding.component import Extension, Host
 from sounding.extensions.retention import config as retention_config
 from sounding.extensions.storage import StorageExtension
 from sounding.factory import Factory
-from sounding.supervisor import Backoff
+from sounding.retry import Backoff
 from storage import retention, sqlite_space
 from storage.store import Store
 

@@ -1,36 +1,32 @@
-"""What an upstream's answer means (exporters/forward/client.py): pure."""
+"""What an upstream's answer means (exporters/forward/client.py): pure, but for one
+row posted to a real server whose certificate is not trusted."""
 
 from __future__ import annotations
 
-import email.utils
+import asyncio
+from pathlib import Path
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from exporters.forward.client import MAX_RETRY_AFTER, classify, parse_retry_after
-
-
-def test_retry_after_in_seconds_or_as_an_http_date() -> None:
-    assert parse_retry_after("7") == 7.0
-    assert parse_retry_after(" 3 ") == 3.0
-    date = email.utils.formatdate(1_000_030, usegmt=True)
-    assert parse_retry_after(date, now=1_000_000) == 30.0
-    assert parse_retry_after(date, now=2_000_000) == 0.0  # already past
-    assert parse_retry_after("999999") == MAX_RETRY_AFTER
-    assert parse_retry_after(None) is None
-    assert parse_retry_after("soon") is None
+from exporters.forward.client import Settings, classify, post
+from sounding import httppost
+from sounding.retry import Failed, Retry, Sent
+from storage.outbox import Row
+from tests.support.smtp import self_signed_cert
+from tests.support.tls_server import serving_tls
 
 
 def test_statuses() -> None:
-    assert classify(200, {}, b"", "errors").sent
-    assert classify(202, {}, b"", "traces").sent
+    assert isinstance(classify(200, {}, b"", "errors"), Sent)
+    assert isinstance(classify(202, {}, b"", "traces"), Sent)
     for code in (429, 502, 503, 504):
         outcome = classify(code, {"Retry-After": "2"}, b"", "traces")
-        assert outcome.retry and outcome.retry_after == 2.0 and not outcome.sent
-    assert classify(503, {}, b"", "traces").retry_after is None
+        assert isinstance(outcome, Retry) and outcome.after_s == 2.0
+    assert classify(503, {}, b"", "traces") == Retry(None, "http_503")
     for code in (400, 401, 403, 404, 413, 415, 500, 501):
         outcome = classify(code, {"Retry-After": "2"}, b"", "errors")
-        assert not outcome.retry and not outcome.sent and outcome.reason == f"http_{code}"
+        assert outcome == Failed(f"http_{code}")
 
 
 def test_otlp_partial_success_counts_rejected_spans() -> None:
@@ -52,3 +48,22 @@ def test_otlp_partial_success_counts_rejected_log_records() -> None:
     # Another signal's reply is not read as one.
     assert classify(202, {"Content-Type": "application/x-protobuf"}, reply.SerializeToString(),
                     "errors").rejected == 0
+
+
+def test_a_row_to_an_untrusted_certificate_stays_queued(tmp_path: Path) -> None:
+    """Unlike an alert (which fails), an acknowledged row is never dropped for a
+    setting that can still be fixed: retried, counted as a connection error."""
+    cert, key = self_signed_cert(tmp_path)
+    row = Row(1, "errors", b"{}", "application/json", "", 1, 0, 0)
+
+    async def send(url: str, settings: Settings) -> object:
+        client = httppost.new_client()
+        try:
+            return await post(client, url, row, settings)
+        finally:
+            client.close()
+    with serving_tls(cert, key) as url:
+        untrusted = asyncio.run(send(url, Settings({}, 5.0)))
+        trusted = asyncio.run(send(url, Settings({}, 5.0, httppost.TLS(ca_file=str(cert)))))
+    assert untrusted == Retry(None, "connection")
+    assert trusted == Sent()

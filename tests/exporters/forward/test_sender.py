@@ -73,7 +73,7 @@ def test_sent_rows_are_deleted_and_counted(store: Store) -> None:
         await forward.export(errors(3))
         await forward.export(Batch(1, deploys=[Deploy("abc", 5)]))
         await until(lambda: len(upstream.received) == 2)
-        await until(lambda: forward.backlog_records == 0)
+        await until(lambda: forward.backlog.records == 0)
         assert not outbox.backlog(store, forward.name)
         paths = sorted(r.path for r in upstream.received)
         assert paths == ["/ingest/deploys", "/ingest/errors/batch"]
@@ -94,7 +94,7 @@ def test_503_with_retry_after_is_honoured(store: Store) -> None:
         first, second = upstream.received
         assert first.body == second.body
         assert second.at - first.at >= 0.9  # the upstream's wait, not the 0.5 s backoff
-        await until(lambda: forward.backlog_records == 0)
+        await until(lambda: forward.backlog.records == 0)
         assert metric("sounding_forward_retries_total", exporter=forward.name,
                       signal="errors", reason="http_503") == 1
         assert metric("sounding_forward_sent_records_total", exporter=forward.name,
@@ -111,7 +111,7 @@ def test_400_is_permanent_counted_and_not_retried(store: Store) -> None:
         await forward.export(errors(4))
         await forward.export(errors(1))  # the next row is sent after it
         await until(lambda: len(upstream.received) == 2)
-        await until(lambda: forward.backlog_records == 0)
+        await until(lambda: forward.backlog.records == 0)
         await asyncio.sleep(0.3)
         assert len(upstream.received) == 2
         assert not outbox.backlog(store, forward.name)
@@ -140,9 +140,9 @@ def test_unsent_rows_survive_a_stop_and_go_at_the_next_start(store: Store) -> No
         upstream.start()
         second = exporter(store, upstream, name="forward/restart")
         await second.start()
-        assert second.backlog_records == 2
+        assert second.backlog.records == 2
         await until(lambda: len(upstream.received) == 1, timeout=15)
-        await until(lambda: second.backlog_records == 0)
+        await until(lambda: second.backlog.records == 0)
         await second.shutdown()
     run(test)
 
@@ -169,6 +169,6 @@ def test_signals_set_to_false_are_not_queued(store: Store) -> None:
         forward = exporter(store, upstream, signals={"errors": False})
         await forward.start()
         await forward.export(errors(2))
-        assert forward.backlog_records == 0 and not outbox.backlog(store, forward.name)
+        assert forward.backlog.records == 0 and not outbox.backlog(store, forward.name)
         await forward.shutdown()
     run(test)

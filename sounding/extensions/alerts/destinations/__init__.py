@@ -1,6 +1,11 @@
 """Where alerts go: one module per destination type, each a class built from its
-config dict with `async send(message) -> Outcome`. `check` validates a destination's
-config naming the bad key (and never echoing a URL or a secret); `build` makes one.
+config dict with `async send(message) -> Outcome` (sounding/retry.py: Sent, Retry or
+Failed). `check` validates a destination's config naming the bad key (and never
+echoing a URL or a secret); `build` makes one.
+
+An outcome's error is short fixed words plus a status code ("http 503", "timeout",
+"smtp 550"): never a URL, a secret, a password or a server's free text, so that it
+can be stored, shown in the dashboard and logged as it is.
 """
 
 from __future__ import annotations
@@ -12,13 +17,12 @@ from urllib.parse import urlsplit
 from sounding.configcheck import check_keys, join
 from sounding.errors import ConfigError
 from sounding.extensions.alerts.destinations.email import SECURITY, EmailDestination
-from sounding.extensions.alerts.destinations.outcome import Failed, Outcome, Retry, Sent
 from sounding.extensions.alerts.destinations.slack import SlackDestination
 from sounding.extensions.alerts.destinations.webhook import WebhookDestination
 from sounding.extensions.alerts.message import Message
+from sounding.retry import Outcome
 
-__all__ = ["Destination", "Failed", "Outcome", "Retry", "Sent", "build", "check",
-           "redacted"]
+__all__ = ["Destination", "build", "check", "redacted"]
 
 MIN_SECRET = 16
 MAX_NAME = 100

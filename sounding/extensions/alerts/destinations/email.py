@@ -16,9 +16,9 @@ import ssl
 from email.message import EmailMessage
 from typing import Any
 
-from sounding.extensions.alerts.destinations.outcome import Failed, Outcome, Retry, Sent
 from sounding.extensions.alerts.message import Message
 from sounding.extensions.alerts.message_email import email
+from sounding.retry import Failed, Outcome, Retry, Sent
 
 SECURITY = ("starttls", "tls", "none")
 DEFAULT_PORTS = {"starttls": 587, "tls": 465, "none": 25}

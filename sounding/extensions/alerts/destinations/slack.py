@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from sounding.extensions.alerts.destinations.httppost import Timeouts, post_json
-from sounding.extensions.alerts.destinations.outcome import Outcome
 from sounding.extensions.alerts.message import Message
 from sounding.extensions.alerts.message_slack import slack_body
+from sounding.retry import Outcome
 
 
 class SlackDestination:

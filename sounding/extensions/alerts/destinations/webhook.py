@@ -8,8 +8,8 @@ from typing import Any
 
 from sounding.extensions.alerts import signature
 from sounding.extensions.alerts.destinations.httppost import Timeouts, post_json
-from sounding.extensions.alerts.destinations.outcome import Outcome
 from sounding.extensions.alerts.message import Message, webhook_body
+from sounding.retry import Outcome
 
 ALERT_ID_HEADER = "Sounding-Alert-Id"
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from sounding.extensions.alerts.destinations import Failed, Retry, Sent, build
+from sounding.extensions.alerts.destinations import build
 from sounding.extensions.alerts.message import Digest, Message
+from sounding.retry import Failed, Retry, Sent
 from tests.sounding.extensions.alerts.facts import alert, alerts
 from tests.support.smtp import PASSWORD, USER, receiving, self_signed_cert
 

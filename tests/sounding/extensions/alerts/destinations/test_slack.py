@@ -7,9 +7,10 @@ import asyncio
 import json
 from typing import Any
 
-from sounding.extensions.alerts.destinations import Failed, Retry, Sent, build
+from sounding.extensions.alerts.destinations import build
 from sounding.extensions.alerts.message import Message
 from sounding.extensions.alerts.message_slack import slack_body
+from sounding.retry import Failed, Retry, Sent
 from tests.sounding.extensions.alerts.facts import alert
 from tests.support.recorder import Answer, recording
 

@@ -9,9 +9,9 @@ import socket
 import time
 from typing import Any
 
-from sounding.extensions.alerts.destinations import Failed, Retry, Sent, build
-from sounding.extensions.alerts.destinations.httppost import retry_after_s
+from sounding.extensions.alerts.destinations import build
 from sounding.extensions.alerts.message import Digest, Message, webhook_body
+from sounding.retry import Failed, Retry, Sent
 from tests.sounding.extensions.alerts.facts import alert, alerts
 from tests.sounding.extensions.alerts.test_signature import recipe
 from tests.support.recorder import Answer, recording
@@ -88,11 +88,3 @@ def test_a_receiver_slower_than_the_timeout_is_retry() -> None:
     with recording(delay_s=1.0) as receiver:
         outcome = _send(receiver.url, alert(), timeout_s=0.2)
     assert outcome == Retry(None, "timeout")
-
-
-def test_retry_after_reads_seconds_and_dates() -> None:
-    assert retry_after_s("120") == 120.0
-    assert retry_after_s("999999") == 3600.0
-    assert retry_after_s("Thu, 01 Jan 2026 00:01:00 GMT", now=1_767_225_600) == 60.0
-    assert retry_after_s("Thu, 01 Jan 2026 00:01:00 GMT", now=1_767_225_700) == 0.0
-    assert retry_after_s("soon") is None and retry_after_s(None) is None
