@@ -11,8 +11,15 @@ from typing import Any
 from processors.exceptions import exception_error
 from sounding.fingerprint import fingerprint as text_fingerprint
 from sounding.fingerprint import frame_fingerprint
-from tests.receiver.sentry.events import CLIENT, NODE_STACK, NOW_US, chained, decoded, grouped
-from tests.receiver.sentry.events import node_event
+from tests.receiver.sentry.events import (
+    CLIENT,
+    NODE_STACK,
+    NOW_US,
+    chained,
+    decoded,
+    grouped,
+    node_event,
+)
 
 
 def test_sdk_exception_keeps_its_chain_root_cause_first(sdk: dict[str, Any]) -> None:
