@@ -5,8 +5,8 @@ An OpenTelemetry SDK records an exception as a span event named `exception` with
 becomes an ErrorEvent linked to its trace and span, so that it is grouped, counted
 and shown like an error sent to /ingest/errors. Runs before `grouping`.
 
-The fingerprint is Sounding's rule (sounding/fingerprint.py), since an SDK sends
-none.
+An SDK sends no fingerprint: each error carries what Sounding's rule reads
+(`grouping`), and the grouping processor decides its fingerprint.
 
 Each error also gets the service, environment and release of its resource, and,
 when it has a trace and a span id, an occurrence key (`occurrence_key`): an SDK may
@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from sounding.component import Processor
-from sounding.fingerprint import fingerprint, short_type, unquoted
+from sounding.fingerprint import Grouping, short_type, unquoted
 from sounding.records import Batch, ErrorEvent, Span
 
 EVENT_NAME = "exception"
@@ -78,7 +78,7 @@ def exception_error(attributes: dict[str, Any], params: dict[str, Any], time_ns:
     stacktrace = text(attributes.get("exception.stacktrace"))
     params.update({k: v for k, v in attributes.items() if k not in EXCEPTION_ATTRIBUTES})
     return ErrorEvent(
-        fingerprint=fingerprint(exception_type, stacktrace, message),
+        fingerprint="",  # decided by the grouping processor, from `grouping`
         exception_class=exception_type or DEFAULT_TYPE,
         message=message,
         backtrace=[line.rstrip() for line in stacktrace.rstrip().splitlines()],
@@ -92,6 +92,7 @@ def exception_error(attributes: dict[str, Any], params: dict[str, Any], time_ns:
         release=_first(resource, (RELEASE_ATTRIBUTE,)),
         log_time_ns=log_time_ns,
         occurrence_key=occurrence_key(trace_id, span_id, exception_type, message),
+        grouping=Grouping(exception_type, message),
     )
 
 

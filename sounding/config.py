@@ -17,6 +17,12 @@ from sounding.factory import SECTIONS, factory_for, type_of
 
 DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "logexceptions", "grouping",
                       "reopen"]
+# An exporter that stores errors needs the stages that decide their groups and
+# reopening, in this order, after every stage that makes errors: without them it
+# would store errors with no group, and no resolved group would reopen.
+GROUP_STAGES = ("grouping", "reopen")
+STORES_ERRORS = ("sql",)
+MAKES_ERRORS = ("exceptions", "logexceptions")
 # Built-in extensions, built in this order (each may ask those before it) and
 # configured by the top-level section of their name.
 # `alerts` asks for storage and, like health, is asked by nothing built before it.
@@ -264,6 +270,30 @@ def _validate_service(config: dict[str, Any]) -> None:
                     f"{nearest(str(name), config[kind])}")
     if not pipeline.get("exporters"):
         raise ConfigError("the pipeline needs at least one exporter")
+    _check_group_stages(pipeline)
+
+
+def _check_group_stages(pipeline: dict[str, Any]) -> None:
+    """Refuse a pipeline that stores errors without GROUP_STAGES in their place."""
+    stores = [name for name in pipeline["exporters"] if type_of(str(name)) in STORES_ERRORS]
+    if not stores:
+        return
+    types = [type_of(str(name)) for name in pipeline.get("processors", [])]
+    missing = [stage for stage in GROUP_STAGES if stage not in types]
+    if missing:
+        raise ConfigError(
+            f"service.pipeline.processors lacks {' and '.join(map(repr, missing))}: exporter "
+            f"{stores[0]!r} stores errors, whose groups and reopening these processors "
+            f"decide (add them, in that order, after {' and '.join(MAKES_ERRORS)})")
+    last = {t: i for i, t in enumerate(types)}
+    first = {t: i for i, t in reversed(list(enumerate(types)))}
+    late = [t for t in MAKES_ERRORS if t in last and last[t] > first["grouping"]]
+    if late or first["reopen"] < last["grouping"]:
+        order = [*(t for t in MAKES_ERRORS if t in types), *GROUP_STAGES]
+        raise ConfigError(
+            f"service.pipeline.processors must run {', '.join(map(repr, order))} in that order: "
+            f"exporter {stores[0]!r} stores errors, which are grouped once made and "
+            "reopen once grouped")
 
 
 def env_var_for(path: str) -> str:

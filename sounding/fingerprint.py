@@ -26,12 +26,18 @@ share a group, and a deploy that moves the failing line does not split one.
 A Sentry event gives frames, not text: its decoder renders the innermost in-app
 frame as a traceback line of its platform (`frame_fingerprint`), so that the rule
 reads the same frame it would read in the text.
+
+A sender may ask for its own fingerprint: a Sentry event's `fingerprint` array of
+parts (`with_parts`), where `{{ default }}` stands for the rule above. A door puts what
+it read on the record (`Grouping`); the grouping processor alone turns it into the
+record's fingerprint (`decide`), for every door.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 
 MAX_NORMALISED = 1_000
 
@@ -67,10 +73,10 @@ def library_frame(line: str) -> bool:
     return _LIBRARY.search(line) is not None
 
 
-def top_frame(stacktrace: str) -> str:
+def top_frame(stacktrace: str | list[str]) -> str:
     """The innermost frame of the application (not `library_frame`), or the innermost
-    frame when every frame is a library's."""
-    lines = stacktrace.splitlines()
+    frame when every frame is a library's; of a trace as printed, or its lines."""
+    lines = stacktrace.splitlines() if isinstance(stacktrace, str) else stacktrace
     python = [line for line in lines if _PYTHON_FRAME.match(line)]
     if python:
         own = [line for line in python if not library_frame(line)]
@@ -108,3 +114,38 @@ def frame_fingerprint(exception_type: str, frame: str, message: str) -> str:
     parts = (normalise(short_type(exception_type)), normalise(frame),
              normalise(unquoted(message)))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+_DEFAULT_PART = re.compile(r"^\{\{\s*default\s*\}\}$")
+
+
+def with_parts(parts: list[str], default: str) -> str:
+    """The fingerprint a sender asked for with `parts` (strings): `["{{ default }}"]`
+    alone is exactly `default`; anything else is the SHA-256 (first 32 hex characters)
+    of the parts joined with a newline, each `{{ default }}` (spaces optional) replaced
+    by `default` first. No parts: `default`, as Sentry ignores an empty array."""
+    if not parts or (len(parts) == 1 and _DEFAULT_PART.match(parts[0])):
+        return default
+    joined = "\n".join(default if _DEFAULT_PART.match(part) else part for part in parts)
+    return hashlib.sha256(joined.encode()).hexdigest()[:32]
+
+
+@dataclass(slots=True)
+class Grouping:
+    """What a door read of an error for the grouping rule, as sent."""
+
+    exception_type: str  # "" when the sender named none
+    message: str  # what the rule reads: a Sentry message event's template
+    # The top frame as one traceback line when the door rendered it from frames ("":
+    # none); None: the rule finds it in the record's backtrace.
+    frame: str | None = None
+    # The fingerprint the sender asked for (see `with_parts`); None: the rule alone.
+    parts: list[str] | None = None
+
+
+def decide(grouping: Grouping, backtrace: list[str]) -> str:
+    """The fingerprint of an error whose door read `grouping` (and `backtrace`, the
+    record's lines, when the door knew no frame)."""
+    frame = top_frame(backtrace) if grouping.frame is None else grouping.frame
+    default = frame_fingerprint(grouping.exception_type, frame, grouping.message)
+    return default if grouping.parts is None else with_parts(grouping.parts, default)

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sounding.fingerprint import Grouping
+from sounding.groupcounts import GroupDelta
 from sounding.otlp_values import any_value, attributes_of, find_values
 
 # OTLP span kinds and status codes, as the protocol numbers them.
@@ -235,6 +237,10 @@ class ErrorEvent:
     # What else the sender told about the event, kept and shown as sent: user,
     # request, contexts, breadcrumbs, logentry, platform, sdk (a Sentry event's).
     context: dict[str, Any] | None = None
+    # What the door read of the error's group, from which the grouping processor
+    # (processors/grouping.py) decides `fingerprint` by sounding/fingerprint.py's rule;
+    # None when the door took `fingerprint` as sent (the custom door: the client's).
+    grouping: Grouping | None = None
 
 
 @dataclass(slots=True)
@@ -325,19 +331,6 @@ class MetricPoint:
     # "span_id" (hex, "" when unset), "attributes"}.
     exemplars: Sequence[dict[str, Any]] = ()
     scope_version: str = ""
-
-
-@dataclass(slots=True)
-class GroupDelta:
-    """What one batch adds to one error group; built by the grouping processor."""
-
-    fingerprint: str
-    exception_class: str
-    message: str
-    count: int
-    first_seen_us: int
-    last_seen_us: int
-    hourly: dict[int, int]  # hour start (epoch seconds) -> occurrences
 
 
 @dataclass(slots=True)

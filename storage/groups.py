@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, select, update
 
 from sounding.timeutil import now_us
 from storage import schema
+from storage.queries import members
 from storage.schema import GROUP_STATUSES as STATUSES
 from storage.store import Store
 
@@ -51,22 +52,14 @@ def _check(status: str) -> None:
         raise ValueError(f"status must be one of {', '.join(STATUSES)}")
 
 
-def _members(project_id: int, fingerprint: str) -> Any:
-    """The fingerprints of a group and of the groups merged into it (storage/merge.py)."""
-    g = _G.alias("target")
-    return select(_G.c.fingerprint).where(and_(_G.c.project_id == project_id, or_(
-        _G.c.fingerprint == fingerprint, _G.c.merged_into == select(g.c.id).where(and_(
-            g.c.project_id == project_id, g.c.fingerprint == fingerprint)).scalar_subquery())))
-
-
 def current_release(conn: Any, project_id: int, fingerprint: str) -> str | None:
     """The newest release the group (with the groups merged into it) has seen: the one
     first seen last (an old release still running may have been seen more recently)."""
     f = schema.error_group_facets
+    group = members.fingerprints_of(project_id, fingerprint)
     return conn.execute(
         select(f.c.value).where(and_(f.c.project_id == project_id,
-                                     f.c.fingerprint.in_(_members(project_id, fingerprint)),
-                                     f.c.facet == "release"))
+                                     f.c.fingerprint.in_(group), f.c.facet == "release"))
         .order_by(f.c.first_seen_us.desc(), f.c.value.desc()).limit(1)).scalar()
 
 
@@ -80,10 +73,8 @@ def _change(conn: Any, project_id: int, where: Any, fingerprint: str, previous: 
     reopen_at = None
     if sn.events is not None:
         # Counted with the groups merged into it, as storage/writer_snooze.py counts.
-        m = _G.alias("merged")
-        merged = select(func.coalesce(func.sum(m.c.count), 0)).where(
-            and_(m.c.project_id == _G.c.project_id, m.c.merged_into == _G.c.id)).scalar_subquery()
-        reopen_at = int(conn.execute(select(_G.c.count + merged).where(where)).scalar_one()) \
+        reopen_at = int(conn.execute(select(_G.c.count + members.merged_count())
+                                     .where(where)).scalar_one()) \
             + sn.events
     conn.execute(update(_G).where(where).values(
         status=status, resolved_us=at if resolved else None, resolved_release=release,

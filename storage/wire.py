@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import pickle
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
 from sounding.otlp_values import any_value, attributes_of
-from sounding.records import Batch, ErrorEvent, GroupDelta, LogRecord
+from sounding.records import Batch, ErrorEvent, LogRecord
 from storage import logbody, rows, spanbody, storable
+from storage.group_deltas import group_rows, recount, reopen_rows
 from storage.jsontext import dumps
 from storage.resources import ResourceRows
 from storage.rows import Row, WireBatch
@@ -109,8 +110,8 @@ def _encode(batch: Batch) -> WireBatch:
     series, metrics = (encode_metrics(batch.metrics, resources)
                        if batch.metrics else ([], []))
     return rows.wire_batch(project_id=project_id, spans=spans, errors=errors, deploys=deploys,
-                           requests=requests, groups=_group_rows(batch.groups.values()),
-                           reopen=_reopen_rows(batch.reopen_after.items()),
+                           requests=requests, groups=group_rows(batch.groups.values()),
+                           reopen=reopen_rows(batch.reopen_after.items()),
                            resources=resources.rows, logs=logs,
                            metric_series=series, metrics=metrics)
 
@@ -151,18 +152,6 @@ def _log_rows(records: list[LogRecord], resources: ResourceRows) -> list[Row]:
             attributes=as_json(attributes),
             body=body))
     return out
-
-
-def _group_rows(groups: Iterable[GroupDelta]) -> list[Row]:
-    group_row = rows.GROUPS.row
-    return [group_row(fingerprint=g.fingerprint, exception_class=g.exception_class,
-                      message=g.message, count=g.count, first_seen_us=g.first_seen_us,
-                      last_seen_us=g.last_seen_us, hourly=g.hourly) for g in groups]
-
-
-def _reopen_rows(latest: Iterable[tuple[str, int]]) -> list[Row]:
-    reopen_row = rows.REOPEN.row
-    return [reopen_row(fingerprint=fingerprint, ts_us=ts_us) for fingerprint, ts_us in latest]
 
 
 def _checked(wire: WireBatch) -> WireBatch:
@@ -207,47 +196,28 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
 
 
 def _regroup(batch: Batch, kept: list[ErrorEvent]) -> tuple[list[Row], list[Row]]:
-    """The group deltas and reopen candidates without the errors that were dropped:
-    a group that lost errors is counted again from the errors kept (as the grouping
-    processor counts), so no count or time of a dropped error stays behind."""
-    recount: dict[Any, list[ErrorEvent]] = {}
+    """The group deltas and reopen candidates without the errors that were dropped
+    (storage/group_deltas.recount), each checked alone: a group a processor made
+    unstorable is left out."""
+    groups = group_rows(batch.groups.values())
+    reopen = reopen_rows(batch.reopen_after.items())
     if len(kept) < len(batch.errors):
-        recount = {e.fingerprint: [] for e in batch.errors}
-        for error in kept:
-            recount[error.fingerprint].append(error)
-    groups, reopen = [], []
-    for fingerprint, delta in batch.groups.items():
-        mine = recount.get(fingerprint)
-        if mine is not None:
-            if not mine:
-                continue  # every error of the group was dropped
-            delta = _delta_of(fingerprint, mine)
-        try:
-            array("q", chain(delta.hourly.keys(), delta.hourly.values()))
-            groups.extend(_checked_rows(_group_rows([delta]), GROUP_COLUMNS))
-        except Exception:  # noqa: BLE001 - a group a processor made unstorable
-            continue
-    for fingerprint, ts_us in batch.reopen_after.items():
-        mine = recount.get(fingerprint)
-        if mine is not None:
-            if not mine:
-                continue
-            ts_us = max(e.ts_us for e in mine)
-        try:
-            reopen.extend(_checked_rows(_reopen_rows([(fingerprint, ts_us)]), REOPEN_COLUMNS))
-        except Exception:  # noqa: BLE001
-            continue
-    return groups, reopen
+        groups, reopen = recount(groups, reopen, {e.fingerprint for e in batch.errors},
+                                 [(e.fingerprint, e.ts_us, e.exception_class, e.message)
+                                  for e in kept])
+    return ([kept for row in groups for kept in _storable(row, GROUP_COLUMNS, hourly=True)],
+            [kept for row in reopen for kept in _storable(row, REOPEN_COLUMNS)])
 
 
-def _delta_of(fingerprint: Any, errors: list[ErrorEvent]) -> GroupDelta:
-    latest = max(errors, key=lambda e: e.ts_us)
-    hourly: dict[int, int] = {}
-    for error in errors:
-        hour = error.ts_us // 3_600_000_000 * 3600  # processors/grouping.py's hour_of
-        hourly[hour] = hourly.get(hour, 0) + 1
-    return GroupDelta(fingerprint, latest.exception_class, latest.message, len(errors),
-                      min(e.ts_us for e in errors), latest.ts_us, hourly)
+def _storable(row: Row, columns: Columns, hourly: bool = False) -> list[Row]:
+    """[`row`], mended, or [] when a processor made it unstorable."""
+    try:
+        if hourly:  # hours and counts are BIGINT
+            counts = _HOURLY(row)
+            array("q", chain(counts.keys(), counts.values()))
+        return _checked_rows([row], columns)
+    except Exception:  # noqa: BLE001 - a value a processor made unstorable
+        return []
 
 
 def _checked_rows(table: list[Row], columns: Columns) -> list[Row]:

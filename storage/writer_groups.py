@@ -9,12 +9,12 @@ many events or requests of the commit fall into it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
 from sounding import histogram
-from storage import in_chunks, rows, writer_alerts, writer_merged, writer_snooze
+from sounding.groupcounts import GroupDelta
+from storage import group_deltas, in_chunks, rows, writer_alerts, writer_merged, writer_snooze
 from storage.placeholders import mark
 from storage.rows import FACET_LENGTH, Row, WireBatch
 from storage.writer_alerts import NewGroup, Reopened
@@ -35,8 +35,6 @@ ROLLUPS, LATENCY = rows.REQUEST_ROLLUPS, rows.REQUEST_LATENCY
 ROLLUP_KEY = rows.ROLLUP_KEY.column_names
 _ROLLUP_KEY_TYPES = copy_types(rows.ROLLUP_KEY, ROLLUP_KEY)
 # The values of the wire rows, read by name.
-_GROUP = rows.GROUPS.getter("fingerprint", "exception_class", "message", "count",
-                            "first_seen_us", "last_seen_us", "hourly")
 _REOPEN = rows.REOPEN.getter("fingerprint", "ts_us")
 _REQUEST = rows.REQUESTS.getter("service", "env", "method", "route", "ts_us", "status",
                                 "duration_ms")
@@ -57,38 +55,18 @@ def _least(dialect: str) -> str:
     return "LEAST" if dialect == "postgresql" else "min"
 
 
-@dataclass(slots=True)
-class _GroupDelta:
-    """One group's delta over every batch of a commit; the latest error names it."""
-
-    exception_class: str
-    message: str
-    count: int
-    first_seen_us: int
-    last_seen_us: int
-    hourly: dict[int, int]
-
-
-def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, _GroupDelta]:
+def _merge_groups(batches: Sequence[WireBatch]) -> dict[GroupKey, GroupDelta]:
     """One delta per (project, fingerprint) over every batch of the commit."""
-    merged: dict[GroupKey, _GroupDelta] = {}
+    merged: dict[GroupKey, GroupDelta] = {}
     for batch in batches:
         project_id = batch.project_id
-        for fingerprint, exception_class, message, count, first, last, hourly in map(
-                _GROUP, batch.groups):
-            key = (project_id, fingerprint)
+        for delta in group_deltas.deltas(batch.groups):
+            key = (project_id, delta.fingerprint)
             seen = merged.get(key)
             if seen is None:
-                merged[key] = _GroupDelta(exception_class, message, count, first, last,
-                                          dict(hourly))
-                continue
-            if last >= seen.last_seen_us:
-                seen.exception_class, seen.message = exception_class, message
-            seen.count += count
-            seen.first_seen_us = min(seen.first_seen_us, first)
-            seen.last_seen_us = max(seen.last_seen_us, last)
-            for hour, n in hourly.items():
-                seen.hourly[hour] = seen.hourly.get(hour, 0) + n
+                merged[key] = delta
+            else:
+                seen.add(delta)
     return merged
 
 
@@ -208,7 +186,7 @@ def _upsert_sql(dialect: str, n: int) -> str:
         "RETURNING project_id, fingerprint, count")
 
 
-def _upsert(cursor: Any, dialect: str, ordered: list[tuple[GroupKey, _GroupDelta]]
+def _upsert(cursor: Any, dialect: str, ordered: list[tuple[GroupKey, GroupDelta]]
             ) -> list[NewGroup]:
     """Add the deltas (in key order, so that PostgreSQL transactions lock groups in
     one order); returns the groups inserted."""

@@ -14,11 +14,10 @@ is neither stored nor counted:
   inserting a key that a first has inserted but not committed waits for that commit,
   so of two collectors exactly one keeps it;
 - the group deltas and reopen candidates of every batch that lost a copy are counted
-  again from the errors it kept, as the grouping processor counts them
-  (storage/wire.py does the same for records the store cannot hold), so that a group's
-  count, hourly counts and first/last seen are those of the copies kept, and a copy
-  that was not kept reopens nothing; the facets count only the rows stored
-  (storage/writer_facets.py).
+  again from the errors it kept (storage/group_deltas.recount, as storage/wire.py does
+  for records the store cannot hold), so that a group's count, hourly counts and
+  first/last seen are those of the copies kept, and a copy that was not kept reopens
+  nothing; the facets count only the rows stored (storage/writer_facets.py).
 
 A kept copy without a log time (a span event) takes the log time of a later copy that
 has one (the log record), so that the error can lead to its record either way.
@@ -34,6 +33,7 @@ from operator import itemgetter
 from typing import Any
 
 from storage import rows
+from storage.group_deltas import recount
 from storage.placeholders import mark, marks
 from storage.rows import Row, WireBatch
 from storage.writer_copy import StagedTable, Staging, copy_rows
@@ -45,11 +45,8 @@ LOG_TIME = 1 + ERRORS.position("log_time_ns")
 key_of = itemgetter(KEY)
 # The values of the wire rows, read by name.
 _ERROR = ERRORS.getter("fingerprint", "ts_us", "exception_class", "message")
-_GROUP_FINGERPRINT = rows.GROUPS.getter("fingerprint")
-_REOPEN_FINGERPRINT = rows.REOPEN.getter("fingerprint")
 # Rows per multi-row insert: SQLite binds at most 32,766 values a statement.
 MAX_ROWS = 500
-HOUR_US = 3_600_000_000
 
 StoredKey = tuple[int, str]  # (project id, occurrence key)
 
@@ -150,39 +147,6 @@ def discount(batches: Sequence[WireBatch], dropped: set[int]) -> list[WireBatch]
 def _recount(batch: WireBatch, dropped: set[int]) -> WireBatch:
     errors = [_ERROR(row) for row in batch.errors]
     touched = {errors[i][0] for i in dropped}
-    kept: dict[str, list[tuple[str, int, str, str]]] = {f: [] for f in touched}
-    for index, error in enumerate(errors):
-        if index not in dropped and error[0] in kept:
-            kept[error[0]].append(error)
-    groups = []
-    for row in batch.groups:
-        fingerprint = _GROUP_FINGERPRINT(row)
-        if fingerprint not in kept:
-            groups.append(row)
-        elif kept[fingerprint]:  # else every error of the group was a copy
-            groups.append(_group_row(fingerprint, kept[fingerprint]))
-    reopen = []
-    for row in batch.reopen:
-        fingerprint = _REOPEN_FINGERPRINT(row)
-        if fingerprint not in kept:
-            reopen.append(row)
-        elif kept[fingerprint]:
-            reopen.append(rows.REOPEN.row(fingerprint=fingerprint,
-                                          ts_us=max(e[1] for e in kept[fingerprint])))
+    groups, reopen = recount(batch.groups, batch.reopen, touched,
+                             [e for i, e in enumerate(errors) if i not in dropped])
     return batch._replace(groups=groups, reopen=reopen)
-
-
-def _group_row(fingerprint: str, errors: list[tuple[str, int, str, str]]) -> Row:
-    """A group's delta from its errors, as processors/grouping.py makes it: the latest
-    error (the last of equal times) names it."""
-    latest = errors[0]
-    hourly: dict[int, int] = {}
-    for error in errors:
-        if error[1] >= latest[1]:
-            latest = error
-        hour = error[1] // HOUR_US * 3600
-        hourly[hour] = hourly.get(hour, 0) + 1
-    return rows.GROUPS.row(fingerprint=fingerprint, exception_class=latest[2],
-                           message=latest[3], count=len(errors),
-                           first_seen_us=min(e[1] for e in errors), last_seen_us=latest[1],
-                           hourly=hourly)

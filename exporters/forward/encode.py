@@ -34,6 +34,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from exporters.forward.encode_logs import encode_logs
 from exporters.forward.encode_metrics import encode_metrics
 from exporters.forward.otlp_groups import ScopeGroups
+from sounding.fingerprint import decide
 from sounding.otlp_encode import IN_REQUEST, fill_span, span_columns
 from sounding.records import LEVELS, Batch, Deploy, ErrorEvent, RequestMetric, Span
 from storage.outbox import Entry
@@ -111,7 +112,11 @@ def error_document(error: ErrorEvent) -> dict[str, Any]:
         "exception_class": error.exception_class,
         "message": error.message,
         "backtrace": list(error.backtrace),
-        "fingerprint": error.fingerprint,
+        # Without a grouping stage (a sidecar's pipeline) the error is still to be
+        # grouped; the gateway's door takes a fingerprint as sent, so the one rule
+        # decides it here.
+        "fingerprint": error.fingerprint if error.grouping is None
+        else decide(error.grouping, error.backtrace),
         "timestamp": iso_us(error.ts_us),
         "request_id": error.request_id,
         "user_id": error.user_id,

@@ -20,7 +20,8 @@ The mapping (docs/sentry.md):
   or an object with `formatted` or `message`). When it carries a stack trace (top
   level, or a thread's, as `attach_stacktrace` sends), it gives the backtrace and
   source context.
-- `fingerprint`: receiver/sentry/grouping.py.
+- `grouping`: what the grouping processor decides the fingerprint from
+  (receiver/sentry/grouping.py); `fingerprint` is empty until it has.
 - `level`: fatal, error, warning, info or debug (`warn`, `critical` and `log` read as
   Sentry reads them; Python's numeric logging levels too); otherwise the default:
   "error" for an exception, "info" for a message, as Sentry does.
@@ -130,18 +131,18 @@ def decode_event(event: dict[str, Any], now_us: int) -> ErrorEvent:
         exception_class = raised.get("type", "").strip() and raised["type"] or DEFAULT_TYPE
         message = raised.get("value", "")
         frames = raised["frames"]
-        default = grouping.default_fingerprint(raised, platform, "")
+        sent = grouping.grouping_of(event, raised, platform, "")
     else:
         exception_class = grouping.MESSAGE_TYPE
         message, template = message_of(event)
         frames = message_frames(event)
-        default = grouping.default_fingerprint(None, platform, template)
+        sent = grouping.grouping_of(event, None, platform, template)
     tags = event_tags(event, raised)
     contexts = event.get("contexts")
     trace = contexts.get("trace") if isinstance(contexts, dict) else None
     trace = trace if isinstance(trace, dict) else {}
     return ErrorEvent(
-        fingerprint=grouping.fingerprint_of(event, default),
+        fingerprint="",  # decided by the grouping processor, from `grouping`
         exception_class=exception_class,
         message=message,
         backtrace=backtrace(frames, platform),
@@ -160,4 +161,5 @@ def decode_event(event: dict[str, Any], now_us: int) -> ErrorEvent:
         level=level_of(event.get("level"), "error" if raised is not None else "info"),
         exceptions=chain or None,
         context=context_of(event),
+        grouping=sent,
     )

@@ -44,8 +44,8 @@ def test_exception_events_become_linked_error_records() -> None:
         exception_event({"exception.message": "plain text"}, time_ns=0),
         exception_event({"exception.stacktrace": "only a trace"}),  # neither type nor message
     ]
-    batch = ExceptionsProcessor("exceptions").process(
-        Batch(project_id=1, spans=[span(events, **{"user.id": 99})]))
+    batch = GroupingProcessor("grouping").process(ExceptionsProcessor("exceptions").process(
+        Batch(project_id=1, spans=[span(events, **{"user.id": 99})])))
     first, second = batch.errors
     assert (first.trace_id, first.span_id) == ("4bf92f3577b34da6a3ce929d0e0e4736",
                                                "00f067aa0ba902b7")

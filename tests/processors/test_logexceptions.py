@@ -112,7 +112,7 @@ def test_logger_exception_becomes_an_error_linked_to_its_trace_and_span(sdk: Sdk
             sdk.logger.exception("checkout failed", extra={"user.id": 42, "order": "o-9"})
         context = span.get_span_context()
     sdk.logger.info("a plain record, no exception")
-    batch = process(sdk.batch())
+    batch = GroupingProcessor("grouping").process(process(sdk.batch()))
     (error,) = batch.errors
     (record, plain) = batch.logs
     assert (error.trace_id, error.span_id) == (f"{context.trace_id:032x}",

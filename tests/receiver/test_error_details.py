@@ -20,11 +20,10 @@ from exporters.forward.encode import error_document
 from receiver.decode_custom import decode_error
 from receiver.jsonbody import parse_json
 from receiver.sentry.bounded import FILTERED
-from receiver.sentry.event import decode_event
 from sounding.errors import InvalidInput
 from sounding.records import ErrorEvent
 from tests.fuzz.strategies import Mutated, dumps, mutations
-from tests.receiver.sentry.events import node_event
+from tests.receiver.sentry.events import decoded, node_event
 
 NOW_US = 1_800_000_000_000_000
 CLIENT = Path(__file__).with_name("sentry") / "sentry_sdk_client.py"
@@ -56,7 +55,7 @@ def real_sdk_events() -> list[dict[str, Any]]:
 
 def test_a_real_sdk_events_error_comes_back_unchanged_through_the_custom_door() -> None:
     for event in real_sdk_events():
-        error = decode_event(event, NOW_US)
+        error = decoded(event, NOW_US)
         assert error.exceptions or error.context  # details to carry
         assert forwarded(error) == error
 
@@ -73,7 +72,7 @@ def test_any_sentry_events_error_comes_back_unchanged(data: Mutated) -> None:
         return  # refused before any decoder sees it
     if not isinstance(event, dict):
         return
-    error = decode_event(event, NOW_US)
+    error = decoded(event, NOW_US)
     assert forwarded(error) == error
 
 
@@ -85,7 +84,7 @@ def test_any_sentry_events_error_comes_back_unchanged(data: Mutated) -> None:
 ])
 def test_events_at_the_edges_of_the_custom_doors_rules_come_back_unchanged(
         event: dict[str, Any]) -> None:
-    error = decode_event(event, NOW_US)
+    error = decoded(event, NOW_US)
     assert forwarded(error) == error
 
 
@@ -103,7 +102,7 @@ def test_a_bounded_event_comes_back_unchanged() -> None:
              "request": {"headers": {"Authorization": "Bearer s3cret"}, "cookies": "a=b"},
              "breadcrumbs": [{"message": str(i)} for i in range(150)],
              "user": {"id": "u"}, "platform": "python"}
-    error = decode_event(event, NOW_US)
+    error = decoded(event, NOW_US)
     assert error.context is not None and error.context["_trimmed"] == ["contexts"]
     again = forwarded(error)
     assert again == error
@@ -121,7 +120,7 @@ def test_the_custom_door_bounds_exactly_as_the_sentry_door() -> None:
                "request": {"cookies": {"s": "1"}, "url": "http://x/?sentry_key=abc&y=1"},
                "contexts": {"deep": [[[[[[[[[[1]]]]]]]]]]}, "platform": "p" * 300}
     sentry_chain = [{**e, "stacktrace": {"frames": frames}} for e in chain]
-    from_sentry = decode_event({"exception": {"values": sentry_chain}, **context}, NOW_US)
+    from_sentry = decoded({"exception": {"values": sentry_chain}, **context}, NOW_US)
     from_custom = decode(exceptions=[{**e, "frames": frames} for e in chain], context=context)
     assert from_custom.exceptions == from_sentry.exceptions
     assert from_custom.context == from_sentry.context

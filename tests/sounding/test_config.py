@@ -70,9 +70,10 @@ def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: 
 
 def test_a_pipeline_in_the_file_replaces_the_default_whole(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
-    path.write_text("service:\n  pipeline:\n    receivers: [http]\n    exporters: [sql]\n")
+    path.write_text("service:\n  pipeline:\n    processors: [grouping, reopen]\n"
+                    "    exporters: [sql]\n")
     assert config.pipeline_config(config.load(path, environ={})) == {
-        "receivers": ["http"], "processors": [], "exporters": ["sql"]}
+        "receivers": [], "processors": ["grouping", "reopen"], "exporters": ["sql"]}
 
 
 def test_one_list_of_the_pipeline_can_be_set_from_the_environment() -> None:
@@ -171,3 +172,41 @@ def test_the_alerts_secrets_key_from_the_environment_is_taken_as_written() -> No
                        ) as refused:
         config.load(environ={"SOUNDING__ALERTS__SECRETS_KEY": "too-short-key"})
     assert "too-short-key" not in str(refused.value)
+
+
+def _pipeline(processors: list[str], exporters: str = "[sql]") -> str:
+    return (f"service:\n  pipeline: {{receivers: [http], "
+            f"processors: [{', '.join(processors)}], exporters: {exporters}}}\n")
+
+
+@pytest.mark.parametrize(("processors", "message"), [
+    ([], "service.pipeline.processors lacks 'grouping' and 'reopen': exporter 'sql' "
+         "stores errors"),
+    (["exceptions", "grouping"], "service.pipeline.processors lacks 'reopen'"),
+    (["reopen"], "lacks 'grouping': exporter 'sql'"),
+    (["grouping", "exceptions", "reopen"],
+     "must run 'exceptions', 'grouping', 'reopen' in that order"),
+    (["exceptions", "reopen", "grouping"],
+     "must run 'exceptions', 'grouping', 'reopen' in that order"),
+])
+def test_a_pipeline_that_stores_errors_without_grouping_them_is_refused(
+        tmp_path: Path, processors: list[str], message: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(_pipeline(processors))
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        config.load(path, environ={})
+
+
+@pytest.mark.parametrize(("processors", "exporters"), [
+    (["exceptions", "logexceptions", "grouping", "reopen"], "[sql]"),
+    (["grouping", "reopen"], "[sql]"),
+    ([], "[forward]"),  # a sidecar: the gateway groups what it receives
+    (["classify"], "[forward]"),
+])
+def test_a_pipeline_that_groups_what_it_stores_or_stores_nothing_is_taken(
+        tmp_path: Path, processors: list[str], exporters: str) -> None:
+    path = tmp_path / "c.yaml"
+    forward = "exporters:\n  forward: {endpoint: 'http://gateway:3000'}\n"
+    path.write_text(_pipeline(processors, exporters) + (forward if "forward" in exporters
+                                                         else ""))
+    assert config.pipeline_config(config.load(path, environ={}))["processors"] == processors

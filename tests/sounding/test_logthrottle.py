@@ -101,9 +101,9 @@ def test_a_repeated_server_failure_logs_one_traceback_and_a_count(
     each transport."""
     config = tmp_path / "sounding.yaml"
     config.write_text(json.dumps({
-        "processors": {"explode": {}, "grouping": {}},
+        "processors": {"explode": {}, "grouping": {}, "reopen": {}},
         "service": {"pipeline": {
-            "receivers": ["http", "otlp_grpc"], "processors": ["explode", "grouping"],
+            "receivers": ["http", "otlp_grpc"], "processors": ["explode", "grouping", "reopen"],
             "exporters": ["sql"]}},
     }))
     server = start(config=str(config))

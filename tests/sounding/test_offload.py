@@ -190,9 +190,9 @@ def _explode_config(tmp_path: Path) -> str:
     named boom, boom-recursion, boom-memory (and takes 3 s on boom-slow)."""
     path = tmp_path / "sounding.yaml"
     path.write_text(json.dumps({  # JSON is YAML
-        "processors": {"explode": {}, "classify": {}, "grouping": {}},
+        "processors": {"explode": {}, "classify": {}, "grouping": {}, "reopen": {}},
         "service": {"pipeline": {
-            "receivers": ["http"], "processors": ["explode", "classify", "grouping"],
+            "receivers": ["http"], "processors": ["explode", "classify", "grouping", "reopen"],
             "exporters": ["sql"]}}}))
     return str(path)
 

@@ -38,8 +38,9 @@ def write_config(tmp_path: Path, processors: dict[str, object], order: list[str]
 def test_plugin_processor_loads_from_configuration_and_runs(start: Callable[..., Server],
                                                            tmp_path: Path) -> None:
     config = write_config(
-        tmp_path, {"redact/secrets": {"keys": ["password", "token"]}, "grouping": {}},
-        ["redact/secrets", "grouping"])
+        tmp_path, {"redact/secrets": {"keys": ["password", "token"]}, "grouping": {},
+                   "reopen": {}},
+        ["redact/secrets", "grouping", "reopen"])
     server = start(config=config)
     body = error(params={"password": "hunter2", "token": "t0k", "user": "ann"})
     assert server.post("/ingest/errors", body).status_code == 202
@@ -53,8 +54,9 @@ def test_a_plugin_that_changes_span_attributes_changes_what_is_stored(
     """Span attributes stay unread until a stage reads them; one that changes them
     must find its change in the store, and the attributes it did not touch intact."""
     config = write_config(
-        tmp_path, {"redact/secrets": {"keys": ["password"]}, "classify": {}},
-        ["redact/secrets", "classify"])
+        tmp_path, {"redact/secrets": {"keys": ["password"]}, "classify": {},
+                   "grouping": {}, "reopen": {}},
+        ["redact/secrets", "classify", "grouping", "reopen"])
     server = start(config=config)
     trace_id = random_trace_id()
     span = span_pb(trace_id, "00f067aa0ba902b7")
@@ -68,7 +70,8 @@ def test_a_plugin_that_changes_span_attributes_changes_what_is_stored(
 
 def test_processor_failure_makes_a_batch_500_only_when_every_item_failed(
         start: Callable[..., Server], tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"explode": {}, "grouping": {}}, ["explode", "grouping"])
+    config = write_config(tmp_path, {"explode": {}, "grouping": {}, "reopen": {}},
+                          ["explode", "grouping", "reopen"])
     server = start(config=config)
     response = server.post("/ingest/errors/batch", {"errors": [error(fingerprint="boom-1")]})
     assert response.status_code == 500

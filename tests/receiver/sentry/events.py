@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from processors.grouping import GroupingProcessor
+from receiver.sentry.event import decode_event
 from receiver.sentry.values import MAX_LABEL, MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS
 from sounding.records import Batch, ErrorEvent
 from storage.wire import encode_checked
@@ -53,6 +55,17 @@ def node_event() -> dict[str, Any]:
         "user": {"ip_address": "10.0.0.7"},
         "breadcrumbs": [{"category": "http", "data": {"url": "/pay"}}],
     }
+
+
+def grouped(error: ErrorEvent) -> ErrorEvent:
+    """`error` with the fingerprint the grouping processor decides, as in the pipeline."""
+    GroupingProcessor("grouping").process(Batch(1, errors=[error]))
+    return error
+
+
+def decoded(event: dict[str, Any], now_us: int) -> ErrorEvent:
+    """The event as the door decodes it, grouped as the pipeline groups it."""
+    return grouped(decode_event(event, now_us))
 
 
 def assert_storable(error: ErrorEvent) -> None:

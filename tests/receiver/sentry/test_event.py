@@ -15,16 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from receiver.jsonbody import parse_json
-from receiver.sentry.event import decode_event
 from sounding.errors import InvalidInput
 from sounding.fingerprint import frame_fingerprint
 from tests.fuzz.strategies import Mutated, dumps, mutations
-from tests.receiver.sentry.events import NOW_US, assert_storable, chained, node_event
+from tests.receiver.sentry.events import NOW_US, assert_storable, chained, decoded, node_event
 
 
 def test_sdk_event_fields_become_the_record_fields(sdk: dict[str, Any]) -> None:
     event = chained(sdk)
-    error = decode_event(event, NOW_US)
+    error = decoded(event, NOW_US)
     assert error.level == "error"
     assert error.environment == "production" and error.release == "shop@2.1.0"
     assert error.service == "orders"  # the `service` tag
@@ -45,7 +44,7 @@ def test_sdk_event_fields_become_the_record_fields(sdk: dict[str, Any]) -> None:
 
 
 def test_sdk_message_is_a_message_event_at_info(sdk: dict[str, Any]) -> None:
-    error = decode_event(sdk["events"][1], NOW_US)
+    error = decoded(sdk["events"][1], NOW_US)
     assert (error.exception_class, error.message, error.level) == ("Message", "cache warmed",
                                                                    "info")
     assert error.exceptions is None and error.backtrace == []
@@ -53,7 +52,7 @@ def test_sdk_message_is_a_message_event_at_info(sdk: dict[str, Any]) -> None:
 
 
 def test_node_event_fields() -> None:
-    error = decode_event(node_event(), NOW_US)
+    error = decoded(node_event(), NOW_US)
     assert error.occurrence_key == "7b7bc1b44f3a4e6c9d1e0a2b3c4d5e6f"  # UUID, dashes gone
     assert error.trace_id == "ab" * 16 and error.span_id == "cd" * 8
     assert error.ts_us == 1_790_000_000_250_000
@@ -67,7 +66,7 @@ def test_node_event_fields() -> None:
 
 
 def test_an_exception_with_only_a_value_is_an_error() -> None:
-    error = decode_event({"exception": [{"value": "boom"}]}, NOW_US)
+    error = decoded({"exception": [{"value": "boom"}]}, NOW_US)
     assert (error.exception_class, error.message, error.level) == ("Error", "boom", "error")
     assert error.fingerprint == frame_fingerprint("", "", "boom")
 
@@ -77,19 +76,19 @@ def test_an_exception_with_only_a_value_is_an_error() -> None:
     ("debug", "debug"), (30, "warning"), (50, "fatal"), ("loud", "error"), (True, "error"),
     (None, "error")])
 def test_level_reads_as_sentry_reads_it(level: Any, expected: str) -> None:
-    assert decode_event({"level": level, "exception": {"values": [{"type": "E"}]}},
+    assert decoded({"level": level, "exception": {"values": [{"type": "E"}]}},
                         NOW_US).level == expected
 
 
 @pytest.mark.parametrize("user", [{"email": "a@b.c"}, {"username": "ada", "id": ""},
                                   {"ip_address": "::1"}])
 def test_user_id_falls_back_to_email_username_and_address(user: dict[str, Any]) -> None:
-    assert decode_event({"user": user}, NOW_US).user_id == next(v for v in user.values() if v)
+    assert decoded({"user": user}, NOW_US).user_id == next(v for v in user.values() if v)
 
 
 @pytest.mark.parametrize("bad", ["zz" * 16, "ab" * 15, "0" * 32, 42, None, "a" * 40])
 def test_ids_that_are_not_ids_are_dropped(bad: Any) -> None:
-    error = decode_event({"event_id": bad, "contexts": {"trace": {"trace_id": bad,
+    error = decoded({"event_id": bad, "contexts": {"trace": {"trace_id": bad,
                                                                   "span_id": bad}}}, NOW_US)
     assert (error.occurrence_key, error.trace_id, error.span_id) == (None, None, None)
 
@@ -98,16 +97,16 @@ def test_ids_that_are_not_ids_are_dropped(bad: Any) -> None:
     ("2026-11-21T10:00:00Z", 1_795_255_200_000_000), (1_795_255_200, 1_795_255_200_000_000),
     ("yesterday", NOW_US), (-5, NOW_US), (1e300, NOW_US), (10**400, NOW_US), (None, NOW_US)])
 def test_timestamp_or_arrival_time(timestamp: Any, expected: int) -> None:
-    assert decode_event({"timestamp": timestamp}, NOW_US).ts_us == expected
+    assert decoded({"timestamp": timestamp}, NOW_US).ts_us == expected
 
 
 def test_extra_too_deep_or_not_an_object_is_dropped() -> None:
     deep: Any = 1
     for _ in range(20):
         deep = {"a": deep}
-    assert decode_event({"extra": deep}, NOW_US).params is None
-    assert decode_event({"extra": ["a"]}, NOW_US).params is None
-    assert decode_event({"extra": {"a": 1}}, NOW_US).params == {"a": 1}
+    assert decoded({"extra": deep}, NOW_US).params is None
+    assert decoded({"extra": ["a"]}, NOW_US).params is None
+    assert decoded({"extra": {"a": 1}}, NOW_US).params == {"a": 1}
 
 
 def test_a_message_with_a_thread_stack_trace_gets_a_backtrace() -> None:
@@ -116,7 +115,7 @@ def test_a_message_with_a_thread_stack_trace_gets_a_backtrace() -> None:
         {"id": 2, "current": True, "stacktrace": {"frames": [
             {"abs_path": "/srv/app.py", "function": "tick", "lineno": 3, "in_app": True,
              "context_line": "warn()"}]}}]}}
-    error = decode_event(event, NOW_US)
+    error = decoded(event, NOW_US)
     assert (error.exception_class, error.message) == ("Message", "slow")
     assert error.backtrace == ['File "/srv/app.py", line 3, in tick']
     assert error.source_context is not None and error.source_context.context_line == "warn()"
@@ -128,7 +127,7 @@ def test_fields_of_the_wrong_type_are_dropped_not_refused() -> None:
              "fingerprint": {}, "extra": "e", "timestamp": [], "environment": {},
              "release": [1], "event_id": 7, "platform": None, "sdk": 1, "threads": 2,
              "stacktrace": {"frames": [1, "x", {"lineno": "9", "in_app": "yes"}]}}
-    error = decode_event(event, NOW_US)
+    error = decoded(event, NOW_US)
     assert (error.exception_class, error.message, error.level) == ("Message", "5", "info")
     assert error.environment is None and error.release is None and error.tags is None
     assert error.ts_us == NOW_US and error.context == {"message": "5"}
@@ -138,7 +137,7 @@ def test_a_blank_exception_type_is_the_default_class() -> None:
     # The custom door refuses a blank class: a sidecar forwarding this event must
     # not have it refused at the gateway (tests/receiver/test_error_details.py).
     event = {"exception": {"values": [{"type": "  ", "value": "payment declined"}]}}
-    error = decode_event(event, 1_790_000_000_000_000)
+    error = decoded(event, 1_790_000_000_000_000)
     assert error.exception_class == "Error"
     assert error.exceptions is not None and error.exceptions[-1]["type"] == "  "
 
@@ -159,10 +158,10 @@ def test_any_changed_event_decodes_within_the_stores_limits(data: Mutated) -> No
         event = parse_json(dumps(data.body))  # as the door reads it
     except InvalidInput:
         return  # refused before any decoder sees it
-    assert_storable(decode_event(event, NOW_US))
+    assert_storable(decoded(event, NOW_US))
 
 
 def test_every_real_event_decodes_within_the_stores_limits(
         sdk_events: list[dict[str, Any]]) -> None:
     for event in sdk_events:
-        assert_storable(decode_event(event, NOW_US))
+        assert_storable(decoded(event, NOW_US))

@@ -9,14 +9,21 @@ import hashlib
 from typing import Any
 
 from processors.exceptions import exception_error
-from receiver.sentry.event import decode_event
 from sounding.fingerprint import fingerprint as text_fingerprint
 from sounding.fingerprint import frame_fingerprint
-from tests.receiver.sentry.events import CLIENT, NODE_STACK, NOW_US, chained, node_event
+from tests.receiver.sentry.events import (
+    CLIENT,
+    NODE_STACK,
+    NOW_US,
+    chained,
+    decoded,
+    grouped,
+    node_event,
+)
 
 
 def test_sdk_exception_keeps_its_chain_root_cause_first(sdk: dict[str, Any]) -> None:
-    error = decode_event(chained(sdk), NOW_US)
+    error = decoded(chained(sdk), NOW_US)
     assert error.exception_class == "LookupError"
     assert error.message == "order 42 not found"
     assert error.exceptions is not None
@@ -33,7 +40,7 @@ def test_sdk_exception_keeps_its_chain_root_cause_first(sdk: dict[str, Any]) -> 
 
 def test_sdk_backtrace_is_the_raised_exception_innermost_first_as_python_prints_it(
         sdk: dict[str, Any]) -> None:
-    error = decode_event(chained(sdk), NOW_US)
+    error = decoded(chained(sdk), NOW_US)
     raised = chained(sdk)["exception"]["values"][-1]["stacktrace"]["frames"]
     assert error.backtrace == [f'File "{CLIENT}", line {f["lineno"]}, in {f["function"]}'
                                for f in reversed(raised)]
@@ -41,7 +48,7 @@ def test_sdk_backtrace_is_the_raised_exception_innermost_first_as_python_prints_
 
 
 def test_sdk_source_context_is_the_innermost_in_app_frame(sdk: dict[str, Any]) -> None:
-    error = decode_event(chained(sdk), NOW_US)
+    error = decoded(chained(sdk), NOW_US)
     assert error.source_context is not None
     assert error.source_context.file == str(CLIENT)
     assert "raise LookupError" in error.source_context.context_line
@@ -52,40 +59,41 @@ def test_logged_messages_group_by_their_template_not_their_parameters(
         sdk: dict[str, Any]) -> None:
     logged = sdk["events"][2]
     assert logged["logentry"]["message"] == "payment %s declined"
-    error = decode_event(logged, NOW_US)
+    error = decoded(logged, NOW_US)
     assert error.message == "payment p-7 declined"
     other = copy.deepcopy(logged)
     other["logentry"].update(formatted="payment q-9 declined", params=["q-9"])
-    assert decode_event(other, NOW_US).fingerprint == error.fingerprint
+    assert decoded(other, NOW_US).fingerprint == error.fingerprint
     assert error.fingerprint == frame_fingerprint("Message", "", "payment %s declined")
 
 
 def test_fingerprint_array_expands_default(sdk: dict[str, Any]) -> None:
     event = copy.deepcopy(sdk["events"][3])
     assert event["fingerprint"] == ["{{ default }}", "payments"]
-    custom = decode_event(event, NOW_US).fingerprint
+    custom = decoded(event, NOW_US).fingerprint
     del event["fingerprint"]
-    default = decode_event(event, NOW_US).fingerprint
+    default = decoded(event, NOW_US).fingerprint
     assert custom == hashlib.sha256(f"{default}\npayments".encode()).hexdigest()[:32]
     event["fingerprint"] = ["{{default}}"]
-    assert decode_event(event, NOW_US).fingerprint == default
+    assert decoded(event, NOW_US).fingerprint == default
     event["fingerprint"] = ["checkout", 42]
-    assert decode_event(event, NOW_US).fingerprint == \
+    assert decoded(event, NOW_US).fingerprint == \
         hashlib.sha256(b"checkout\n42").hexdigest()[:32]
     event["fingerprint"] = "not an array"
-    assert decode_event(event, NOW_US).fingerprint == default
+    assert decoded(event, NOW_US).fingerprint == default
 
 
 def test_same_python_exception_groups_alike_from_sentry_and_opentelemetry(
         sdk: dict[str, Any]) -> None:
-    from_sentry = decode_event(chained(sdk), NOW_US)
+    from_sentry = decoded(chained(sdk), NOW_US)
     from_otel = exception_error(sdk["otel_exception"], {}, 1, None, None, "orders", {}, {})
     assert from_otel is not None
+    grouped(from_otel)
     assert from_sentry.fingerprint == from_otel.fingerprint
 
 
 def test_node_event_backtrace_is_v8_form_and_groups_like_the_otlp_js_exporter() -> None:
-    error = decode_event(node_event(), NOW_US)
+    error = decoded(node_event(), NOW_US)
     assert error.backtrace == [
         "at wrap (/app/node_modules/stripe/lib/x.js:7:3)",
         "at charge (/app/src/payments.js:42:11)",
@@ -101,7 +109,7 @@ def test_chains_frames_and_text_are_bounded() -> None:
                "post_context": [str(n) for n in range(30)]} for i in range(300)]
     chain = [{"type": f"E{i}", "value": "v" * 10_000} for i in range(15)]
     chain[-1]["stacktrace"] = {"frames": frames}
-    error = decode_event({"exception": {"values": chain}}, NOW_US)
+    error = decoded({"exception": {"values": chain}}, NOW_US)
     assert error.exceptions is not None
     assert [e["type"] for e in error.exceptions] == ["E0"] + [f"E{i}" for i in range(6, 15)]
     kept = error.exceptions[-1]["frames"]

@@ -10,7 +10,7 @@ from receiver.jsonbody import parse_json
 from receiver.sentry.bounded import FILTERED
 from receiver.sentry.event import decode_event
 from receiver.sentry.values import MAX_TAGS
-from tests.receiver.sentry.events import NOW_US, assert_storable
+from tests.receiver.sentry.events import NOW_US, assert_storable, decoded
 
 
 def test_browser_tag_from_context_or_user_agent() -> None:
@@ -96,7 +96,7 @@ def test_numbers_json_cannot_carry_in_the_context_become_none() -> None:
     tests/fuzz/test_fuzz_sentry.py)."""
     event = parse_json(b'{"message": "m", "sdk": {"name": "x", "v": 1e400}, '
                        b'"user": {"id": "u", "n": -1e400}, "contexts": {"os": {"v": 1e400}}}')
-    error = decode_event(event, NOW_US)
+    error = decoded(event, NOW_US)
     assert error.context is not None
     assert error.context["sdk"] == {"name": "x", "v": None}
     assert error.context["user"] == {"id": "u", "n": None}

@@ -51,6 +51,7 @@ exporters:
 service:
   pipeline:
     receivers: [http]
+    processors: [grouping, reopen]
     exporters: [sql, forward]
 """
 
@@ -111,6 +112,7 @@ def test_the_old_pipelines_mapping_exits_2_naming_the_new_key(cli: Callable[...,
     path = tmp_path / "old.yaml"
     path.write_text(CONFIG.replace("  pipeline:\n", "  pipelines:\n    default:\n")
                     .replace("\n    receivers:", "\n      receivers:")
+                    .replace("\n    processors:", "\n      processors:")
                     .replace("\n    exporters:", "\n      exporters:"))
     result = cli("check-config", "--config", str(path))
     assert result.code == 2 and result.out == ""
