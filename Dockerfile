@@ -9,6 +9,9 @@ FROM ${PYTHON_IMAGE} AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY sounding ./sounding
+COPY model ./model
+COPY runtime ./runtime
+COPY extensions ./extensions
 COPY receiver ./receiver
 COPY processors ./processors
 COPY exporters ./exporters

@@ -42,7 +42,7 @@ test: test-deps
 lint: $(STAMPS)/test-deps
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/mypy sounding receiver processors exporters storage dashboard
+	$(BIN)/mypy sounding receiver processors exporters storage dashboard model runtime extensions
 
 # Regenerate the Python code of proto/sounding/**/*.proto (checked in; tests/proto
 # fails while it is stale).

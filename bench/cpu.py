@@ -24,9 +24,9 @@ def process_seconds(pid: int) -> float:
 
 
 def is_writer(pid: int) -> bool:
-    """Whether `pid` is a collector's writer process (exporters/sql_writer.py)."""
+    """Whether `pid` is a collector's writer process (exporters/sql/writer.py)."""
     try:
-        return b"exporters.sql_writer" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"exporters.sql.writer" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
 

@@ -13,11 +13,12 @@ from sqlalchemy import select
 from bench.dashboard_fill import RELEASES, ROUTES
 from dashboard import views
 from dashboard.timerange import parse as parse_range
-from storage import alert_settings, schema
-from storage import alerts as outbox
+from storage import schema
+from storage.alerts import outbox as outbox
+from storage.alerts import settings
 from storage.queries import errors as eq
 from storage.queries import logs as lq
-from storage.queries import metrics as mq
+from storage.queries import metric_series as mq
 from storage.queries import trace_terms
 from storage.store import Store
 
@@ -60,8 +61,8 @@ def cases(store: Store, project_id: int, end_us: int, trace_id: str
                                               route)
 
     def alerts_page() -> Any:
-        return (outbox.recent(store, p, 50), alert_settings.destinations(store, p),
-                alert_settings.rules(store, p))
+        return (outbox.recent(store, p, 50), settings.destinations(store, p),
+                settings.rules(store, p))
 
     return {
         "error list (open, last seen, 50 with sparklines, labels, chips)": errors("last_seen", {}),

@@ -1,7 +1,7 @@
 """The data of the dashboard query benchmark (bench/dashboard_queries.py): traces of
 ten spans over seven days, error events over 1,000 fingerprints, deploys, log
 records and a gauge, written through the real processors (classify, spanmetrics,
-grouping) and the real writer (storage/wire.py), so the rollups and groups the
+grouping) and the real writer (storage/wire/batch.py), so the rollups and groups the
 queries read are the ones ingest would have made.
 
 Several processes share the load, each writing its own slice of the week in
@@ -17,10 +17,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from processors.classify import ClassifyProcessor
-from processors.grouping import GroupingProcessor
-from processors.spanmetrics import SpanMetricsProcessor
-from sounding.records import (
+from model.records import (
     GAUGE,
     Batch,
     Deploy,
@@ -30,9 +27,12 @@ from sounding.records import (
     SourceContext,
     Span,
 )
-from sounding.timeutil import now_us
+from model.timeutil import now_us
+from processors.classify import ClassifyProcessor
+from processors.grouping import GroupingProcessor
+from processors.spanmetrics import SpanMetricsProcessor
 from storage.store import Store
-from storage.wire import write_batches
+from storage.wire.batch import write_batches
 
 SPANS_PER_TRACE = 10
 DAYS = 7

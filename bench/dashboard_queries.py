@@ -31,7 +31,7 @@ from sqlalchemy import select
 
 from bench import dashboard_cases, dashboard_http
 from bench.dashboard_fill import DAYS, SPANS_PER_TRACE, Plan, fill
-from sounding.timeutil import now_us
+from model.timeutil import now_us
 from storage import keys, schema
 from storage.store import Store
 

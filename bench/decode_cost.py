@@ -17,16 +17,16 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import payloads
+from model.records import Batch
 from processors.classify import ClassifyProcessor
 from processors.exceptions import ExceptionsProcessor
 from processors.grouping import GroupingProcessor
 from processors.reopen import ReopenProcessor
 from processors.spanmetrics import SpanMetricsProcessor
-from receiver.decode_custom import decode_error, decode_error_batch
-from receiver.decode_otlp import decode_traces_body
+from receiver.custom.decode import decode_error, decode_error_batch
 from receiver.jsonbody import parse_json
-from sounding.records import Batch
-from storage.wire import encode
+from receiver.otlp.decode_traces import decode_traces_body
+from storage.wire.batch import encode
 
 PROCESSORS = [ClassifyProcessor("classify"), SpanMetricsProcessor("spanmetrics"),
               ExceptionsProcessor("exceptions"), GroupingProcessor("grouping"),

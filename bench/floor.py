@@ -20,14 +20,14 @@ from pathlib import Path
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from bench import payloads
-from exporters.sql_writer import Database
+from exporters.sql.writer import Database
+from model.records import Batch
 from processors.classify import ClassifyProcessor
 from processors.spanmetrics import SpanMetricsProcessor
-from receiver.decode_otlp import spans_from_proto
-from sounding.records import Batch
+from receiver.otlp.decode_traces import spans_from_proto
 from storage.store import Store
-from storage.wire import encode_batch
-from storage.writer import BatchWriter
+from storage.wire.batch import encode_batch
+from storage.writer.commit import BatchWriter
 
 REQUESTS_PER_COMMIT = 10
 

@@ -97,8 +97,8 @@ def _name(pid: int) -> str:
         return "?"
     words = [a.decode() for a in args if a]
     module = words[words.index("-m") + 1] if "-m" in words else words[0]
-    return {"sounding": "collector", "exporters.sql_writer": "sql writer",
-            "sounding.offload_worker": "decode worker"}.get(module, module)
+    return {"sounding": "collector", "exporters.sql.writer": "sql writer",
+            "runtime.offload_worker": "decode worker"}.get(module, module)
 
 
 def _free_port() -> int:

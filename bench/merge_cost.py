@@ -1,5 +1,5 @@
 """What merged groups cost the error list and the writer (storage/queries/members.py,
-storage/writer_merged.py): GROUPS groups of 3 errors each on a fresh SQLite file (or
+storage/writer/merged.py): GROUPS groups of 3 errors each on a fresh SQLite file (or
 the URL given), then the list's median time (20 calls) by last seen, by count and
 with a search, and a commit of 200 errors over 200 existing groups (30 calls).
 With `merge`, 100 merges of 3 groups each first.
@@ -24,13 +24,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from model.records import Batch, ErrorEvent
 from processors.grouping import GroupingProcessor
 from processors.reopen import ReopenProcessor
-from sounding.records import Batch, ErrorEvent
 from storage import keys
 from storage.queries import errors as eq
 from storage.store import Store
-from storage.wire import write_batches
+from storage.wire.batch import write_batches
 
 NOW = 1_795_168_800
 US = 1_000_000
@@ -67,7 +67,7 @@ def main(argv: list[str]) -> None:
                           environment="prod")
                for i in range(start, start + 1000) for _ in range(3)])
     if "merge" in argv:
-        from storage import merge
+        from storage.groups import merge
         page = eq.list_groups(store, project, ("open",), limit=groups, now_us=NOW * US)
         ids = [i.group.id for i in page.items]
         for k in range(0, 300, 3):

@@ -33,12 +33,12 @@ from typing import Any
 
 from bench import payloads_metrics
 from bench.decode_cost import pipeline
-from receiver.decode_otlp_metrics import decode_metrics_body
-from sounding.records import Batch
+from model.records import Batch
+from receiver.otlp.decode_metrics import decode_metrics_body
 from storage import sqlite
 from storage.rows import WireBatch
 from storage.store import Store
-from storage.writer import BatchWriter
+from storage.writer.commit import BatchWriter
 
 SLOTS = 64
 PER_COMMIT = 8

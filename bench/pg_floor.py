@@ -3,7 +3,7 @@
     python -m bench.pg_floor postgresql://127.0.0.1:5432/test [--requests 200] [--per-commit 8]
 
 Decodes the benchmark's 512-span OTLP requests once (not timed), then writes them into
-a fresh database through the writer's own code (storage/writer.py), `--per-commit`
+a fresh database through the writer's own code (storage/writer/commit.py), `--per-commit`
 requests per transaction, as the writer process commits what waits. Reports spans/s
 durable, the writer's CPU per span (this process) and the PostgreSQL backend's (read
 from /proc: the server must run on this machine). Unlike the end-to-end rows, the CPU
@@ -23,13 +23,13 @@ import psycopg
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from bench import payloads
+from model.records import Batch
 from processors.classify import ClassifyProcessor
 from processors.spanmetrics import SpanMetricsProcessor
-from receiver.decode_otlp import spans_from_proto
-from sounding.records import Batch
+from receiver.otlp.decode_traces import spans_from_proto
 from storage.store import Store
-from storage.wire import encode_batch
-from storage.writer import BatchWriter
+from storage.wire.batch import encode_batch
+from storage.writer.commit import BatchWriter
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -31,7 +31,7 @@ class ScenarioResult:
     statuses: dict[int, int] = field(default_factory=dict)
     load_cores: float = 0.0  # CPU the load generator used while saturating, in cores
     server_cores: float = 0.0  # CPU the collector used while saturating, in cores
-    writer_cores: float = 0.0  # of which its writer processes (exporters/sql_writer.py)
+    writer_cores: float = 0.0  # of which its writer processes (exporters/sql/writer.py)
     machine_cores: float = 0.0  # CPU the whole machine used meanwhile, in cores
     skipped: str = ""
     notes: list[str] = field(default_factory=list)

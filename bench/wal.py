@@ -87,7 +87,7 @@ class _Watcher(threading.Thread):
 def _writer_pid(server: BenchServer) -> int:
     for pid in server.pids():
         try:
-            if b"exporters.sql_writer" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"exporters.sql.writer" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 return pid
         except OSError:
             pass
@@ -193,7 +193,7 @@ def render(runs: list[WalRun], default_bound: int, pairs: int) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from sounding.extensions.storage import DEFAULTS
+    from extensions.storage import DEFAULTS
 
     default_bound = int(DEFAULTS["sqlite_wal_max_bytes"])
     parser = argparse.ArgumentParser(prog="python -m bench wal", description=__doc__,

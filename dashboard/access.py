@@ -26,7 +26,7 @@ from tornado.web import HTTPError, RequestHandler
 
 from dashboard.auth import LOGIN_COOKIE, LOGIN_FORM_DAYS, SESSION_COOKIE
 from dashboard.context import DashboardContext
-from storage.sessions import Login
+from storage.accounts.sessions import Login
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 

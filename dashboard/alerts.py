@@ -3,7 +3,7 @@ test alert") and its latest alerts with how each delivery went.
 
 Like every dashboard page it needs the admin's login, and every POST the session's
 anti-forgery token (dashboard/access.py). The logic is the alerts extension's
-(sounding/extensions/alerts/admin.py): credentials are sealed before they are
+(extensions/alerts/admin.py): credentials are sealed before they are
 stored and only ever shown redacted. A refused form is shown again with what was
 wrong and the fields that hold no credential; a URL, secret or password is never
 written back into the page, a redirect or the log (Tornado's access log has the
@@ -17,11 +17,11 @@ from typing import Any
 from tornado.web import HTTPError
 
 from dashboard.base import DashboardHandler
-from sounding.errors import ConfigError
-from sounding.extensions.alerts import destinations as dest
-from sounding.extensions.alerts import forms
-from sounding.extensions.alerts.admin import AlertsAdmin
-from storage import alerts as outbox
+from extensions.alerts import destinations as dest
+from extensions.alerts import forms
+from extensions.alerts.admin import AlertsAdmin
+from model.errors import ConfigError
+from storage.alerts import outbox as outbox
 
 RECENT = 50
 # What a redirect after a change may say: fixed texts, chosen by a code.

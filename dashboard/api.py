@@ -16,11 +16,11 @@ from dashboard.snooze_args import snooze_json
 from dashboard.timerange import TimeRange
 from dashboard.traceargs import MAX_LIMIT as TRACE_LIMIT
 from dashboard.traceargs import MAX_OFFSET, trace_args
-from storage.groups import Snooze
+from storage.groups.status import Snooze
 from storage.queries import errors as eq
 from storage.queries import facets as fq
 from storage.queries import logs as lq
-from storage.queries import metrics as mq
+from storage.queries import metric_series as mq
 from storage.queries import projects as pq
 
 MAX_LIMIT = 500
@@ -289,7 +289,7 @@ class MetricsApi(ApiHandler):
 
 
 class MetricApi(ApiHandler):
-    """One metric's lines over a time range (storage/queries/metrics.py)."""
+    """One metric's lines over a time range (storage/queries/metric_series.py)."""
 
     async def get(self, project_name: str, name: str) -> None:
         project = await self.load_project(project_name)

@@ -9,7 +9,7 @@ from typing import Any
 from tornado.web import HTTPError
 
 from dashboard.api import ApiHandler, status_change
-from storage import groups as group_status
+from storage.groups import status as group_status
 
 ID_MAX = 2**63 - 1
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dashboard.auth import AdminAuth
-from sounding.extensions.alerts.admin import AlertsAdmin
+from extensions.alerts.admin import AlertsAdmin
 from storage.store import Store
 
 

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 from tornado.httpserver import HTTPServer
 from tornado.web import Application
 
-from sounding.component import Extension, Host
-from sounding.configcheck import require_bool, require_int, require_str
-from sounding.errors import ConfigError
-from sounding.extensions.storage import StorageExtension
-from sounding.factory import Factory
-from sounding.listen import bind_tcp
+from extensions.storage import StorageExtension
+from model.component import Extension, Host
+from model.errors import ConfigError
+from runtime.configcheck import require_bool, require_int, require_str
+from runtime.factory import Factory
+from runtime.listen import bind_tcp
 from storage.store import Store
 
 if TYPE_CHECKING:
-    from sounding.extensions.alerts.admin import AlertsAdmin
+    from extensions.alerts.admin import AlertsAdmin
 
 PUBLIC_URL = re.compile(r"https?://[^/\s@?#]+/?")
 
@@ -118,7 +118,7 @@ class DashboardExtension(Extension):
 def alerts_admin(host: Host) -> AlertsAdmin | None:
     """The alerts extension's settings logic for the alerts page; None when the
     extension is disabled."""
-    from sounding.extensions.alerts.admin import AlertsAdmin  # here: see the docstring
+    from extensions.alerts.admin import AlertsAdmin  # here: see the docstring
 
     try:
         extension = host.extension("alerts", Extension)

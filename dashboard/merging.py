@@ -1,4 +1,4 @@
-"""Merging error groups, and undoing it (storage/merge.py), from the error list's bulk
+"""Merging error groups, and undoing it (storage/groups/merge.py), from the error list's bulk
 form, the group page's Unmerge buttons and the read/write API.
 
 The bulk form's Merge merges the ticked groups into the one with the most events
@@ -17,8 +17,8 @@ from tornado.web import HTTPError
 
 from dashboard.base import DashboardHandler
 from dashboard.pages import _safe_next
-from storage import merge
-from storage.groups import MAX_BULK
+from storage.groups import merge
+from storage.groups.status import MAX_BULK
 from storage.queries import errors as eq
 from storage.store import Store
 

@@ -1,5 +1,5 @@
 """What the group page draws of one occurrence's exception chain and context, read
-from the stored shapes (sounding/records.py, ErrorEvent.exceptions and .context)
+from the stored shapes (model/records.py, ErrorEvent.exceptions and .context)
 into plain lists the templates loop over.
 
 Pure functions of stored data: whatever an event holds (a Sentry SDK's, a plugin's,
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sounding import stacktrace
+from model import stacktrace
 
 # How one exception of a chain led to the next (the newer one), from the older one's
 # mechanism `source`: Python's __cause__ / __context__, JavaScript's `cause`.
@@ -187,7 +187,7 @@ def with_source(frame: dict[str, Any], source: Any) -> dict[str, Any]:
 
 def text_chain(backtrace: Any, source_context: Any = None) -> list[ChainedException]:
     """An error whose stack trace came as text lines (OTLP's exception.stacktrace, a
-    log record's, /ingest/errors' backtrace), parsed (sounding/stacktrace) into the
+    log record's, /ingest/errors' backtrace), parsed (model/stacktrace) into the
     chain a Sentry event gives, so that it is drawn alike; [] when the text is no
     trace of a language we know (the page then shows the lines as sent)."""
     if not isinstance(backtrace, list) or not backtrace:

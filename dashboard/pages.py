@@ -17,9 +17,9 @@ from dashboard.scatter import scatter
 from dashboard.snooze_args import bulk_snooze, snooze_form
 from dashboard.traceargs import MAX_OFFSET, trace_args
 from dashboard.traceargs import PAGE_SIZE as TRACE_PAGE
-from storage import groups as group_status
+from storage.groups import status as group_status
 from storage.queries import errors as eq
-from storage.queries import metrics as mq
+from storage.queries import metric_series as mq
 from storage.queries import projects as pq
 from storage.queries.newest import newest_us
 
@@ -44,7 +44,7 @@ def _safe_next(target: str | None) -> str:
 
 class LoginPage(DashboardHandler):
     """Email and password of a team account, or the admin token. Failures are
-    throttled per email and per client address (storage/login_throttle.py): past
+    throttled per email and per client address (storage/accounts/login_throttle.py): past
     the limit, a 429 with Retry-After, whether or not the password is right."""
 
     login_required = False
@@ -206,7 +206,7 @@ class BulkStatusPage(DashboardHandler):
             raise HTTPError(400, f"at most {group_status.MAX_BULK} groups at once")
         if not all(value.isascii() and value.isdigit() and len(value) <= 19 for value in raw):
             raise HTTPError(400, "each 'group' must be an error group's id (digits)")
-        ids = [int(value) for value in raw]  # storage/groups.py drops those out of range
+        ids = [int(value) for value in raw]  # storage/groups/status.py drops those out of range
         self.require_role("member")
         await self.run(group_status.set_statuses, self.store, project.id, ids, status,
                        self.actor(), None, next_release_arg(self), snooze)

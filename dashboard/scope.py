@@ -13,7 +13,7 @@ from dashboard import timerange
 from dashboard.access import AccessHandler
 from dashboard.context import DashboardContext
 from dashboard.queryargs import QueryArgsHandler
-from sounding.timeutil import now_us
+from model.timeutil import now_us
 from storage.queries import projects as pq
 from storage.queries.newest import newest_us
 

@@ -2,7 +2,7 @@
 Snooze form and the error list's bulk Snooze) or from the API's JSON. Every bad value
 is a 400 naming it, raised before anything is written.
 
-A snooze ends at the first of its conditions (storage/writer_snooze.py): a time (given
+A snooze ends at the first of its conditions (storage/writer/snooze.py): a time (given
 as a duration from now, or as a UTC time that must lie ahead), a number of more
 events, or more than a number of events in an hour.
 """
@@ -15,12 +15,12 @@ from tornado.web import HTTPError
 
 from dashboard import format as fmt
 from dashboard.base import DashboardHandler
-from sounding.timeutil import parse_iso8601_us
-from storage.groups import Snooze
+from model.timeutil import parse_iso8601_us
+from storage.groups.status import Snooze
 
 HOUR_US = 3_600_000_000
 MAX_HOURS = 24 * 366
-MAX_COUNT = 10**12  # storage/groups.py's Snooze bound for events and per_hour
+MAX_COUNT = 10**12  # storage/groups/status.py's Snooze bound for events and per_hour
 JSON_FIELDS = ("until_us", "hours", "events", "per_hour")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sounding.timeutil import parse_iso8601_us
+from model.timeutil import parse_iso8601_us
 
 PRESETS = {"1h": 3600, "24h": 86_400, "7d": 7 * 86_400, "30d": 30 * 86_400}
 LABELS = {"1h": "Last hour", "24h": "24 hours", "7d": "7 days", "30d": "30 days",

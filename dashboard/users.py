@@ -1,7 +1,7 @@
 """The Users page (admins: add accounts, change roles, disable, enable, delete) and
 the Account page (anyone logged in with an account: personal API tokens, password).
 
-A password typed here goes only to storage/users.py, which keeps its Argon2id hash;
+A password typed here goes only to storage/accounts/users.py, which keeps its Argon2id hash;
 a new personal token is shown in the page once, never in a redirect or a log line.
 Every POST goes through DashboardHandler.prepare, which checks the anti-forgery
 token and the handler's `write_role`.
@@ -15,7 +15,7 @@ from tornado.web import HTTPError
 
 from dashboard.auth import SESSION_COOKIE
 from dashboard.base import DashboardHandler
-from storage import users
+from storage.accounts import users
 
 DONE = {
     "created": "Account added.", "role": "Role changed.", "disabled": "Account disabled.",

@@ -13,7 +13,7 @@ from typing import Any
 
 from dashboard.timerange import TimeRange
 from dashboard.waterfall import LogMark, WaterfallRow, place_logs, waterfall
-from storage import groups as group_status
+from storage.groups import status as group_status
 from storage.queries import culprit as cq
 from storage.queries import deploys as dq
 from storage.queries import errors as eq
@@ -59,7 +59,7 @@ class GroupView:
     # and share; and the release it was first seen in (None: no error had one).
     facets: list[fq.Facet] = field(default_factory=list)
     first_release: str | None = None
-    # The groups merged into this one (storage/merge.py), each with its own counts.
+    # The groups merged into this one (storage/groups/merge.py), each with its own counts.
     merged: list[members.MergedGroup] = field(default_factory=list)
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sounding.component import Processor
-from sounding.records import Batch
+from model.component import Processor
+from model.records import Batch
 
 # Current name first, then the older names it replaced.
 SEMANTIC_FIELDS: dict[str, tuple[str, ...]] = {

@@ -20,9 +20,9 @@ import hashlib
 import re
 from typing import Any
 
-from sounding.component import Processor
-from sounding.fingerprint import Grouping, short_type, unquoted
-from sounding.records import Batch, ErrorEvent, Span
+from model.component import Processor
+from model.fingerprint import Grouping, short_type, unquoted
+from model.records import Batch, ErrorEvent, Span
 
 EVENT_NAME = "exception"
 DEFAULT_TYPE = "Error"  # a JavaScript recordException("text") sends a message only

@@ -1,22 +1,22 @@
 """Fingerprint grouping: decide which group each error joins, then fold the batch's
 errors into one delta per group.
 
-Every door's errors are grouped here, by sounding/fingerprint.py's one rule: from what
+Every door's errors are grouped here, by model/fingerprint.py's one rule: from what
 the door read (`ErrorEvent.grouping`: a Sentry event's frames and `fingerprint` parts,
 an OpenTelemetry exception's type, message and stack trace), or the fingerprint the
 sender chose when the door took it as sent (the custom door's).
 
-The deltas are sounding/groupcounts.py's; the exporter applies each as one atomic
+The deltas are model/groupcounts.py's; the exporter applies each as one atomic
 upsert, so a batch of 100 errors over 3 fingerprints costs 3 group writes, and
 concurrent writers stay exact.
 """
 
 from __future__ import annotations
 
-from sounding.component import Processor
-from sounding.fingerprint import decide
-from sounding.groupcounts import count_errors
-from sounding.records import Batch
+from model.component import Processor
+from model.fingerprint import decide
+from model.groupcounts import count_errors
+from model.records import Batch
 
 
 class GroupingProcessor(Processor):

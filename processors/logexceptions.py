@@ -15,9 +15,9 @@ too, so that the store counts the exception once. Runs before `grouping`.
 
 from __future__ import annotations
 
+from model.component import Processor
+from model.records import Batch, ErrorEvent, LogRecord
 from processors.exceptions import USER_ATTRIBUTES, exception_error
-from sounding.component import Processor
-from sounding.records import Batch, ErrorEvent, LogRecord
 
 # Either one makes a record an exception (the semantic conventions require one).
 MARKERS = frozenset({"exception.type", "exception.message"})

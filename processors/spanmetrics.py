@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from sounding.component import Processor
-from sounding.records import SPAN_KIND_SERVER, STATUS_CODE_ERROR, Batch, RequestMetric, Span
+from model.component import Processor
+from model.records import SPAN_KIND_SERVER, STATUS_CODE_ERROR, Batch, RequestMetric, Span
 
 ENV_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
 

@@ -1,11 +1,11 @@
 """`Authorization: Bearer <key>` picks the project: the header is protocol, parsed
-here; the key is looked up by the authenticator extension (sounding/extensions/
+here; the key is looked up by the authenticator extension (extensions/
 auth.py), which receivers ask instead of the store."""
 
 from __future__ import annotations
 
-from sounding.component import MAX_KEY_LENGTH, Authenticator
-from sounding.errors import Unauthenticated
+from model.component import MAX_KEY_LENGTH, Authenticator
+from model.errors import Unauthenticated
 
 
 def bearer_key(header: str | None) -> str:

@@ -8,7 +8,7 @@ import re
 from math import isfinite
 from typing import Any, NamedTuple
 
-from sounding.timeutil import MAX_US, RANGE_TEXT, TimeOutOfRange, parse_iso8601_us
+from model.timeutil import MAX_US, RANGE_TEXT, TimeOutOfRange, parse_iso8601_us
 
 # Free-form JSON (an error's params) nests at most this many arrays and objects, so
 # that every page and API can show it (docs/sending-data.md, "Limits").

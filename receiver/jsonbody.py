@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from sounding.errors import InvalidInput
+from model.errors import InvalidInput
 
 MAX_DEPTH = 128
 

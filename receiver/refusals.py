@@ -6,7 +6,7 @@ A client can be refused at any rate (a revoked key retried in a loop, a flood of
 bad bodies), so the log is throttled by kind, (status, endpoint, error kind): the
 first refusal of a kind is logged, the others within `logging.refused_seconds`
 are counted, and one line then says how many more there were
-(sounding/logthrottle.py). /metrics counts every refusal anyway.
+(runtime/logthrottle.py). /metrics counts every refusal anyway.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 import atexit
 import logging
 
-from sounding import logsetup
-from sounding.keyhash import key_id
-from sounding.logthrottle import Kind, RepeatFilter
+from model.keyhash import key_id
+from runtime import logsetup
+from runtime.logthrottle import Kind, RepeatFilter
 
 log = logging.getLogger("sounding.refused")
 MAX_REASON = 300

@@ -9,7 +9,7 @@ from google.protobuf import duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from tornado.web import HTTPError
 
-from sounding.errors import (
+from model.errors import (
     Forbidden,
     InvalidInput,
     Overloaded,

@@ -11,9 +11,9 @@ from typing import Any
 
 import yaml
 
-from sounding.configcheck import check_keys, nearest, require_int, require_mapping
-from sounding.errors import ConfigError
-from sounding.factory import SECTIONS, factory_for, type_of
+from model.errors import ConfigError
+from runtime.configcheck import check_keys, nearest, require_int, require_mapping
+from runtime.factory import SECTIONS, factory_for, type_of
 
 DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "logexceptions", "grouping",
                       "reopen"]
@@ -39,10 +39,10 @@ DEFAULTS: dict[str, Any] = {
         "access_log": False,
         # A server error that repeats is logged once per kind (exception type and
         # where it was raised) per this many seconds, then as a count
-        # (sounding/logthrottle.py): a client cannot flood the log with tracebacks.
+        # (runtime/logthrottle.py): a client cannot flood the log with tracebacks.
         "repeat_seconds": 60,
         # "text" (a line per record) or "json" (one object per line: time, level,
-        # logger, message, exception), for every process's log (sounding/logsetup.py).
+        # logger, message, exception), for every process's log (runtime/logsetup.py).
         "format": "text",
         # Refused requests (401, 400, 413, 415, 503...) are logged at INFO, once per
         # (status, endpoint, reason) per this many seconds, then as a count
@@ -51,14 +51,14 @@ DEFAULTS: dict[str, Any] = {
     },
     "service": {
         # Worker processes that decode and process large trace requests off the event
-        # loop (sounding/offload.py): "auto" is one per core beyond the first, at most
+        # loop (runtime/offload.py): "auto" is one per core beyond the first, at most
         # four; 0 decodes everything on the event loop.
         "decode_workers": "auto",
         # Trace bodies from this size go to a worker; smaller ones are decoded inline.
         "decode_min_bytes": 16 * 1024,
         # Bodies waiting for or inside a worker; past this, ingest answers 503.
         "decode_max_bytes": 8 * 1024 * 1024,
-        # Admission control (sounding/admission.py): ingest answers 503 + Retry-After
+        # Admission control (runtime/admission.py): ingest answers 503 + Retry-After
         # while more requests than this are decoded and waiting for their commit...
         "max_requests_in_flight": 1024,
         # ...or while the event loop turns around later than this (0: not watched).

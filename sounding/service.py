@@ -10,13 +10,13 @@ import signal
 from collections.abc import Callable
 from typing import Any, cast
 
+from model.component import Component, Exporter, Extension, Host, Processor, Receiver
+from runtime.admission import Admission
+from runtime.factory import build, checked_extension
+from runtime.offload import DecodePool, default_workers
+from runtime.pipeline import Pipeline, retry_after
+from runtime.plugins import build_processor
 from sounding import config as config_mod
-from sounding.admission import Admission
-from sounding.component import Component, Exporter, Extension, Host, Processor, Receiver
-from sounding.factory import build, checked_extension
-from sounding.offload import DecodePool, default_workers
-from sounding.pipeline import Pipeline, retry_after
-from sounding.plugins import build_processor
 
 log = logging.getLogger("sounding")
 

@@ -25,8 +25,8 @@ def _make() -> Callable[[Any], str]:
                                         ensure_ascii=False)
     # allow_nan off (the last argument): NaN and infinities are not JSON, and
     # PostgreSQL refuses them in a json column. Text is written as UTF-8, not as
-    # \u escapes, so that a lone surrogate stays visible to storage/storable.py
-    # (escaped, PostgreSQL would refuse it too). storage/wire.py drops such a record.
+    # \u escapes, so that a lone surrogate stays visible to storage/wire/storable.py
+    # (escaped, PostgreSQL would refuse it too). storage/wire/batch.py drops such a record.
     encode = make_encoder(None, _unsupported, json.encoder.encode_basestring, None,
                           ":", ",", False, False, False)
     join = "".join

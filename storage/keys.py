@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select, update
 
 # Re-exported (`as`): callers know them from here.
-from sounding.keyhash import hash_key as hash_key
-from sounding.keyhash import key_id_of as key_id_of
-from sounding.timeutil import now_us
+from model.keyhash import hash_key as hash_key
+from model.keyhash import key_id_of as key_id_of
+from model.timeutil import now_us
 from storage import schema
 from storage.store import Store
 from storage.upsert import insert

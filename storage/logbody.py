@@ -21,14 +21,14 @@ from typing import Any
 
 from opentelemetry.proto.logs.v1 import logs_pb2
 
-from sounding.otlp_encode import fill_log, log_columns
-from sounding.otlp_values import any_value, attributes_of
-from sounding.records import LogRecord
+from model.otlp_encode import fill_log, log_columns
+from model.otlp_values import any_value, attributes_of
+from model.records import LogRecord
 from storage.jsontext import dumps
 
 
 def encode(record: LogRecord) -> bytes:
-    """The record as OTLP LogRecord bytes (sounding/otlp_encode.py). ValueError for
+    """The record as OTLP LogRecord bytes (model/otlp_encode.py). ValueError for
     values nested deeper than protobuf reads back (only a processor can make those)."""
     if record.otlp is not None and record.untouched:
         return record.otlp.SerializeToString()  # type: ignore[no-any-return]
@@ -56,7 +56,7 @@ def _without_nul(value: Any) -> Any:
 
 def attributes_json(attributes: dict[str, Any]) -> str:
     """The attributes column: JSON text for key=value search. A NUL in a key or a
-    value becomes U+FFFD there, as in every text column (storage/storable.py): a
+    value becomes U+FFFD there, as in every text column (storage/wire/storable.py): a
     PostgreSQL json value holding \u0000 cannot be read as text (->> fails), so one
     such record would break every search over its key. The body keeps the NUL."""
     text = dumps(attributes)

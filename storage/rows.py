@@ -6,9 +6,9 @@ else goes by name:
 - storage/schema/ (columns.py) builds the columns of the tables the writer fills from these
   fields (names, kinds, lengths, nullability, in this order), and takes the other
   tables' names and the shared fingerprint column from here;
-- storage/wire.py builds rows with `RowForm.row(name=value, ...)`;
-- storage/storable.py derives the positions of its checks from the kinds;
-- storage/writer.py and storage/writer_groups.py name their insert columns from
+- storage/wire/batch.py builds rows with `RowForm.row(name=value, ...)`;
+- storage/wire/storable.py derives the positions of its checks from the kinds;
+- storage/writer/commit.py and storage/writer/groups.py name their insert columns from
   the forms and read wire rows with `RowForm.getter("name", ...)`.
 
 No SQLAlchemy and no record types here: the writer process imports this module
@@ -23,14 +23,14 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 # The kinds of value a field holds: what the schema maps to a column type and what
-# storage/storable.py checks.
+# storage/wire/storable.py checks.
 INT32 = "int32"  # INTEGER
 INT64 = "int64"  # BIGINT
 FLOAT = "float"  # a finite double
 TEXT = "text"  # TEXT, or VARCHAR(length)
 JSON = "json"  # JSON, carried as its text (storage/jsontext.py)
 BYTES = "bytes"  # BLOB / BYTEA
-HOURLY = "hourly"  # {epoch hour: count}, wire only (checked by storage/wire.py)
+HOURLY = "hourly"  # {epoch hour: count}, wire only (checked by storage/wire/batch.py)
 
 Row = tuple[Any, ...]
 
@@ -65,7 +65,7 @@ class RowForm:
     """A row of `table` as a tuple. `columns` are every column the writer fills, in
     the table's order; `supplied` names those the writer adds itself at commit time
     (the project, the time received), which are not on the wire. `fields` are the
-    rest, in order: the wire row that storage/wire.py builds."""
+    rest, in order: the wire row that storage/wire/batch.py builds."""
 
     table: str
     columns: tuple[Field, ...]
@@ -183,15 +183,15 @@ ERROR_EVENTS = _form(
     Field("user_id", TEXT, nullable=True),
     Field("trace_id", TEXT, 32, nullable=True),
     Field("span_id", TEXT, 16, nullable=True),
-    # Added by migration 0007 (sounding/records.py's ErrorEvent says what each holds).
+    # Added by migration 0007 (model/records.py's ErrorEvent says what each holds).
     Field("service", TEXT, nullable=True),
     Field("environment", TEXT, nullable=True),
     Field("release", TEXT, nullable=True),
     Field("log_time_ns", INT64, nullable=True),
     # Unique per project where set (storage/schema/errors.py): the writer inserts a keyed
-    # error only if no copy of it is stored (storage/writer_occurrences.py).
+    # error only if no copy of it is stored (storage/writer/occurrences.py).
     Field("occurrence_key", TEXT, 32, nullable=True),
-    # Added by migration 0009 (sounding/records.py's ErrorEvent says what each holds).
+    # Added by migration 0009 (model/records.py's ErrorEvent says what each holds).
     Field("tags", JSON, nullable=True),  # {key: value}, strings
     Field("level", TEXT, 16, nullable=True),
     Field("exceptions", JSON, nullable=True),
@@ -214,16 +214,16 @@ DEPLOYS = _form(
     supplied=BY_WRITER,
 )
 
-# Metrics (written by storage/writer_metrics.py). A series is one metric name, kind
+# Metrics (written by storage/writer/points.py). A series is one metric name, kind
 # and unit of one resource, scope and attribute set, stored once; its points
 # reference it by `series_key` (the first 16 bytes of blake2b over name, kind, unit,
-# resource id, scope and the attributes' JSON: storage/wire_metrics.py).
+# resource id, scope and the attributes' JSON: storage/wire/points.py).
 METRIC_SERIES = _form(
     "metric_series",
     PROJECT_ID,
     Field("series_key", BYTES, 16),
     Field("name", TEXT),
-    Field("kind", TEXT, 32),  # sounding.records.METRIC_KINDS
+    Field("kind", TEXT, 32),  # model.records.METRIC_KINDS
     Field("unit", TEXT),
     Field("description", TEXT),
     Field("temporality", INT32),  # as sent: 0 unspecified, 1 delta, 2 cumulative
@@ -263,10 +263,10 @@ METRIC_POINTS = _form(
     supplied=BY_WRITER,
 )
 
-# --- tables the writer upserts aggregates into (storage/writer_groups.py) ---------
+# --- tables the writer upserts aggregates into (storage/writer/groups.py) ---------
 
 # Per error group, how many of its stored errors had each value of each facet
-# (storage/writer_facets.py): the fields below, then each tag by its key (a tag named
+# (storage/writer/facets.py): the fields below, then each tag by its key (a tag named
 # like a field is overridden by the field). Values longer than FACET_LENGTH are
 # counted under their first FACET_LENGTH characters, which is what filters compare.
 ERROR_GROUP_FACETS = "error_group_facets"
@@ -294,8 +294,8 @@ METRIC_REQUEST_ROLLUPS = "metric_request_rollups"
 METRIC_REQUEST_LATENCY = "metric_request_latency"
 # The last cumulative point of each series the writer turns into deltas.
 METRIC_CUMULATIVE = "metric_cumulative"
-# Alert facts (storage/alerts.py): the writer records new groups and regressions in
-# the commit that makes them (storage/writer_alerts.py). A fact's dedupe key is
+# Alert facts (storage/alerts/outbox.py): the writer records new groups and regressions in
+# the commit that makes them (storage/writer/alert_facts.py). A fact's dedupe key is
 # unique per project and at most DEDUPE_KEY_LENGTH characters (longer keys are
 # shortened by storage/writer_alerts.dedupe_key).
 ALERT_FACTS = "alert_facts"
@@ -313,8 +313,8 @@ ROLLUP_KEY = _form(
     Field("minute", INT64),  # epoch seconds of the minute's start
 )
 
-# The same rollups per hour, with coarse latency buckets (sounding/histogram.py), for
-# long ranges (storage/writer_hourly.py, storage/queries/performance.py).
+# The same rollups per hour, with coarse latency buckets (model/histogram.py), for
+# long ranges (storage/writer/hourly.py, storage/queries/performance.py).
 REQUEST_ROLLUPS_HOURLY = "request_rollups_hourly"
 REQUEST_LATENCY_HOURLY = "request_latency_hourly"
 METRIC_REQUEST_ROLLUPS_HOURLY = "metric_request_rollups_hourly"
@@ -348,7 +348,7 @@ METRIC_WIRE = _form(
     Field("to_ms", FLOAT),  # milliseconds per unit of the values; 0: not a request metric
 )
 
-# One error group's delta from one batch (sounding.records.GroupDelta).
+# One error group's delta from one batch (model.records.GroupDelta).
 GROUPS = _form(
     "groups",
     FINGERPRINT,
@@ -383,7 +383,7 @@ class WireBatch(NamedTuple):
 
 
 # The form of the rows in each list of a wire batch: every list is checked against
-# its form (storage/wire.py), so a list added here cannot go to the writer unchecked.
+# its form (storage/wire/batch.py), so a list added here cannot go to the writer unchecked.
 WIRE_FORMS: dict[str, RowForm] = {
     "spans": SPANS, "errors": ERROR_EVENTS, "deploys": DEPLOYS, "requests": REQUESTS,
     "groups": GROUPS, "reopen": REOPEN, "resources": RESOURCES, "logs": LOGS,

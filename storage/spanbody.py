@@ -18,13 +18,13 @@ from typing import Any
 
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from sounding.otlp_encode import fill_span
-from sounding.otlp_values import attributes_of
-from sounding.records import Span
+from model.otlp_encode import fill_span
+from model.otlp_values import attributes_of
+from model.records import Span
 
 
 def encode(span: Span) -> bytes:
-    """The span as OTLP Span bytes (sounding/otlp_encode.py), its columns aside."""
+    """The span as OTLP Span bytes (model/otlp_encode.py), its columns aside."""
     if span.otlp is not None and span.untouched:
         return span.otlp.SerializeToString()  # type: ignore[no-any-return]
     out = trace_pb2.Span()

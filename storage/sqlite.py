@@ -1,5 +1,5 @@
 """The settings every SQLite connection to the store gets, in one place: the store's
-engines (storage/store.py) and the writer process (exporters/sql_writer.py) both
+engines (storage/store.py) and the writer process (exporters/sql/writer.py) both
 open connections, and they must agree on the journal, the durability and how long
 to wait for the write lock. Plain DBAPI calls, so that the writer process, which
 does without SQLAlchemy, can use it too."""

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
-from sounding.errors import ConfigError
+from model.errors import ConfigError
 from storage import sqlite
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class Store:
                  sqlite_wal_max_bytes: int = 256 * 1024 * 1024) -> None:
         self.url = normalise_url(url)
         # SQLite only: the size past which the writer process empties the write-ahead
-        # log (exporters/sql_checkpoint.py); 0 leaves it unbounded.
+        # log (exporters/sql/checkpoint.py); 0 leaves it unbounded.
         self.sqlite_wal_max_bytes = sqlite_wal_max_bytes
         try:
             parsed = make_url(self.url)

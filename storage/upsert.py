@@ -1,5 +1,5 @@
 """Dialect-aware upserts for SQLAlchemy statements: SQLite and PostgreSQL `ON CONFLICT`.
-The group-commit writer builds its SQL text itself (storage/writer_groups.py)."""
+The group-commit writer builds its SQL text itself (storage/writer/groups.py)."""
 
 from __future__ import annotations
 

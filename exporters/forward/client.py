@@ -1,10 +1,10 @@
 """One request upstream, and what its answer means for the queued row: sent,
-retry later (and when), or refused for good (sounding/retry.py's Sent, Retry, Failed;
+retry later (and when), or refused for good (runtime/retry.py's Sent, Retry, Failed;
 an error here is the reason /metrics counts it under: "http_503", "timeout",
 "connection").
 
-Sending is sounding/httppost.py's (Tornado's HTTP client), Retry-After is read by
-sounding/retry.py; what is decided here is this exporter's: which statuses are worth
+Sending is runtime/httppost.py's (Tornado's HTTP client), Retry-After is read by
+runtime/retry.py; what is decided here is this exporter's: which statuses are worth
 another try, and that a row with no answer (even from a server whose certificate
 does not verify) stays queued, since an acknowledged body is never dropped for a
 setting that can still be fixed.
@@ -19,8 +19,8 @@ from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from sounding import httppost
-from sounding.retry import Failed, Outcome, Retry, Sent, parse_retry_after
+from runtime import httppost
+from runtime.retry import Failed, Retry, SendResult, Sent, parse_retry_after
 from storage.outbox import Row
 
 # Statuses that say "not now" (OTLP/HTTP's retryable list); every other 4xx or 5xx
@@ -63,7 +63,7 @@ def rejected_records(response_body: bytes, content_type: str, signal: str) -> in
     return int(getattr(reply.partial_success, rejected))  # type: ignore[attr-defined]
 
 
-def classify(code: int, headers: dict[str, str], body: bytes, signal: str) -> Outcome:
+def classify(code: int, headers: dict[str, str], body: bytes, signal: str) -> SendResult:
     """What an HTTP status means for the row that was sent. Pure."""
     if 200 <= code < 300:
         return Sent(rejected_records(body, headers.get("Content-Type", ""), signal))
@@ -72,7 +72,7 @@ def classify(code: int, headers: dict[str, str], body: bytes, signal: str) -> Ou
     return Failed(f"http_{code}")
 
 
-async def post(client: httppost.Client, url: str, row: Row, settings: Settings) -> Outcome:
+async def post(client: httppost.Client, url: str, row: Row, settings: Settings) -> SendResult:
     headers = {**settings.headers, "Content-Type": row.content_type}
     if row.content_encoding:
         headers["Content-Encoding"] = row.content_encoding

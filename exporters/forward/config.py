@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from sounding.configcheck import require_bool, require_int, require_str
-from sounding.errors import ConfigError
+from model.errors import ConfigError
+from runtime.configcheck import require_bool, require_int, require_str
 
-SIGNALS = ("traces", "logs", "errors", "deploys", "requests", "metrics")
+FORWARDED_SIGNALS = ("traces", "logs", "errors", "deploys", "requests", "metrics")
 
 # Where a Sounding gateway takes each signal on its ingest port (receivers.http):
 # with `endpoint: http://gateway:3000` every signal reaches it. Traces, logs and
@@ -31,7 +31,7 @@ DEFAULTS: dict[str, Any] = {
     "endpoint": "",
     # Per signal: true (endpoint + the Sounding path above), a full URL, or false
     # (not forwarded: the exporter does not queue it).
-    "signals": {name: True for name in SIGNALS},
+    "signals": {name: True for name in FORWARDED_SIGNALS},
     # Sent with every request; the gateway's ingest key goes here:
     # {Authorization: "Bearer snd_..."}.
     "headers": {},
@@ -58,7 +58,7 @@ def routes(config: dict[str, Any]) -> dict[str, str]:
     endpoint = str(config.get("endpoint") or "").rstrip("/")
     signals = {**DEFAULTS["signals"], **(config.get("signals") or {})}
     found = {}
-    for name in SIGNALS:
+    for name in FORWARDED_SIGNALS:
         value = signals[name]
         if value is False:
             continue

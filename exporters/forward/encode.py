@@ -34,14 +34,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from exporters.forward.encode_logs import encode_logs
 from exporters.forward.encode_metrics import encode_metrics
 from exporters.forward.otlp_groups import ScopeGroups
-from sounding.fingerprint import decide
-from sounding.otlp_encode import IN_REQUEST, fill_span, span_columns
-from sounding.records import LEVELS, Batch, Deploy, ErrorEvent, RequestMetric, Span
+from model.fingerprint import decide
+from model.otlp_encode import IN_REQUEST, fill_span, span_columns
+from model.records import LEVELS, Batch, Deploy, ErrorEvent, RequestMetric, Span
 from storage.outbox import Entry
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
-# What the gateway's endpoints take in one request (receiver/decode_custom.py).
+# What the gateway's endpoints take in one request (receiver/custom/decode.py).
 MAX_ERRORS_PER_BODY = 1_000
 MAX_REQUESTS_PER_BODY = 10_000
 # gzip level 1: most of the ratio for a fraction of level 9's time.
@@ -134,7 +134,7 @@ def error_document(error: ErrorEvent) -> dict[str, Any]:
         "tags": error.tags or None,
         # What a Sentry event carries, already bounded by this collector's door; the
         # gateway's door bounds them by the same rule, which changes nothing
-        # (receiver/error_details.py). The occurrence key travels as `event_id`, so
+        # (receiver/custom/error_details.py). The occurrence key travels as `event_id`, so
         # that the gateway keeps one copy of an error sent twice (a retried forward,
         # an SDK's retry through two sidecars). A level outside LEVELS (a plugin's)
         # is left out: the gateway would refuse the whole error for it.
@@ -230,5 +230,5 @@ def encode(batch: Batch, settings: dict[str, Any]) -> Encoded:
 
 
 def prepare(batch: Batch, settings: dict[str, Any]) -> Encoded:
-    """The exporter's preparation (sounding/component.py), called in a decode worker."""
+    """The exporter's preparation (model/component.py), called in a decode worker."""
     return encode(batch, settings)

@@ -11,8 +11,8 @@ from typing import Any
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from exporters.forward.otlp_groups import ScopeGroups
-from sounding.otlp_encode import IN_REQUEST, fill_log, log_columns
-from sounding.records import LogRecord
+from model.otlp_encode import IN_REQUEST, fill_log, log_columns
+from model.records import LogRecord
 
 
 def encode_logs(records: list[LogRecord]) -> tuple[ExportLogsServiceRequest, int]:

@@ -13,8 +13,8 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 
 from exporters.forward.otlp_groups import ScopeGroups
-from sounding.otlp_values import fill_key_values
-from sounding.records import (
+from model.otlp_values import fill_key_values
+from model.records import (
     EXPONENTIAL_HISTOGRAM,
     GAUGE,
     HISTOGRAM,

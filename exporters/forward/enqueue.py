@@ -16,8 +16,8 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
-from sounding.errors import StoreUnavailable
-from sounding.timeutil import now_us
+from model.errors import StoreUnavailable
+from model.timeutil import now_us
 from storage import outbox
 from storage.outbox import Entry
 from storage.store import Store

@@ -20,19 +20,19 @@ import asyncio
 import logging
 from typing import Any
 
-from exporters.forward import metrics
+from exporters.forward import telemetry
 from exporters.forward.client import Settings
 from exporters.forward.config import DEFAULTS, check, routes
 from exporters.forward.encode import Encoded, encode, prepare
 from exporters.forward.enqueue import Enqueuer
 from exporters.forward.sender import Sender
-from sounding import drops
-from sounding.component import Exporter, Host, Preparation
-from sounding.errors import Overloaded, RetryableError, StoreUnavailable
-from sounding.extensions.storage import StorageExtension
-from sounding.factory import Factory
-from sounding.queuebound import QueueBound
-from sounding.records import Batch
+from extensions.storage import StorageExtension
+from model.component import Exporter, Host, Preparation
+from model.errors import Overloaded, RetryableError, StoreUnavailable
+from model.records import Batch
+from runtime import drops
+from runtime.factory import Factory
+from runtime.queuebound import QueueBound
 from storage import outbox
 from storage.store import Store
 
@@ -107,13 +107,13 @@ class ForwardExporter(Exporter):
         encoded: Encoded = prepared  # what exporters.forward.encode.prepare returned
         if self._closing or not self._started:
             raise StoreUnavailable("the collector is shutting down", self.retry_after)
-        drops.count(encoded.unencodable, drops.UNENCODABLE, metrics.FAILED, self.name)
+        drops.count(encoded.unencodable, drops.UNENCODABLE, telemetry.FAILED, self.name)
         if not encoded.entries:
             return
         records, size = encoded.records, encoded.size
         if not self.backlog.takes(records, size):
             for entry in encoded.entries:
-                metrics.REFUSED.labels(self.name, entry.signal).inc(entry.records)
+                telemetry.REFUSED.labels(self.name, entry.signal).inc(entry.records)
             raise Overloaded("the forwarding queue is full", self.retry_after)
         # Counted before the commit, so that concurrent requests see the bound.
         self.backlog.add(records, size)
@@ -133,8 +133,8 @@ class ForwardExporter(Exporter):
         self._gauges()
 
     def _gauges(self) -> None:
-        metrics.BACKLOG_RECORDS.labels(self.name).set(self.backlog.records)
-        metrics.BACKLOG_BYTES.labels(self.name).set(self.backlog.bytes)
+        telemetry.BACKLOG_RECORDS.labels(self.name).set(self.backlog.records)
+        telemetry.BACKLOG_BYTES.labels(self.name).set(self.backlog.bytes)
 
 
 def _create(name: str, config: dict[str, Any], host: Host) -> ForwardExporter:

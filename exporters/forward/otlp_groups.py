@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from sounding.otlp_values import fill_key_values
+from model.otlp_values import fill_key_values
 
 
 class ScopeGroups:

@@ -4,10 +4,10 @@ signal's rows in id order, with up to `concurrent_requests` of them in flight.
 A row is deleted once the upstream answers 2xx. On 429, 502, 503, 504, a timeout
 or a connection error the same row is tried again after the upstream's
 `Retry-After` (seconds or an HTTP date) or, without one, an exponential backoff
-with full jitter (sounding/retry.py's Backoff) up to `max_backoff_seconds`;
+with full jitter (runtime/retry.py's Backoff) up to `max_backoff_seconds`;
 the rows after it wait for a free slot, so a down upstream is not hammered. Any
 other answer is permanent: the row is deleted, its records counted and the reason
-logged (throttled, sounding/logthrottle.py), never retried for ever.
+logged (throttled, runtime/logthrottle.py), never retried for ever.
 
 Stopping cancels the loops wherever they are: a row being sent stays in the
 outbox and is sent again at the next start (at least once: the gateway
@@ -21,12 +21,12 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from exporters.forward import metrics
+from exporters.forward import telemetry
 from exporters.forward.client import Settings, post
-from sounding.httppost import Client, new_client
-from sounding.retry import Backoff, Failed, Retry, Sent, retry_delay
-from sounding.tasks import cancel_and_wait, woken
-from sounding.timeutil import now_us
+from model.timeutil import now_us
+from runtime.httppost import Client, new_client
+from runtime.retry import Backoff, Failed, Retry, Sent, retry_delay
+from runtime.tasks import cancel_and_wait, woken
 from storage import outbox
 from storage.outbox import Row
 from storage.store import Store
@@ -131,7 +131,7 @@ class Sender:
                 break
             # Retry-After as the upstream said (at most an hour), else the backoff.
             delay = retry_delay(outcome.after_s, backoff.next)
-            metrics.RETRIES.labels(self.queue, signal, outcome.error).inc()
+            telemetry.RETRIES.labels(self.queue, signal, outcome.error).inc()
             with contextlib.suppress(Exception):  # only a hint for a restart; the row stays
                 await asyncio.to_thread(outbox.reschedule, self.store, row.id,
                                         now_us() + int(delay * 1e6))
@@ -153,13 +153,13 @@ class Sender:
     def _count(self, signal: str, row: Row, outcome: Sent | Failed) -> None:
         if isinstance(outcome, Sent):
             taken = row.records - outcome.rejected
-            metrics.SENT.labels(self.queue, signal).inc(taken)
+            telemetry.SENT.labels(self.queue, signal).inc(taken)
             if outcome.rejected:
-                metrics.FAILED.labels(self.queue, signal, "partial_success").inc(
+                telemetry.FAILED.labels(self.queue, signal, "partial_success").inc(
                     outcome.rejected)
                 log.error("the upstream rejected %d of %d %s records (OTLP partial success)",
                           outcome.rejected, row.records, signal)
             return
-        metrics.FAILED.labels(self.queue, signal, outcome.error).inc(row.records)
+        telemetry.FAILED.labels(self.queue, signal, outcome.error).inc(row.records)
         log.error("the upstream refused %d %s records for good (%s at %s); dropped",
                   row.records, signal, outcome.error, self.routes[signal])

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from sounding.component import MAX_KEY_LENGTH, Authenticator
-from sounding.errors import Forbidden, Unauthenticated
+from model.component import MAX_KEY_LENGTH, Authenticator
+from model.errors import Forbidden, Unauthenticated
 
 MISSING = ("no Sentry key: send 'X-Sentry-Auth: Sentry sentry_key=<key>', the sentry_key "
            "query parameter, or the DSN in the envelope header")

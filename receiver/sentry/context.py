@@ -97,7 +97,7 @@ def bounded_context(parts: dict[str, Any]) -> dict[str, Any] | None:
     at most MAX_ITEMS parts, names cut and scrubbed, a part named as a secret
     filtered; None when nothing is left. The one rule of both doors: the Sentry
     door's parts come from the event (context_of), the custom door's as sent
-    (receiver/error_details.py), where a forwarded context arrives already bounded."""
+    (receiver/custom/error_details.py), where a forwarded context arrives already bounded."""
     context: dict[str, Any] = {}
     trimmed = parts.get(TRIMMED)
     for name, value in islice(parts.items(), MAX_ITEMS):

@@ -2,7 +2,7 @@
 `POST /api/<project id>/store/` on the ingest port, for Sentry's SDKs pointed at
 Sounding by their DSN alone (docs/sentry.md).
 
-It is the ingest handler (receiver/handlers.py: admission before the body, the
+It is the ingest handler (receiver/http/base.py: admission before the body, the
 bounded streaming body, the in-flight count, CORS) with Sentry's rules where
 they differ: the key comes from Sentry's auth header, the query or the envelope's
 DSN and must belong to the project in the URL; any Content-Type is read (SDKs send
@@ -21,8 +21,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from receiver.context import ReceiverContext
-from receiver.handlers import IngestHandler
+from model.errors import SoundingError
+from model.timeutil import now_us
+from receiver.http.base import DoorHandler
+from receiver.http.context import ReceiverContext
 from receiver.jsonbody import parse_json
 from receiver.sentry.auth import key_from_dsn, project_for_sentry, request_key
 from receiver.sentry.envelope import Envelope, parse_envelope
@@ -36,15 +38,13 @@ from receiver.sentry.items import (
 )
 from receiver.signals.outcome import Origin
 from receiver.status import sentry_http_error
-from sounding import drops, metrics
-from sounding.errors import SoundingError
-from sounding.timeutil import now_us
+from runtime import drops, telemetry
 
 # Project ids are database ids: 18 digits is beyond any, and keeps int() cheap.
 PROJECT = r"/api/(\d{1,18})"
 
 
-class SentryHandler(IngestHandler):
+class SentryHandler(DoorHandler):
     accepted_status = 200
     cors_allow_headers = "X-Sentry-Auth, Content-Type, Content-Encoding"
     # A browser SDK reads these to back off (its rate limiter).
@@ -106,7 +106,7 @@ class SentryHandler(IngestHandler):
             await self._commit(decoded, len(body))
             event_id, items = decoded.event_id, decoded.items
         for kind, count in items.items():
-            metrics.SENTRY_ITEMS.labels(kind).inc(count)
+            telemetry.SENTRY_ITEMS.labels(kind).inc(count)
         self.set_status(200)
         self.write({"id": event_id})
 
@@ -122,10 +122,10 @@ class SentryHandler(IngestHandler):
     async def _offload(self, body: bytes, envelope: Envelope) -> tuple[str, Counter[str]]:
         """A large envelope (a transaction of many spans, an event with a large
         context) is decoded, processed and prepared in a decode worker, as a large
-        OTLP request is (sounding/offload.py): the event loop keeps serving the
+        OTLP request is (runtime/offload.py): the event loop keeps serving the
         others meanwhile. What the answer needs is read here from the envelope."""
         event_id, items = summary(envelope)
-        metrics.OFFLOADED.inc()
+        telemetry.OFFLOADED.inc()
         batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
         result = await self.ctx.pipeline.decode_pool.submit(  # type: ignore[union-attr]
             decode_envelope_body, (now_us(),), batch, "errors,spans", body)

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from model.errors import InvalidInput
 from receiver.jsonbody import parse_json
-from sounding.errors import InvalidInput
 
 MAX_ITEMS = 1000
 # A header line: an envelope header carries the DSN, the SDK and the trace's dynamic

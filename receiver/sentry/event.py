@@ -6,7 +6,7 @@ an error for a field: so no field here raises. A field of the wrong type is left
 out (or read leniently, receiver/sentry/values.py); only an event that is not an
 object at all is the caller's to refuse. Strings come from receiver/jsonbody.py,
 which already replaced lone surrogates; a NUL becomes U+FFFD at store time
-(storage/storable.py), so nothing is done about either here.
+(storage/wire/storable.py), so nothing is done about either here.
 
 The mapping (docs/sentry.md):
 - The chain (receiver/sentry/exceptions.py) is kept as `exceptions`, root cause
@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from model.records import LEVELS, ErrorEvent
 from receiver.fields import value_problem
 from receiver.sentry import grouping
 from receiver.sentry.bounded import json_size
@@ -53,7 +54,6 @@ from receiver.sentry.exceptions import MAX_VALUE, exceptions_of
 from receiver.sentry.frames import backtrace, frames_of, source_context
 from receiver.sentry.tags import event_tags
 from receiver.sentry.values import hex_id, service_of, text, time_us
-from sounding.records import LEVELS, ErrorEvent
 
 DEFAULT_TYPE = "Error"  # an exception with a value and no type
 MAX_PARAMS_BYTES = 64 * 1024

@@ -4,7 +4,7 @@
 orders a chain oldest to newest: the root cause first, the exception that was
 raised (and caught by the SDK) last; the order is kept. Each exception becomes
 {"type", "value", "module", "mechanism", "frames"} with only the keys it has
-(sounding/records.py, ErrorEvent.exceptions); an item that is not an object, or
+(model/records.py, ErrorEvent.exceptions); an item that is not an object, or
 that has neither a type, a value nor frames, is skipped.
 
 Bounds: at most MAX_EXCEPTIONS per event; a longer chain keeps its root cause and
@@ -57,7 +57,7 @@ def read_exception(raw: Any) -> dict[str, Any] | None:
 def exception_of(raw: dict[str, Any], raw_frames: Any) -> dict[str, Any] | None:
     """One exception of the chain in ErrorEvent's shape, bounded; None when it has
     neither a type, a value nor frames. Shared with the custom error door
-    (receiver/error_details.py), whose exceptions carry their frames directly."""
+    (receiver/custom/error_details.py), whose exceptions carry their frames directly."""
     exception: dict[str, Any] = {}
     for key, limit in (("type", MAX_TYPE), ("value", MAX_VALUE), ("module", MAX_TYPE)):
         shown = text(raw.get(key), limit)

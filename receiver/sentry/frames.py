@@ -5,7 +5,7 @@ context.
 Sentry orders frames outermost first (the caller before the callee), so the frame
 that raised is the last one. Only these keys of a frame are kept: filename,
 abs_path, function, module, lineno, colno, in_app, context_line, pre_context and
-post_context (sounding/records.py, ErrorEvent.exceptions). `vars` (the frame's
+post_context (model/records.py, ErrorEvent.exceptions). `vars` (the frame's
 local variables) is deliberately dropped: it is large and it is where passwords
 and tokens sit.
 
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from model.fingerprint import library_frame
+from model.records import SourceContext
 from receiver.sentry.values import text
-from sounding.fingerprint import library_frame
-from sounding.records import SourceContext
 
 MAX_FRAMES = 250
 KEEP_OUTERMOST = 10
@@ -91,7 +91,7 @@ def frames_of(stacktrace: Any) -> list[dict[str, Any]]:
 
 def bounded_frames(raw: Any) -> list[dict[str, Any]]:
     """A list of frames, outermost first, bounded (see module); [] for anything but
-    a list. Shared with the custom error door (receiver/error_details.py), which
+    a list. Shared with the custom error door (receiver/custom/error_details.py), which
     hands it frames already checked, so that both doors keep one bound."""
     if not isinstance(raw, list):
         return []
@@ -150,7 +150,7 @@ def backtrace(frames: list[dict[str, Any]], platform: str) -> list[str]:
 def top_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The frame grouping reads: the innermost in-app frame; when no frame says
     whether it is in-app, the innermost that is not a library's by its path (the
-    rule a text traceback gets, sounding.fingerprint.library_frame); else the
+    rule a text traceback gets, model.fingerprint.library_frame); else the
     innermost."""
     if any("in_app" in f for f in frames):
         found = next((f for f in reversed(frames) if f.get("in_app") is True), None)

@@ -1,5 +1,5 @@
 """What a Sentry event says of its group, read for the grouping processor
-(processors/grouping.py), which decides the fingerprint by sounding/fingerprint.py.
+(processors/grouping.py), which decides the fingerprint by model/fingerprint.py.
 
 Sounding's rule reads the innermost in-app frame of the raised exception (else its
 innermost frame), rendered here as its platform's traceback prints it
@@ -10,7 +10,7 @@ JavaScript SDK (`at fn (/abs/file.js:L:C)`). A message event is grouped by its
 template (logentry.message when sent: `failed for %s`, not `failed for bob`), so that
 its parameters do not split the group.
 
-The event's own `fingerprint` array is carried as parts (sounding.fingerprint.with_parts
+The event's own `fingerprint` array is carried as parts (model.fingerprint.with_parts
 says what they mean): at most MAX_PARTS parts of MAX_PART characters are read; a part
 that is not a string is read as Sentry prints it (numbers) or skipped.
 """
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from model.fingerprint import Grouping
 from receiver.sentry.frames import frame_line, top_frame
 from receiver.sentry.values import text
-from sounding.fingerprint import Grouping
 
 MAX_PARTS = 20
 MAX_PART = 200

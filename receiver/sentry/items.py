@@ -15,16 +15,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from receiver.decode_otlp import DecodedSpans
+from model.errors import InvalidInput
+from model.records import ErrorEvent, Span
 from receiver.jsonbody import parse_json
-from receiver.otlp_json import MAX_DROP_REASONS
+from receiver.otlp.decode_traces import DecodedSpans
+from receiver.otlp.json_rules import MAX_DROP_REASONS
 from receiver.sentry.envelope import Envelope, Item, parse_envelope
 from receiver.sentry.event import decode_event
 from receiver.sentry.span_stream import decode_span_items
 from receiver.sentry.transaction import decode_transaction
 from receiver.sentry.values import hex_id
-from sounding.errors import InvalidInput
-from sounding.records import ErrorEvent, Span
 
 # The item types the metric names as they are; any other is counted as "unknown",
 # so that a client cannot grow the metric's label set without bound.
@@ -53,7 +53,7 @@ class Decoded:
     reasons: list[str] = field(default_factory=list)
 
     @property
-    def dropped(self) -> int:  # named as a decode worker reads it (sounding/offload.py)
+    def dropped(self) -> int:  # named as a decode worker reads it (runtime/offload.py)
         return self.dropped_spans
 
     def add_spans(self, spans: DecodedSpans) -> None:

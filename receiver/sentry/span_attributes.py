@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from receiver.otlp_json import MAX_DROP_REASONS, Drop, Dropped
+from receiver.otlp.json_rules import MAX_DROP_REASONS, Drop, Dropped
 from receiver.sentry.values import MAX_TAG_KEY, text, time_us
 
 # Sentry's own limit on the spans of one transaction, and of one `span` item; the rest

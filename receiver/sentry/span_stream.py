@@ -40,8 +40,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from receiver.decode_otlp import DecodedSpans
-from receiver.otlp_json import Drop
+from model.records import Span
+from receiver.otlp.decode_traces import DecodedSpans
+from receiver.otlp.json_rules import Drop
 from receiver.sentry.span_attributes import (
     MAX_NAME,
     MAX_SPANS,
@@ -59,7 +60,6 @@ from receiver.sentry.span_attributes import (
     status_of,
 )
 from receiver.sentry.values import SERVICE_TAGS, hex_id, service_of, text
-from sounding.records import Span
 
 # Attributes that say where a span came from rather than what it did: read into the
 # resource (one dict shared by the spans that have the same), not kept on each span.

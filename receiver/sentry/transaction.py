@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from receiver.decode_otlp import DecodedSpans
-from receiver.otlp_json import Drop
+from model.records import Span
+from receiver.otlp.decode_traces import DecodedSpans
+from receiver.otlp.json_rules import Drop
 from receiver.sentry.span_attributes import (
     MAX_NAME,
     MAX_SPANS,
@@ -31,7 +32,6 @@ from receiver.sentry.span_attributes import (
     status_of,
 )
 from receiver.sentry.values import hex_id, service_of, tags_of, text
-from sounding.records import Span
 
 UNLABELED = "<unlabeled transaction>"  # what Sentry calls a transaction without a name
 

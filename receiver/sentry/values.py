@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sounding.timeutil import MAX_US, parse_iso8601_us
+from model.timeutil import MAX_US, parse_iso8601_us
 
 # What one error keeps, at most (Sentry's own limits are of the same order).
 MAX_TAGS = 50

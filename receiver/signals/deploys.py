@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from receiver.decode_custom import decode_deploy
+from model.timeutil import now_us
+from receiver.custom.decode import decode_deploy
 from receiver.signals.outcome import ACCEPTED, Origin, Outcome
-from sounding.pipeline import Pipeline
-from sounding.timeutil import now_us
+from runtime.pipeline import Pipeline
 
 
 async def handle_deploy(pipeline: Pipeline, origin: Origin, document: Any) -> Outcome:

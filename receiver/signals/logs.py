@@ -5,11 +5,11 @@ partial success (`rejected_log_records`)."""
 
 from __future__ import annotations
 
-from receiver.decode_otlp_logs import decode_logs_body
+from model.timeutil import now_us
+from receiver.otlp.decode_logs import decode_logs_body
 from receiver.signals.otlp import OtlpBody, OtlpDecode, handle_otlp
 from receiver.signals.outcome import Origin, Outcome
-from sounding.pipeline import Pipeline
-from sounding.timeutil import now_us
+from runtime.pipeline import Pipeline
 
 _DECODE = OtlpDecode(decode_logs_body, "logs", "logs", "log record")
 

@@ -5,10 +5,10 @@ OTLP's partial success (`rejected_data_points`)."""
 
 from __future__ import annotations
 
-from receiver.decode_otlp_metrics import decode_metrics_body
+from receiver.otlp.decode_metrics import decode_metrics_body
 from receiver.signals.otlp import OtlpBody, OtlpDecode, handle_otlp
 from receiver.signals.outcome import Origin, Outcome
-from sounding.pipeline import Pipeline
+from runtime.pipeline import Pipeline
 
 _DECODE = OtlpDecode(decode_metrics_body, "metrics", "metrics", "data point")
 

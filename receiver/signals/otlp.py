@@ -1,5 +1,5 @@
 """What every OTLP signal's handler does (traces.py, logs.py, metrics.py): the request still
-encoded (OtlpBody) goes to a decode worker (sounding/offload.py) when large, else
+encoded (OtlpBody) goes to a decode worker (runtime/offload.py) when large, else
 is decoded here, by the same pure function; records that cannot be kept are
 dropped alone and counted, and the outcome carries OTLP's partial success."""
 
@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from model.errors import InvalidInput
 from receiver.signals.outcome import Origin, Outcome
-from sounding import drops, metrics
-from sounding.errors import InvalidInput
-from sounding.pipeline import Pipeline
+from runtime import drops, telemetry
+from runtime.pipeline import Pipeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ async def handle_otlp(decode: OtlpDecode, pipeline: Pipeline, origin: Origin,
     body = document.data
     pool = pipeline.decode_pool
     if pool is not None and pool.wants(len(body)):
-        metrics.OFFLOADED.inc()
+        telemetry.OFFLOADED.inc()
         result = await pool.submit(decode.function, (document.protobuf, *args),
                                    origin.new_batch(), decode.into, body)
         count_dropped(decode, result.dropped, result.results is not None, result.reasons)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sounding import drops
-from sounding.records import Batch
+from model.records import Batch
+from runtime import drops
 
 TraceLink = tuple[str, str] | None
 Rejected = list[dict[str, Any]]

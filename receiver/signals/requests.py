@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from receiver.decode_custom import decode_request_batch
+from model.timeutil import now_us
+from receiver.custom.decode import decode_request_batch
 from receiver.signals.outcome import Origin, Outcome, batch_outcome
-from sounding.pipeline import Pipeline
-from sounding.timeutil import now_us
+from runtime.pipeline import Pipeline
 
 
 async def handle_requests(pipeline: Pipeline, origin: Origin, document: Any) -> Outcome:

@@ -1,7 +1,7 @@
 """Every signal, and where each door receives it: one row per signal.
 
-The HTTP door (receiver/ingest.py) routes `http.path` (and `http.otlp_path` on
-the OTLP/HTTP port) to the signal's handler; the gRPC door (receiver/grpc_ingest.py)
+The HTTP door (receiver/http/door.py) routes `http.path` (and `http.otlp_path` on
+the OTLP/HTTP port) to the signal's handler; the gRPC door (receiver/grpc/door.py)
 serves `grpc.service`/`grpc.method`. The metrics label the requests by `name`
 (HTTP) and `grpc_` + `name` (gRPC).
 
@@ -23,8 +23,8 @@ from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from proto.sounding.v1 import ingest_pb2
-from receiver.grpc_messages import json_document, otlp_reply, sounding_reply
-from receiver.handlers import JSON, PROTOBUF
+from receiver.grpc.messages import json_document, otlp_reply, sounding_reply
+from receiver.http.base import JSON, PROTOBUF
 from receiver.jsonbody import parse_json
 from receiver.signals.deploys import handle_deploy
 from receiver.signals.errors import handle_error, handle_error_batch
@@ -34,7 +34,7 @@ from receiver.signals.otlp import OtlpBody
 from receiver.signals.outcome import Origin, Outcome
 from receiver.signals.requests import handle_requests
 from receiver.signals.traces import handle_traces
-from sounding.pipeline import Pipeline
+from runtime.pipeline import Pipeline
 
 Handle = Callable[[Pipeline, Origin, Any], Awaitable[Outcome]]
 

@@ -9,11 +9,11 @@ import sys
 from importlib import metadata
 from typing import Any
 
+from model.errors import ConfigError
+from runtime import logsetup
 from sounding import config as config_mod
-from sounding import logsetup
 from sounding.cli import checkconfig, db, keys, projects, serve, users
 from sounding.cli.common import config_option
-from sounding.errors import ConfigError
 
 
 def version() -> str:

@@ -18,7 +18,7 @@ def cmd_upgrade(config: dict[str, Any], _args: argparse.Namespace) -> int:
 def cmd_vacuum(config: dict[str, Any], _args: argparse.Namespace) -> int:
     """SQLite: rewrite the file once so that it gives freed pages back (docs/storage.md,
     "Retention"); best with the collectors stopped."""
-    from storage import sqlite_space  # only this command needs it
+    from storage.retention import sqlite_space
 
     opened = store(config)
     if opened.dialect != "sqlite":

@@ -6,10 +6,10 @@ import argparse
 import sys
 from typing import Any
 
+from model.timeutil import iso_from_us, now_us
 from sounding.cli.common import ingest_address, store
-from sounding.timeutil import iso_from_us, now_us
 from storage import keys
-from storage import secrets as shared_secrets
+from storage.accounts import secrets as shared_secrets
 
 # `keys rotate` without --revoke-old or --revoke-after: the old keys keep working a
 # day, time for every sender to be given the new one.

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from model.timeutil import iso_from_us
 from sounding.cli.common import store
-from sounding.timeutil import iso_from_us
 from storage import projects
 
 

@@ -8,9 +8,9 @@ import asyncio
 import sys
 from typing import Any
 
+from model.errors import ConfigError, PortUnavailable
 from sounding import config as config_mod
 from sounding import exitwatch
-from sounding.errors import ConfigError, PortUnavailable
 from sounding.service import Service, serve
 from storage import keys
 

@@ -1,5 +1,5 @@
 """`sounding users create|list|set-role|set-password|disable|enable|delete`: team
-accounts of the dashboard (storage/users.py). A password is read from a prompt (not
+accounts of the dashboard (storage/accounts/users.py). A password is read from a prompt (not
 echoed) or, for scripts, from standard input with --password-stdin: never from the
 command line, where other users of the machine and the shell's history would see it."""
 
@@ -10,9 +10,9 @@ import getpass
 import sys
 from typing import Any
 
+from model.timeutil import iso_from_us, now_us
 from sounding.cli.common import store
-from sounding.timeutil import iso_from_us, now_us
-from storage import users
+from storage.accounts import users
 
 
 def read_password(args: argparse.Namespace) -> str:

@@ -14,7 +14,7 @@ from sqlalchemy import and_, func, literal, select
 
 from storage import schema
 from storage.store import Store
-from storage.writer_alerts import dedupe_key as stored_key
+from storage.writer.alert_facts import dedupe_key as stored_key
 
 HOUR = 3600
 US = 1_000_000
@@ -34,7 +34,7 @@ class BusyGroup:
     first_seen_us: int
     last_seen_us: int
     recent: int  # events in the hours touching the window: at least those in it
-    # Its own fingerprint and those of the groups merged into it (storage/merge.py):
+    # Its own fingerprint and those of the groups merged into it (storage/groups/merge.py):
     # their events count here, as on the error list.
     fingerprints: tuple[str, ...] = ()
 

@@ -6,7 +6,7 @@ Read for the listed groups only (one query: each group's latest occurrence by th
 groups. An occurrence with an exception chain (a Sentry event) names the innermost
 frame marked in-app of the exception raised last (the innermost frame when none is
 marked); one whose backtrace is a stack trace as a language prints it (a span's or log
-record's exception.stacktrace) names the same frame of it, read by sounding/stacktrace
+record's exception.stacktrace) names the same frame of it, read by model/stacktrace
 as the group page reads it; other backtrace lines ("app/billing.py:42 in total",
 innermost first) name their first line's file and function.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Text, and_, cast, select
 
-from sounding import stacktrace
+from model import stacktrace
 from storage import schema
 from storage.queries import members as mq
 from storage.queries.values import UNREADABLE, load

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Select, and_, func, literal, or_, select, true, union_all
 
-from sounding import histogram
+from model import histogram
 from storage.queries import performance as pq
 from storage.queries import rollup_reads as reads
 from storage.queries.deploy_batch import rows_cte

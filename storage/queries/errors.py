@@ -37,12 +37,12 @@ class Group:
     last_reopened_us: int | None
     # Resolved in the next release: the release current then (None: resolved plainly).
     resolved_release: str | None = None
-    # Ignored, snoozed (storage/writer_snooze.py): open again at this time, at this
+    # Ignored, snoozed (storage/writer/snooze.py): open again at this time, at this
     # count, or when an hour counts more than this many; None: no such condition.
     snooze_until_us: int | None = None
     snooze_count: int | None = None
     snooze_per_hour: int | None = None
-    # Merged into that group (storage/merge.py): listed in it, not on its own.
+    # Merged into that group (storage/groups/merge.py): listed in it, not on its own.
     merged_into: int | None = None
 
 

@@ -42,7 +42,7 @@ class ErrorEventDetail:
     environment: str | None = None
     release: str | None = None
     log_time_ns: int | None = None
-    # As sounding/records.py's ErrorEvent holds them (None when not sent); tags,
+    # As model/records.py's ErrorEvent holds them (None when not sent); tags,
     # exceptions and context are named in `unreadable` when a stored one is not of
     # its shape (a string map, a list of objects, an object).
     tags: dict[str, str] | None = None

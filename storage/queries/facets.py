@@ -1,4 +1,4 @@
-"""Facets of error groups (`error_group_facets`, counted by storage/writer_facets.py):
+"""Facets of error groups (`error_group_facets`, counted by storage/writer/facets.py):
 a group's distribution of environments, releases, services, levels and tags, the
 release it was first seen in, the values a project's error list filters by, and the
 filter itself (a group matches when its facet row exists)."""

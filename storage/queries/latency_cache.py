@@ -4,7 +4,7 @@ latency rows of the blocks that changed (the current hour, the current step).
 
 Exact, not a time-to-live: every request the writer adds to a block adds to its
 rollup row's count and duration sum in the same transaction as to its latency row
-(storage/writer_groups.py, storage/writer_hourly.py). So while a block's totals
+(storage/writer/groups.py, storage/writer/hourly.py). So while a block's totals
 (count, error count, duration sum) are those the histogram was read with, its
 latency rows are unchanged too, and the cached histogram is what reading them would
 give. The rollup rows are a few per route and minute; the latency rows, one per

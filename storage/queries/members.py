@@ -1,4 +1,4 @@
-"""The members of merged error groups (storage/merge.py): a group merged into another
+"""The members of merged error groups (storage/groups/merge.py): a group merged into another
 (a source) keeps its own rows, and every read of the other (the target) takes its
 sources' rows too. These helpers say which fingerprints a read covers and which
 group each one counts in."""

@@ -1,5 +1,5 @@
 """Histogram points added up and read as percentiles: the arithmetic of the Metrics
-read API (storage/queries/metrics.py), kept apart from its SQL. Pure functions.
+read API (storage/queries/metric_series.py), kept apart from its SQL. Pure functions.
 
 Points come as stored (metric_points.buckets, /work/briefs/metrics-schema.md):
 explicit buckets {"bounds", "counts"}, bucket i being (bounds[i-1], bounds[i]], the

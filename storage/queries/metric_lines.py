@@ -1,5 +1,5 @@
 """One metric's points read into lines: per group of series and per step, the
-aggregation of storage/queries/metrics.py (its docstring says how each reading is
+aggregation of storage/queries/metric_series.py (its docstring says how each reading is
 aggregated). Sums, counts, minima, maxima and last values are computed by the
 database per series and step; histogram points are read one by one (their buckets
 are JSON) and added up here (storage/queries/metric_buckets.py), at most

@@ -1,6 +1,6 @@
 """Performance from the per-minute request rollups (fed by POST /ingest/requests and
 by server spans, processors/spanmetrics.py, and apart from those by HTTP server
-duration metrics, storage/writer_metrics.py): throughput, error rate and latency
+duration metrics, storage/writer/points.py): throughput, error rate and latency
 quantiles over time, per route, and over one window.
 
 One request must not count twice when a service reports it both as a span and in
@@ -9,10 +9,10 @@ rollups are used when that service has any in the range, and the others only
 otherwise (restart- and multi-collector-safe: the choice is made when reading,
 with no state shared while writing).
 
-Quantiles come from merging the stored log-bucket histograms (sounding/histogram.py),
+Quantiles come from merging the stored log-bucket histograms (model/histogram.py),
 so they are within 1% of the exact value at that rank, over any range and step up to
 six hours. Longer ranges read their whole hours from hourly rollups with coarse
-buckets (five fine ones each: storage/writer_hourly.py), so their quantiles are within
+buckets (five fine ones each: storage/writer/hourly.py), so their quantiles are within
 5% (histogram.COARSE_ACCURACY); their counts are the same as the minutes' to the
 request. A week is then 168 rows per route instead of 10,080.
 """
@@ -28,7 +28,7 @@ from sqlalchemy import (
     select,
 )
 
-from sounding import histogram
+from model import histogram
 from storage import schema
 from storage.queries import rollup_reads as reads
 from storage.store import Store

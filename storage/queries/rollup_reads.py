@@ -28,7 +28,7 @@ from sqlalchemy import (
     union_all,
 )
 
-from sounding import histogram
+from model import histogram
 from storage import schema
 from storage.queries.latency_cache import CACHE
 from storage.store import Store

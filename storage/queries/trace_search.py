@@ -79,7 +79,7 @@ def search(store: Store, project_id: int, start_ns: int, end_ns: int, *,
     exact over any range up to EXAMINE_CAP such spans. There is no index by name: a
     (project, name, start) one was tried, and with a few hundred operation names
     every commit wrote into a few hundred of its pages, tripling the SQLite
-    write-ahead log a commit adds (tests/exporters/test_sql_checkpoint.py caught it)."""
+    write-ahead log a commit adds (tests/exporters/sql/test_checkpoint.py caught it)."""
     filters = _filters(status)
     wanted = max(offset + limit, TOTAL_WANTED)
     caps = [EXAMINE_CAP]

@@ -84,7 +84,7 @@ def get_trace(store: Store, project_id: int, trace_id: str, limit: int = 10_000
     for r in rows:
         unreadable = []
         # A body that parses is at most 100 message levels deep (protobuf's limit) and
-        # its doubles are JSON-safe (sounding/otlp_values.py): showable as it is.
+        # its doubles are JSON-safe (model/otlp_values.py): showable as it is.
         try:
             attributes, events = spanbody.decode(bytes(r.body))
         except DecodeError:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from sounding.otlp_values import json_safe_double
+from model.otlp_values import json_safe_double
 
 # The doors refuse more than 16 levels; rows of older versions may hold more.
 MAX_DEPTH = 32

@@ -33,7 +33,7 @@ dashboard_sessions = Table(
     Index("ix_dashboard_sessions_user", "user_id"),
 )
 
-# Team accounts (migration 0016, storage/users.py): an Argon2id password hash, never
+# Team accounts (migration 0016, storage/accounts/users.py): an Argon2id password hash, never
 # the password; `role` is viewer, member or admin; a disabled account cannot log in.
 users = Table(
     "users",
@@ -46,7 +46,7 @@ users = Table(
     Column("disabled_us", BigInteger, nullable=True),
 )
 
-# Personal API tokens (storage/users.py): the SHA-256 of the token, never the token.
+# Personal API tokens (storage/accounts/users.py): the SHA-256 of the token, never the token.
 user_tokens = Table(
     "user_tokens",
     metadata,
@@ -61,7 +61,7 @@ user_tokens = Table(
 
 # Failed logins, one row each, by what was tried (`email:<address>` or
 # `client:<ip>`), so that the throttle holds across collectors sharing the database
-# (storage/login_throttle.py); rows older than the window are deleted as new come.
+# (storage/accounts/login_throttle.py); rows older than the window are deleted as new come.
 login_failures = Table(
     "login_failures",
     metadata,

@@ -22,10 +22,10 @@ from storage import rows
 from storage.schema.columns import metadata
 
 # Alert destinations and rules made on a project's dashboard page (migration 0011,
-# storage/alert_settings.py); those of the configuration file are not stored. A
+# storage/alerts/settings.py); those of the configuration file are not stored. A
 # destination's `config` holds no credential: its URL (a Slack URL is one), webhook
 # secret and SMTP password are in `sealed`, AES-GCM under `alerts.secrets_key`
-# (sounding/extensions/alerts/secretbox.py).
+# (extensions/alerts/secretbox.py).
 alert_destinations = Table(
     "alert_destinations",
     metadata,
@@ -49,9 +49,9 @@ alert_rules = Table(
     Index("ix_alert_rules_project", "project_id"),
 )
 
-# Alerts (migration 0010, storage/alerts.py): a durable outbox of what happened and
+# Alerts (migration 0010, storage/alerts/outbox.py): a durable outbox of what happened and
 # of what is to be sent where. A fact is written in the transaction of the change
-# that causes it (the writer's new groups and reopenings: storage/writer_alerts.py;
+# that causes it (the writer's new groups and reopenings: storage/writer/alert_facts.py;
 # the evaluators' verdicts), once per (project, dedupe key) across every collector.
 # `routed_us` stays NULL until the router has made the fact's deliveries: the partial
 # index keeps finding those few cheap however many facts are kept.

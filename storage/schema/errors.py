@@ -8,7 +8,7 @@ from sqlalchemy import BigInteger, Column, Index, Integer, String, Table, Text, 
 from storage import rows
 from storage.schema.columns import column, form_columns, metadata
 
-# What a person can set an error group to (storage/groups.py), and what its lists
+# What a person can set an error group to (storage/groups/status.py), and what its lists
 # filter on (storage/queries/errors.py, the dashboard): declared here, beside the
 # column that holds it, and imported everywhere else.
 GROUP_STATUSES = ("open", "resolved", "ignored")
@@ -28,15 +28,15 @@ error_groups = Table(
     Column("resolved_us", BigInteger, nullable=True),
     Column("reopen_count", Integer, nullable=False),
     Column("last_reopened_us", BigInteger, nullable=True),
-    # Resolved in the next release: the release current then (storage/writer_groups.py
+    # Resolved in the next release: the release current then (storage/writer/groups.py
     # reopens only on an error of a release the group had not seen by then).
     Column("resolved_release", Text, nullable=True),
     # Ignored, snoozed: open again at this time, at this count, or when an hour counts
-    # more than this many (storage/writer_snooze.py); NULL: no such condition.
+    # more than this many (storage/writer/snooze.py); NULL: no such condition.
     Column("snooze_until_us", BigInteger, nullable=True),
     Column("snooze_count", BigInteger, nullable=True),
     Column("snooze_per_hour", BigInteger, nullable=True),
-    # Merged into that group (storage/merge.py; reads add this one's counts to it).
+    # Merged into that group (storage/groups/merge.py; reads add this one's counts to it).
     Column("merged_into", Integer, nullable=True),
     UniqueConstraint("project_id", "fingerprint", name="uq_error_groups_project_fingerprint"),
     Index("ix_error_groups_project_last_seen", "project_id", "last_seen_us"),
@@ -56,7 +56,7 @@ error_group_hourly = Table(
 )
 
 # Per group, the count and first/last seen of each value of each facet of its stored
-# errors (storage/rows.py, storage/writer_facets.py). The index answers "which groups
+# errors (storage/rows.py, storage/writer/facets.py). The index answers "which groups
 # have environment=X" for the error list's filters and dropdowns.
 FACET_KEY = rows.FACET_KEY.column_names
 error_group_facets = Table(
@@ -93,7 +93,7 @@ error_events = Table(
     *form_columns(rows.ERROR_EVENTS),
     Index("ix_error_events_group_ts", "project_id", "fingerprint", "ts_us"),
     Index("ix_error_events_trace", "project_id", "trace_id"),
-    # The retention sweep's (storage/retention.py): the oldest occurrences of a project.
+    # The retention sweep's (storage/retention/sweep.py): the oldest occurrences of a project.
     Index("ix_error_events_project_ts", "project_id", "ts_us"),
 )
 # One stored copy per occurrence key (migration 0007): the writer's insert of a keyed

@@ -32,7 +32,7 @@ outbox = Table(
 )
 
 # Leases on maintenance work that one collector of a database does at a time (the
-# retention sweep, storage/retention.py): taken by an atomic UPDATE where the lease
+# retention sweep, storage/retention/sweep.py): taken by an atomic UPDATE where the lease
 # has expired or is already the holder's (migration 0012).
 maintenance_leases = Table(
     "maintenance_leases",

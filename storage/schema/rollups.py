@@ -30,7 +30,7 @@ request_rollups = Table(
 )
 
 # The latency histogram of each rollup row: one row per non-empty bucket
-# (sounding/histogram.py), so that merging is an atomic `count = count + n`.
+# (model/histogram.py), so that merging is an atomic `count = count + n`.
 request_latency = Table(
     rows.REQUEST_LATENCY,
     metadata,
@@ -42,7 +42,7 @@ request_latency = Table(
     Index("ix_request_latency_project_minute", "project_id", "minute"),
 )
 
-# The same rollups fed by HTTP server duration metrics (storage/writer_metrics.py),
+# The same rollups fed by HTTP server duration metrics (storage/writer/points.py),
 # apart from those of requests and spans: per service, the performance queries take
 # one source or the other, never both (storage/queries/performance.py).
 metric_request_rollups = Table(
@@ -64,10 +64,10 @@ metric_request_latency = Table(
     Index("ix_metric_request_latency_project_minute", "project_id", "minute"),
 )
 
-# The four tables above per hour, with coarse latency buckets (sounding/histogram.py:
+# The four tables above per hour, with coarse latency buckets (model/histogram.py:
 # five fine buckets each, quantiles within 5%): a week is 168 rows per route instead
 # of 10,080, for the performance page's long ranges (storage/queries/performance.py).
-# Written in the same transaction as the per-minute rows (storage/writer_hourly.py).
+# Written in the same transaction as the per-minute rows (storage/writer/hourly.py).
 HOURLY_KEY = rows.HOURLY_KEY.column_names
 
 

@@ -52,7 +52,7 @@ metric_series = Table(
 )
 
 # Metric points: cumulative monotonic sums and histograms are stored as deltas
-# (storage/writer_metrics.py); a re-sent point is stored once (the primary key).
+# (storage/writer/points.py); a re-sent point is stored once (the primary key).
 metric_points = Table(
     rows.METRIC_POINTS.table,
     metadata,

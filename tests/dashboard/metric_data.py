@@ -1,13 +1,13 @@
 """Metric points for the dashboard tests, written into a running collector's store
-by the store's real writer (storage/wire.py), as the metrics door commits them."""
+by the store's real writer (storage/wire/batch.py), as the metrics door commits them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sounding.records import SUM, TEMPORALITY_DELTA, Batch, MetricPoint
+from model.records import SUM, TEMPORALITY_DELTA, Batch, MetricPoint
 from storage.store import Store
-from storage.wire import write_batches
+from storage.wire.batch import write_batches
 from tests.support.server import Server
 
 S = 1_000_000_000

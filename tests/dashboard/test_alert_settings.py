@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 import requests
 
-from sounding.extensions.alerts.admin import AlertsAdmin
+from extensions.alerts.admin import AlertsAdmin
 from storage.store import Store
 from tests.dashboard.data import ADMIN_TOKEN, XSS, error, post_ok
 from tests.dashboard.test_setup import logged_in, project_id, xsrf_of
-from tests.sounding.extensions.alerts.test_delivery import wait_until
+from tests.extensions.alerts.test_delivery import wait_until
 from tests.support.alert_receiver import receiving
 from tests.support.server import Server
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sounding.extensions.alerts import signature
+from extensions.alerts import signature
 from tests.dashboard.data import error, post_ok
 from tests.dashboard.test_alert_settings import env, post
 from tests.dashboard.test_setup import logged_in
-from tests.sounding.extensions.alerts.test_delivery import alerts_of, wait_until
+from tests.extensions.alerts.test_delivery import alerts_of, wait_until
 from tests.support.alert_receiver import receiving
 from tests.support.server import Server
 

@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from dashboard.extension import DEFAULTS, _check
-from sounding.errors import ConfigError
+from model.errors import ConfigError
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.support.server import Server
 

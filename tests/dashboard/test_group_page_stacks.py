@@ -1,5 +1,5 @@
 """Text stack traces on the group page (dashboard/occurrence.text_chain over
-sounding/stacktrace), from the real server: a Python traceback sent as an OTLP span's
+model/stacktrace), from the real server: a Python traceback sent as an OTLP span's
 exception event and a Java one sent to /ingest/errors are drawn as frames innermost
 first, library frames folded, the raw text one toggle away; text that is no trace keeps
 the numbered lines."""

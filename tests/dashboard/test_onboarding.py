@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from sounding.keyhash import key_id
+from model.keyhash import key_id
 from tests.dashboard.data import ADMIN_TOKEN, XSS, error, post_ok
 from tests.dashboard.test_setup import logged_in
 from tests.support.server import Server

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from dockerfile_parse import DockerfileParser
 
-from receiver.http import HTTP_DEFAULTS
-from receiver.otlp_grpc import DEFAULTS as GRPC_DEFAULTS
+from receiver.grpc.server import DEFAULTS as GRPC_DEFAULTS
+from receiver.http.server import HTTP_DEFAULTS
 from tests.support.server import Server
 
 REPO = Path(__file__).resolve().parents[2]

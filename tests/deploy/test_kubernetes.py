@@ -13,8 +13,8 @@ import pytest
 import yaml
 from dockerfile_parse import DockerfileParser
 
+from runtime.factory import type_of
 from sounding import config
-from sounding.factory import type_of
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "deploy" / "kubernetes"

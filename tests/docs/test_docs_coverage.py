@@ -24,12 +24,12 @@ import yaml
 from tornado.web import RequestHandler
 
 from dashboard.app import Dashboard
-from receiver.http import ingest_routes
-from receiver.ingest import otlp_routes
+from extensions.alerts import destinations, rules
+from receiver.http.door import otlp_routes
+from receiver.http.server import ingest_routes
 from receiver.signals.table import SIGNALS
+from runtime.factory import GROUPS, SECTIONS, factory_for
 from sounding import config as config_mod
-from sounding.extensions.alerts import destinations, rules
-from sounding.factory import GROUPS, SECTIONS, factory_for
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 import requests
 
+from model.errors import ConfigError
+from runtime.plugins import build_exporter
 from sounding.config import DEFAULT_PROCESSORS
-from sounding.errors import ConfigError
-from sounding.plugins import build_exporter
 from tests.exporters.senders import error_batch, trace_request
 from tests.receiver.test_otlp_http import post
-from tests.sounding.test_offload import _workers
+from tests.runtime.test_offload import _workers
 from tests.support.server import Server, start_server
 
 # Trace bodies from this size go to a decode worker; the test sends one on each side.

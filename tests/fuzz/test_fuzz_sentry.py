@@ -205,7 +205,7 @@ API = "/api/v1/projects/acme"
 
 def stored(value: Any) -> Any:
     """A decoded value as the store gives it back: a text column's with NUL as U+FFFD
-    (storage/storable.py), a JSON column's as JSON."""
+    (storage/wire/storable.py), a JSON column's as JSON."""
     if isinstance(value, str):
         return value.replace("\x00", "\ufffd")
     return json.loads(json.dumps(value))

@@ -1,5 +1,5 @@
-"""The writer never raises for a record that passed the store's check (storage/storable.py,
-run by storage/wire.py on every batch): records of every signal with extreme values,
+"""The writer never raises for a record that passed the store's check (storage/wire/storable.py,
+run by storage/wire/batch.py on every batch): records of every signal with extreme values,
 through every door's own code (OTLP/HTTP protobuf and JSON, OTLP and Sounding gRPC,
 the custom JSON doors, Sentry envelopes), the default processors, then the real writer
 on SQLite and PostgreSQL. A door may refuse a body (a 4xx); what it lets through is
@@ -25,23 +25,23 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from model.component import Exporter
+from model.errors import PermanentError
+from model.records import Batch
 from processors.classify import ClassifyProcessor
 from processors.exceptions import ExceptionsProcessor
 from processors.grouping import GroupingProcessor
 from processors.logexceptions import LogExceptionsProcessor
 from processors.reopen import ReopenProcessor
 from processors.spanmetrics import SpanMetricsProcessor
-from receiver.handlers import JSON, PROTOBUF
+from receiver.http.base import JSON, PROTOBUF
 from receiver.sentry.envelope import parse_envelope
 from receiver.sentry.items import decode_envelope
 from receiver.signals.outcome import Origin
 from receiver.signals.table import SIGNALS
-from sounding.component import Exporter
-from sounding.errors import PermanentError
-from sounding.pipeline import Pipeline
-from sounding.records import Batch
+from runtime.pipeline import Pipeline
 from storage.store import Store
-from storage.wire import write_batches
+from storage.wire.batch import write_batches
 from tests.fuzz import proto_strategies as ps
 from tests.fuzz import sentry_strategies as ss
 from tests.fuzz import strategies as s

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from model.records import Batch, Span
 from processors.classify import ClassifyProcessor
 from processors.spanmetrics import SpanMetricsProcessor
-from sounding.records import Batch, Span
 
 
 def span(attributes: dict[str, object], kind: int = 3, **overrides: object) -> Span:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from model.fingerprint import fingerprint
+from model.records import Batch, Span
 from processors.exceptions import ExceptionsProcessor, occurrence_key
 from processors.grouping import GroupingProcessor
+from runtime.plugins import build_processor
 from sounding import config
-from sounding.fingerprint import fingerprint
-from sounding.plugins import build_processor
-from sounding.records import Batch, Span
 
 PYTHON_TRACE = """Traceback (most recent call last):
   File "/srv/app/pricing.py", line 12, in price

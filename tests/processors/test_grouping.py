@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage import groups
+from storage.groups import status
 from storage.store import Store
 from tests.receiver.test_errors import error
 from tests.support.server import Server
@@ -51,7 +51,7 @@ def test_resolved_group_reopens_on_a_later_occurrence(server: Server) -> None:
     server.post("/ingest/errors", error(fingerprint="fp", timestamp="2026-11-21T10:00:00Z"))
     store = Store(server.db_url)
     resolved_at = 1_795_255_200_000_000  # 2026-11-21T10:00:00Z; resolved 10 minutes later
-    assert groups.set_status(store, _project_id(server), "fp", "resolved",
+    assert status.set_status(store, _project_id(server), "fp", "resolved",
                              at_us=resolved_at + 600_000_000) == "open"
     # An occurrence from before the resolution (a late report) does not reopen it.
     server.post("/ingest/errors", error(fingerprint="fp", timestamp="2026-11-21T10:05:00Z"))
@@ -70,7 +70,7 @@ def test_resolved_group_reopens_on_a_later_occurrence(server: Server) -> None:
 def test_ignored_group_keeps_counting_and_stays_ignored(server: Server) -> None:
     server.post("/ingest/errors", error(fingerprint="noise"))
     store = Store(server.db_url)
-    groups.set_status(store, _project_id(server), "noise", "ignored")
+    status.set_status(store, _project_id(server), "noise", "ignored")
     server.post("/ingest/errors", error(fingerprint="noise"))
     row = group(server, "noise")
     assert (row.status, row.count) == ("ignored", 2)

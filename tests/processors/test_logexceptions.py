@@ -23,15 +23,15 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from model.fingerprint import fingerprint
+from model.otlp_values import attributes_of, fill_key_values
+from model.records import Batch, ErrorEvent, LogRecord, Span
 from processors.exceptions import ExceptionsProcessor, occurrence_key
 from processors.grouping import GroupingProcessor
 from processors.logexceptions import LogExceptionsProcessor
-from receiver.decode_otlp import spans_from_proto
+from receiver.otlp.decode_traces import spans_from_proto
+from runtime.plugins import build_processor
 from sounding import config
-from sounding.fingerprint import fingerprint
-from sounding.otlp_values import attributes_of, fill_key_values
-from sounding.plugins import build_processor
-from sounding.records import Batch, ErrorEvent, LogRecord, Span
 
 RESOURCE = {"service.name": "shop", "deployment.environment.name": "prod",
             "service.version": "2.4.1"}

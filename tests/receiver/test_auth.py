@@ -14,9 +14,9 @@ import pytest
 import requests
 from sqlalchemy import event
 
+from extensions.auth import KeyAuthenticator
+from model.errors import Unauthenticated
 from receiver.auth import project_for
-from sounding.errors import Unauthenticated
-from sounding.extensions.auth import KeyAuthenticator
 from storage import keys
 from storage.store import Store
 from tests.sounding.test_cli import sounding

@@ -11,8 +11,8 @@ import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from model.errors import InvalidInput
 from receiver.jsonbody import MAX_DEPTH, depth_of, parse_json, surely_shallow
-from sounding.errors import InvalidInput
 from tests.receiver.otlp_helpers import random_trace_id, stored_spans
 from tests.support.server import Server
 

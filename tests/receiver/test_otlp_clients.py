@@ -20,7 +20,7 @@ import pytest
 import requests
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from sounding.fingerprint import fingerprint
+from model.fingerprint import fingerprint
 from tests.receiver.otlp_helpers import assert_stored_as_sent, collector_request, random_trace_id
 from tests.support.server import Server
 

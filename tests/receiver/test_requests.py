@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from sounding import histogram
+from model import histogram
 from tests.support.server import Server
 
 MINUTE = "2026-11-21T10:15:"

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from receiver.status import http_error, sentry_http_error
-from sounding.errors import (
+from model.errors import (
     Forbidden,
     InvalidInput,
     Overloaded,
     StoreUnavailable,
     Unauthenticated,
 )
+from receiver.status import http_error, sentry_http_error
 
 
 def test_retryable_errors_are_429_with_both_rate_limit_headers() -> None:

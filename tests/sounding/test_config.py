@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from model.errors import ConfigError
 from sounding import config
-from sounding.errors import ConfigError
 
 
 def test_defaults_need_no_file() -> None:
@@ -146,7 +146,7 @@ def test_an_unknown_key_from_the_environment_is_refused() -> None:
 def test_each_component_section_gets_its_factory_defaults(tmp_path: Path) -> None:
     """Defaults are written once, beside the component: a second HTTP receiver named
     `otlp_http/b` gets otlp_http's, the built-in extensions theirs."""
-    from receiver.http import OTLP_HTTP_DEFAULTS
+    from receiver.http.server import OTLP_HTTP_DEFAULTS
 
     path = tmp_path / "c.yaml"
     path.write_text("receivers:\n  otlp_http/b:\n    port: 4400\n")

@@ -76,7 +76,7 @@ def test_with_the_dashboard_on_it_is_imported(tmp_path: Path) -> None:
 
 
 def test_the_writer_process_imports_no_event_loop() -> None:
-    code = ("import sys, exporters.sql_writer; "
+    code = ("import sys, exporters.sql.writer; "
             "print(sorted({'asyncio', 'ssl', 'sqlalchemy'} & set(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                           text=True, timeout=60, check=True)

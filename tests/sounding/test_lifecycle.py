@@ -1,7 +1,7 @@
 """Every registered component type, built-in or plugin, of every kind: shutdown is
 safe without start and safe twice, and a second instance starts after the first
 stopped (the OpenTelemetry Collector's generated tests run the same cases over
-every component). The types come from the registry (sounding/factory.py), so a new
+every component). The types come from the registry (runtime/factory.py), so a new
 one is covered the day it is registered; one its defaults cannot build declares a
 `sample_config` rather than being skipped."""
 
@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from extensions.storage import StorageExtension
+from model.component import Component, Extension
+from model.errors import ConfigError, PortUnavailable
+from runtime.factory import KINDS, SECTIONS, DetachedHost, build, factory_for, type_names
+from runtime.pipeline import Pipeline
 from sounding import config as config_mod
-from sounding.component import Component, Extension
-from sounding.errors import ConfigError, PortUnavailable
-from sounding.extensions.storage import StorageExtension
-from sounding.factory import KINDS, SECTIONS, DetachedHost, build, factory_for, type_names
-from sounding.pipeline import Pipeline
 from sounding.service import Service
 from storage.store import Store
 

@@ -8,12 +8,14 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import select
 
+from model.records import Batch, ErrorEvent
 from processors.grouping import GroupingProcessor
-from sounding.records import Batch, ErrorEvent
-from storage import alerts, groups, keys, merge, schema
+from storage import keys, schema
+from storage.alerts import outbox
+from storage.groups import merge, status
 from storage.queries import alert_inputs
 from storage.store import Store
-from storage.wire import write_batches
+from storage.wire.batch import write_batches
 
 NOW = 1_795_168_800
 US = 1_000_000
@@ -45,7 +47,7 @@ def test_busy_groups_are_those_that_can_have_enough_events_busiest_first(store: 
            *[("b", NOW + i, None) for i in range(7)],
            *[("muted", NOW + i, None) for i in range(9)],
            *[("stale", NOW - 3 * 3600 + i, None) for i in range(9)])
-    groups.set_status(store, 1, "muted", "ignored")
+    status.set_status(store, 1, "muted", "ignored")
     busy = alert_inputs.busy_groups(store, 1, (NOW - 10 * MIN) * US, 3)
     assert [(g.fingerprint, g.recent) for g in busy] == [("b", 7), ("a", 4)]
     assert alert_inputs.busy_groups(store, 1, (NOW - 10 * MIN) * US, 7) == []
@@ -64,8 +66,8 @@ def test_event_count_takes_the_window_the_environment_and_stops_at_at_most(store
 
 def test_fact_times_finds_facts_by_key_long_ones_too(store: Store) -> None:
     long_key = "frequency:r:" + "f" * 300 + ":60"
-    assert alerts.record_fact(store, 1, "frequency", "x", long_key, 7 * US, {})
-    assert alerts.record_fact(store, 1, "frequency", "y", "frequency:r:y:60", 8 * US, {})
+    assert outbox.record_fact(store, 1, "frequency", "x", long_key, 7 * US, {})
+    assert outbox.record_fact(store, 1, "frequency", "y", "frequency:r:y:60", 8 * US, {})
     assert alert_inputs.fact_times(store, 1, [long_key, "frequency:r:y:60", "nope"]) == {
         long_key: 7 * US, "frequency:r:y:60": 8 * US}
     assert alert_inputs.fact_times(store, 2, [long_key]) == {}
@@ -91,5 +93,5 @@ def test_a_merged_group_counts_in_its_target_and_follows_its_status(store: Store
     assert alert_inputs.event_count(store, 1, busy.fingerprints, NOW * US,
                                     (NOW + 10) * US) == 7
     # Ignoring the target silences the group merged into it as well.
-    groups.set_status(store, 1, "target", "ignored")
+    status.set_status(store, 1, "target", "ignored")
     assert alert_inputs.busy_groups(store, 1, since, 2) == []

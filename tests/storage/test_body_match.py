@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from sounding.otlp_values import attributes_of, fill_key_values
+from model.otlp_values import attributes_of, fill_key_values
 from storage.queries import trace_search as ts
 from storage.queries.body_match import value_forms
 from storage.queries.trace_terms import attr_text, parse

@@ -1,4 +1,4 @@
-"""Snoozing several groups at once (storage/groups.py, set_statuses with a Snooze): one
+"""Snoozing several groups at once (storage/groups/status.py, set_statuses with a Snooze): one
 transaction, every change recorded with who made it, each group's "more events"
 counted from its own count; on SQLite and PostgreSQL, records in through the real
 processors and writer."""
@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from storage import groups, keys
+from storage import keys
+from storage.groups import status
 from storage.queries import errors as eq
 from storage.store import Store
 from tests.storage.test_queries import NOW, US, Db, err
@@ -40,8 +41,8 @@ def test_each_group_wakes_after_its_own_n_more_events(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 90), err("b", NOW - 90), err("b", NOW - 89),
                       err("b", NOW - 88)])
     ids = [group(db, "a").id, group(db, "b").id]
-    changed = groups.set_statuses(db.store, db.project, ids, "ignored", actor="ada",
-                                  at_us=(NOW - 80) * US, snooze=groups.Snooze(events=2))
+    changed = status.set_statuses(db.store, db.project, ids, "ignored", actor="ada",
+                                  at_us=(NOW - 80) * US, snooze=status.Snooze(events=2))
     assert changed == 2
     assert (group(db, "a").snooze_count, group(db, "b").snooze_count) == (3, 5)
     assert history(db, "a") == history(db, "b") == [("open", "ignored", "user", "ada")]
@@ -59,11 +60,11 @@ def test_each_group_wakes_after_its_own_n_more_events(db: Db) -> None:
 def test_ignored_groups_are_snoozed_too_and_others_left_alone(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 90), err("b", NOW - 90), err("c", NOW - 90)])
     ids = {fp: group(db, fp).id for fp in "abc"}
-    groups.set_status(db.store, db.project, "a", "ignored", actor="ada")  # for good
+    status.set_status(db.store, db.project, "a", "ignored", actor="ada")  # for good
     until = (NOW + 3600) * US
-    changed = groups.set_statuses(db.store, db.project, [ids["a"], ids["b"], 10**12],
+    changed = status.set_statuses(db.store, db.project, [ids["a"], ids["b"], 10**12],
                                   "ignored", actor="grace",
-                                  snooze=groups.Snooze(until_us=until, per_hour=10))
+                                  snooze=status.Snooze(until_us=until, per_hour=10))
     assert changed == 2  # the ignored one was snoozed, the unknown id names nothing
     for fp in ("a", "b"):
         assert (group(db, fp).snooze_until_us, group(db, fp).snooze_per_hour) == (until, 10)
@@ -72,16 +73,16 @@ def test_ignored_groups_are_snoozed_too_and_others_left_alone(db: Db) -> None:
     assert group(db, "c").status == "open" and history(db, "c") == []
     # Another project's ids change nothing there.
     other = Db(db.store, db.project + 1000)
-    assert groups.set_statuses(other.store, other.project, list(ids.values()), "ignored",
-                               snooze=groups.Snooze(events=1)) == 0
+    assert status.set_statuses(other.store, other.project, list(ids.values()), "ignored",
+                               snooze=status.Snooze(events=1)) == 0
 
 
 def test_a_bad_bulk_snooze_writes_nothing(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 90)])
     a = group(db, "a").id
     with pytest.raises(ValueError, match="only an ignored group can be snoozed"):
-        groups.set_statuses(db.store, db.project, [a], "resolved",
-                            snooze=groups.Snooze(events=1))
+        status.set_statuses(db.store, db.project, [a], "resolved",
+                            snooze=status.Snooze(events=1))
     with pytest.raises(ValueError, match="until_us must be a time"):
-        groups.Snooze(until_us=-1)
+        status.Snooze(until_us=-1)
     assert group(db, "a").status == "open" and history(db, "a") == []

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import insert
 
-from sounding import histogram
-from sounding.records import Deploy
+from model import histogram
+from model.records import Deploy
 from storage import schema
 from storage.queries import deploys as dq
 from storage.queries import performance as pq
@@ -18,8 +18,8 @@ __all__ = ["db"]  # the fixture, used by name
 
 
 def metric_minutes(db: Db, service: str, env: str, minutes: list[int], ms: float) -> None:
-    """Rollup rows as the HTTP duration metrics write them (storage/writer_metrics.py),
-    per minute and per hour (storage/writer_hourly.py): 5 requests, one an error."""
+    """Rollup rows as the HTTP duration metrics write them (storage/writer/points.py),
+    per minute and per hour (storage/writer/hourly.py): 5 requests, one an error."""
     key = {"project_id": db.project, "service": service, "env": env, "method": "GET",
            "route": "/m"}
     bucket = histogram.bucket_of(ms)

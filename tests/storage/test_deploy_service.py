@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from sounding.records import Deploy
+from model.records import Deploy
 from storage import schema
 from storage.queries import deploys as dq
 from tests.storage.test_queries import HOUR, MIN, NOW, US, Db, db, req  # noqa: F401

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from storage import groups, keys
+from storage import keys
+from storage.groups import status
 from storage.queries import errors as eq
 from storage.queries import facets as fq
 from storage.store import Store
@@ -51,9 +52,9 @@ def test_search_finds_class_message_or_fingerprint_whatever_the_case(db: Db) -> 
 
 def test_a_status_change_records_who_made_it(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 50)])
-    assert groups.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 40) * US,
+    assert status.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 40) * US,
                              actor="ada@example.com") == "open"
-    groups.set_status(db.store, db.project, "a", "open", at_us=(NOW - 30) * US)
+    status.set_status(db.store, db.project, "a", "open", at_us=(NOW - 30) * US)
     history = eq.status_history(db.store, db.project, "a")
     assert [(h.to_status, h.reason, h.actor, h.at_us) for h in history] == [
         ("open", "user", None, (NOW - 30) * US),
@@ -64,11 +65,11 @@ def test_bulk_changes_every_named_group_of_the_project_and_records_each(db: Db) 
     db.ingest(errors=[err("a", NOW - 50), err("b", NOW - 40), err("c", NOW - 30)])
     ids = {i.group.fingerprint: i.group.id for i in eq.list_groups(
         db.store, db.project, ("open",), now_us=NOW * US).items}
-    groups.set_status(db.store, db.project, "b", "resolved")
+    status.set_status(db.store, db.project, "b", "resolved")
     other = Db(db.store, db.project + 1000)  # a project with no such groups
-    assert groups.set_statuses(other.store, other.project, list(ids.values()),
+    assert status.set_statuses(other.store, other.project, list(ids.values()),
                                "resolved") == 0
-    changed = groups.set_statuses(db.store, db.project, [ids["a"], ids["b"], ids["a"], 10**12],
+    changed = status.set_statuses(db.store, db.project, [ids["a"], ids["b"], ids["a"], 10**12],
                                   "resolved", actor="grace", at_us=(NOW - 5) * US)
     assert changed == 1  # b was resolved already; the unknown id names nothing
     assert listed(db, "", ("resolved",)) == ["a", "b"] and listed(db, "") == ["c"]
@@ -76,12 +77,12 @@ def test_bulk_changes_every_named_group_of_the_project_and_records_each(db: Db) 
         db.store, db.project, "a")] == [("resolved", "grace", (NOW - 5) * US)]
     a = eq.get_group(db.store, db.project, ids["a"])
     assert a is not None and a.resolved_us == (NOW - 5) * US
-    assert groups.set_statuses(db.store, db.project, [ids["a"], ids["c"]], "ignored") == 2
+    assert status.set_statuses(db.store, db.project, [ids["a"], ids["c"]], "ignored") == 2
     assert listed(db, "", ("ignored",)) == ["a", "c"]
     a = eq.get_group(db.store, db.project, ids["a"])
     assert a is not None and a.resolved_us is None
     try:
-        groups.set_statuses(db.store, db.project, [ids["a"]], "gone")
+        status.set_statuses(db.store, db.project, [ids["a"]], "gone")
         raise AssertionError("an unknown status was accepted")
     except ValueError as exc:
         assert "status must be one of" in str(exc)
@@ -89,7 +90,7 @@ def test_bulk_changes_every_named_group_of_the_project_and_records_each(db: Db) 
 
 def test_a_recurrence_reopens_without_a_resolution_time_and_without_an_actor(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 50)])
-    groups.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 40) * US,
+    status.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 40) * US,
                       actor="ada")
     db.ingest(errors=[err("a", NOW - 30)])
     (item,) = eq.list_groups(db.store, db.project, ("open",), now_us=NOW * US).items
@@ -121,10 +122,10 @@ def test_resolved_in_the_next_release_reopens_only_on_a_release_not_seen_by_then
                                                                                  ) -> None:
     db.ingest(errors=[err("a", NOW - 90, release="1.0"), err("a", NOW - 80, release="1.1"),
                       err("b", NOW - 80)])
-    groups.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 70) * US,
+    status.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 70) * US,
                       actor="ada", next_release=True)
     # Plain resolve of a group without releases: any later error reopens it.
-    groups.set_status(db.store, db.project, "b", "resolved", at_us=(NOW - 70) * US,
+    status.set_status(db.store, db.project, "b", "resolved", at_us=(NOW - 70) * US,
                       next_release=True)
 
     def group(fp: str) -> eq.Group:
@@ -150,7 +151,7 @@ def test_resolved_in_the_next_release_reopens_only_on_a_release_not_seen_by_then
     assert [(h.to_status, h.reason) for h in eq.status_history(db.store, db.project, "a")] == [
         ("open", "recurrence"), ("resolved", "user")]
     # Resolved in the next release again: now 1.2 is the current one.
-    groups.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 30) * US,
+    status.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 30) * US,
                       next_release=True)
     db.ingest(errors=[err("a", NOW - 20, release="1.2")])
     assert (group("a").status, group("a").resolved_release) == ("resolved", "1.2")
@@ -176,23 +177,23 @@ def _snooze_ended(d: Db, fp: str) -> list[tuple[str, str, str]]:
 
 def test_snooze_until_n_more_events(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 90), err("a", NOW - 89)])
-    groups.set_status(db.store, db.project, "a", "ignored", actor="ada",
-                      snooze=groups.Snooze(events=3))
+    status.set_status(db.store, db.project, "a", "ignored", actor="ada",
+                      snooze=status.Snooze(events=3))
     db.ingest(errors=[err("a", NOW - 80), err("a", NOW - 79)])
     assert _status(db, "a") == "ignored" and _snooze_ended(db, "a") == []
     db.ingest(errors=[err("a", NOW - 70)])
     assert _status(db, "a") == "open"
     assert _snooze_ended(db, "a") == [("ignored", "open", "snooze ended")]
     # Ignored for good (no snooze): it never opens on its own.
-    groups.set_status(db.store, db.project, "a", "ignored")
+    status.set_status(db.store, db.project, "a", "ignored")
     db.ingest(errors=[err("a", NOW - 60 + i) for i in range(5)])
     assert _status(db, "a") == "ignored"
 
 
 def test_snooze_until_a_time(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 90)])
-    groups.set_status(db.store, db.project, "a", "ignored",
-                      snooze=groups.Snooze(until_us=(NOW - 50) * US))
+    status.set_status(db.store, db.project, "a", "ignored",
+                      snooze=status.Snooze(until_us=(NOW - 50) * US))
     db.ingest(errors=[err("a", NOW - 80), err("a", NOW - 60)])
     assert _status(db, "a") == "ignored"
     db.ingest(errors=[err("a", NOW - 40)])
@@ -201,8 +202,8 @@ def test_snooze_until_a_time(db: Db) -> None:
 
 def test_snooze_until_more_than_n_events_an_hour(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 5 * 3600)])
-    groups.set_status(db.store, db.project, "a", "ignored",
-                      snooze=groups.Snooze(per_hour=3))
+    status.set_status(db.store, db.project, "a", "ignored",
+                      snooze=status.Snooze(per_hour=3))
     # Three in one hour, three in the next (in two commits): never more than three.
     db.ingest(errors=[err("a", NOW - 3 * 3600 + i) for i in range(3)])
     db.ingest(errors=[err("a", NOW - 2 * 3600 + i) for i in range(2)])
@@ -216,12 +217,12 @@ def test_a_snooze_is_checked_and_cleared(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 90)])
     for bad in ({"events": 0}, {"per_hour": -1}, {"events": 10**13}):
         try:
-            groups.Snooze(**bad)  # type: ignore[arg-type]
+            status.Snooze(**bad)  # type: ignore[arg-type]
             raise AssertionError(f"{bad} was accepted")
         except ValueError as exc:
             assert "must be a whole number" in str(exc)
-    groups.set_status(db.store, db.project, "a", "ignored", snooze=groups.Snooze(events=1))
-    groups.set_status(db.store, db.project, "a", "open")
-    groups.set_status(db.store, db.project, "a", "ignored")  # plainly: the snooze is gone
+    status.set_status(db.store, db.project, "a", "ignored", snooze=status.Snooze(events=1))
+    status.set_status(db.store, db.project, "a", "open")
+    status.set_status(db.store, db.project, "a", "ignored")  # plainly: the snooze is gone
     db.ingest(errors=[err("a", NOW - 80)])
     assert _status(db, "a") == "ignored"

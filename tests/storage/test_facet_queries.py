@@ -9,8 +9,9 @@ from collections.abc import Iterator
 import pytest
 import sqlalchemy as sa
 
-from sounding.records import Deploy
-from storage import groups, keys
+from model.records import Deploy
+from storage import keys
+from storage.groups import status
 from storage.queries import deploys as dq
 from storage.queries import errors as eq
 from storage.queries import events as evq
@@ -68,7 +69,7 @@ def test_the_error_list_filters_by_environment_release_and_service(db: Db) -> No
         err("b", NOW - 40, environment="prod", release="1.1", service="worker"),
         err("c", NOW - 30, environment="staging", release=long),
         err("d", NOW - 20)])
-    groups.set_status(db.store, db.project, "b", "resolved")
+    status.set_status(db.store, db.project, "b", "resolved")
 
     def listed(statuses: tuple[str, ...] = ("open", "resolved"), **facets: str) -> list[str]:
         page = eq.list_groups(db.store, db.project, statuses, facets=facets, now_us=NOW * US)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from sounding.timeutil import now_us
+from model.timeutil import now_us
 from storage import keys
 from storage.store import Store
 

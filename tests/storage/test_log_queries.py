@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from sounding.records import Batch, LogRecord
+from model.records import Batch, LogRecord
 from storage import keys
 from storage.queries import logs as lq
 from storage.store import Store
-from storage.wire import write_batches
+from storage.wire.batch import write_batches
 
 T0 = 1_795_168_800 * 10**9  # 2026-11-20T10:00:00Z
 TRACE = "ab" * 16

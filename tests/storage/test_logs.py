@@ -13,11 +13,11 @@ import sqlalchemy as sa
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.logs.v1 import logs_pb2
 
-from sounding.records import Batch, LogRecord
+from model.records import Batch, LogRecord
 from storage import keys, logbody, rows
 from storage.queries import logs as lq
 from storage.store import Store
-from storage.wire import encode_batch, encode_checked, write_batches
+from storage.wire.batch import encode_batch, encode_checked, write_batches
 
 TRACE = "ab" * 16
 SPAN = "cd" * 8

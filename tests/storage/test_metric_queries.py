@@ -1,5 +1,5 @@
 """The Metrics read queries on SQLite and PostgreSQL, over points written by the
-store's real writer (storage/wire.py write_batches, cumulative values turned into
+store's real writer (storage/wire/batch.py write_batches, cumulative values turned into
 deltas there): sums and rates of counters, last/avg/min/max of gauges, histogram
 percentiles within their bucket, filters, grouping and its cap."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sounding.records import (
+from model.records import (
     EXPONENTIAL_HISTOGRAM,
     GAUGE,
     HISTOGRAM,
@@ -20,9 +20,9 @@ from sounding.records import (
     Batch,
     MetricPoint,
 )
-from storage.queries import metrics as mq
+from storage.queries import metric_series as mq
 from storage.store import Store
-from storage.wire import write_batches
+from storage.wire.batch import write_batches
 
 S = 1_000_000_000
 T0 = 1_764_000_000  # a multiple of 60 and 600: steps start on it

@@ -13,8 +13,8 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
-from sounding.records import GAUGE, Batch, LogRecord, MetricPoint, Span
-from storage import keys, retention, schema
+from model.records import GAUGE, Batch, LogRecord, MetricPoint, Span
+from storage import keys, schema
 from storage import partitions as partitions_module
 from storage.partitions import (
     DAY_NS,
@@ -26,10 +26,11 @@ from storage.partitions import (
     partitions,
 )
 from storage.queries import logs as lq
-from storage.queries import metrics as mq
+from storage.queries import metric_series as mq
 from storage.queries import traces as tq
+from storage.retention import sweep
 from storage.store import Store
-from storage.wire import write_batches
+from storage.wire.batch import write_batches
 from tests.support.migrations import migrate
 from tests.support.postgres import wait_until_blocked
 
@@ -320,7 +321,7 @@ def test_a_drop_gives_up_behind_a_long_query(pg: tuple[Store, int],
 
 def test_the_retention_sweep_drops_old_days_whole_and_deletes_stragglers(
         pg: tuple[Store, int]) -> None:
-    """storage/retention.py with real partitions: days past the longest setting go as
+    """storage/retention/sweep.py with real partitions: days past the longest setting go as
     whole partitions; a project with a shorter setting, and the default partition's
     old rows, lose theirs row by row; newer rows stay."""
     store, project = pg
@@ -330,10 +331,10 @@ def test_the_retention_sweep_drops_old_days_whole_and_deletes_stragglers(
     old, recent = (TODAY - 10) * DAY_NS + 7, (TODAY - 3) * DAY_NS + 7
     write(store, project, old, recent, FAR_PAST)
     write(store, short, old, recent, FAR_PAST, first=10)
-    policy = retention.Policy({**dict.fromkeys(retention.SIGNALS, 0), "spans": 7 * 86_400,
+    policy = sweep.Policy({**dict.fromkeys(sweep.SWEPT_TABLES, 0), "spans": 7 * 86_400,
                                "logs": 7 * 86_400},
                               {"short": {"spans": 2 * 86_400}}, 5000)
-    outcome = retention.sweep(store, policy, "me", now_s=TODAY * 86_400 + 60)
+    outcome = sweep.sweep(store, policy, "me", now_s=TODAY * 86_400 + 60)
     assert outcome.swept  # days -12 .. -8 end before the cutoff (7 days back, plus a minute)
     assert set(outcome.partitions) == day_names("spans", *range(TODAY - 12, TODAY - 7)) | \
         day_names("logs", *range(TODAY - 12, TODAY - 7))

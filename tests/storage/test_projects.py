@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sounding.timeutil import now_us
+from model.timeutil import now_us
 from storage import keys, projects
 from storage.store import Store
 

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
+from model.records import Batch, Deploy, ErrorEvent, RequestMetric, SourceContext, Span
 from processors.classify import ClassifyProcessor
 from processors.grouping import GroupingProcessor
 from processors.reopen import ReopenProcessor
 from processors.spanmetrics import SpanMetricsProcessor
-from sounding.records import Batch, Deploy, ErrorEvent, RequestMetric, SourceContext, Span
-from storage import groups, keys
+from storage import keys
+from storage.groups import status as groups
 from storage.queries import deploys as dq
 from storage.queries import errors as eq
 from storage.queries import events as evq
@@ -22,7 +23,7 @@ from storage.queries import performance as pq
 from storage.queries import trace_search as ts
 from storage.queries import traces as tq
 from storage.store import Store
-from storage.wire import write_batches
+from storage.wire.batch import write_batches
 
 NOW = 1_795_168_800  # 2026-11-20T10:00:00Z, on the hour
 US = 1_000_000

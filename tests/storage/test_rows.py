@@ -7,9 +7,10 @@ import pickle
 
 import pytest
 
-from storage import rows, schema, writer
+from storage import rows, schema
 from storage.rows import Field, RowForm, WireBatch
-from storage.storable import Columns, Unstorable, check
+from storage.wire.storable import Columns, Unstorable, check
+from storage.writer import commit
 
 FORM = RowForm("t", (rows.PROJECT_ID, Field("name", rows.TEXT, 4),
                      Field("note", rows.TEXT, nullable=True), Field("n", rows.INT32),
@@ -67,13 +68,13 @@ def test_the_schema_and_the_writer_use_the_declared_columns_in_order() -> None:
                         (rows.ERROR_EVENTS, schema.error_events), (rows.DEPLOYS, schema.deploys)):
         names = [c.name for c in table.columns]  # after a generated id, if any
         assert names[-len(form.columns):] == list(form.column_names)
-    assert writer.ERROR_COLUMNS == ("project_id", *rows.ERROR_EVENTS.names, "received_us")
+    assert commit.ERROR_COLUMNS == ("project_id", *rows.ERROR_EVENTS.names, "received_us")
 
 
 def test_the_writer_refuses_a_form_that_leaves_it_other_columns() -> None:
     with pytest.raises(ValueError, match="received_us"):
-        writer._insert_columns(FORM)  # FORM leaves received_us to the writer too
-    assert writer._insert_columns(FORM, received=True) == (
+        commit._insert_columns(FORM)  # FORM leaves received_us to the writer too
+    assert commit._insert_columns(FORM, received=True) == (
         "project_id", "name", "note", "n", "x", "received_us")
 
 

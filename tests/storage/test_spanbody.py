@@ -9,8 +9,8 @@ import requests
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from receiver.decode_otlp import MAX_VALUE_DEPTH
-from sounding.records import Span
+from model.records import Span
+from receiver.otlp.decode_traces import MAX_VALUE_DEPTH
 from storage import spanbody
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.receiver.otlp_helpers import random_trace_id, request_of, span_pb

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 from sqlalchemy import text
 
-from sounding.extensions.storage import StorageExtension
+from extensions.storage import StorageExtension
 from storage.store import Store, StoreClosed
 
 

@@ -116,12 +116,12 @@ def start_server(db_url: str, keys: dict[str, str] | None = None,
         "SOUNDING_OTLP_HTTP_PORT": "0",
         "SOUNDING__RECEIVERS__OTLP_HTTP__HOST": "127.0.0.1",
         "SOUNDING_API_KEYS": ",".join(f"{p}:{k}" for p, k in keys.items()),
-        # Every trace request through a decode worker (sounding/offload.py), however
+        # Every trace request through a decode worker (runtime/offload.py), however
         # small: the path large requests take in production. tests/sounding/
         # test_offload.py covers decoding on the event loop.
         "SOUNDING__SERVICE__DECODE_MIN_BYTES": "0",
         # Not shedding on event-loop lag: on a busy test machine the loop is late at
-        # random; tests/sounding/test_admission.py turns it on where it is tested.
+        # random; tests/runtime/test_admission.py turns it on where it is tested.
         "SOUNDING__SERVICE__MAX_EVENT_LOOP_LAG_MS": "0",
         "PYTHONUNBUFFERED": "1",
     })

@@ -6,7 +6,7 @@ chunks, inside the migration's transaction.
 
 Frozen: the body encoding, the resource id, the JSON text and the semantic fields
 below are copies of the application's code as it was when this revision was
-written (storage/spanbody.py, sounding/otlp_values.py, storage/jsontext.py,
+written (storage/spanbody.py, model/otlp_values.py, storage/jsontext.py,
 processors/classify.py). A migration must turn the same old rows into the same new
 ones for ever; importing live code would let a later change to that code rewrite
 history. Do not edit them to follow the application.

@@ -4,14 +4,14 @@ those recorded before this revision have none (NULL).
 
 `error_groups.resolved_release`: a group resolved "in the next release" names the
 release current at that time; only an error of a release the group had not seen by
-then reopens it (storage/writer_groups.py). NULL: resolved plainly.
+then reopens it (storage/writer/groups.py). NULL: resolved plainly.
 
 An Ignored group may be snoozed: until a time (`snooze_until_us`), until its count
 reaches `snooze_count`, or until an hour counts more than `snooze_per_hour` errors;
 then the writer opens it again. NULL: no such condition.
 
 And the `user` facet of the stored errors (the error list's users affected, counted
-by storage/writer_facets.py from now on), backfilled from the errors already stored:
+by storage/writer/facets.py from now on), backfilled from the errors already stored:
 one grouped read of error_events. Values cut at 200 characters, as the writer does.
 
 Revision ID: 0015

@@ -1,7 +1,7 @@
 """Merged error groups: `error_groups.merged_into`, the id of the group a group was
 merged into (NULL: not merged). A merged group keeps its own occurrences, hourly
 counts and facets; reads add them to the group it was merged into, so that undoing a
-merge is clearing the column (storage/merge.py).
+merge is clearing the column (storage/groups/merge.py).
 
 `error_status_changes.detail`: what a merge or an unmerge named ("#12, #14"), shown
 in the group's history. NULL for every other change.

@@ -10,8 +10,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from exporters.forward.client import Settings, classify, post
-from sounding import httppost
-from sounding.retry import Failed, Retry, Sent
+from runtime import httppost
+from runtime.retry import Failed, Retry, Sent
 from storage.outbox import Row
 from tests.support.smtp import self_signed_cert
 from tests.support.tls_server import serving_tls

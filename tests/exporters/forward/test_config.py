@@ -10,8 +10,8 @@ import pytest
 
 from exporters.forward.config import routes
 from exporters.forward.exporter import factory
+from model.errors import ConfigError
 from sounding import config as config_mod
-from sounding.errors import ConfigError
 from tests.support.server import REPO
 
 

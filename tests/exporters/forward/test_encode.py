@@ -20,11 +20,11 @@ from exporters.forward.encode import (
     iso_us,
     prepare,
 )
-from receiver.decode_custom import decode_deploy, decode_error_batch, decode_request_batch
-from receiver.decode_otlp import decode_traces_body
-from receiver.decode_otlp_logs import decode_logs_body
-from receiver.decode_otlp_metrics import decode_metrics_body
-from sounding.records import Batch, Deploy, ErrorEvent, LogRecord, RequestMetric, SourceContext
+from model.records import Batch, Deploy, ErrorEvent, LogRecord, RequestMetric, SourceContext
+from receiver.custom.decode import decode_deploy, decode_error_batch, decode_request_batch
+from receiver.otlp.decode_logs import decode_logs_body
+from receiver.otlp.decode_metrics import decode_metrics_body
+from receiver.otlp.decode_traces import decode_traces_body
 from tests.exporters.senders import trace_request
 from tests.receiver.logs_helpers import log_pb, logs_request
 from tests.receiver.metrics_helpers import collector_request

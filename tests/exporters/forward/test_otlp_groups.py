@@ -8,8 +8,8 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from exporters.forward.otlp_groups import ScopeGroups
-from sounding.otlp_values import attributes_of
-from sounding.records import Span
+from model.otlp_values import attributes_of
+from model.records import Span
 
 
 def span(resource: dict[str, str], scope: str, service: str = "shop") -> Span:

@@ -14,9 +14,10 @@ import pytest
 from prometheus_client import REGISTRY
 
 from exporters.forward.exporter import ForwardExporter
-from sounding.errors import Overloaded
-from sounding.plugins import build_exporter
-from sounding.records import Batch, Deploy, ErrorEvent
+from extensions.storage import StorageExtension
+from model.errors import Overloaded
+from model.records import Batch, Deploy, ErrorEvent
+from runtime.plugins import build_exporter
 from storage import outbox
 from storage.store import Store
 from tests.exporters.forward.upstream import Upstream
@@ -35,7 +36,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
 def exporter(store: Store, upstream: Upstream, name: str | None = None,
              **config: Any) -> ForwardExporter:
     built = build_exporter(name or f"forward/t{next(_names)}",
-                           {"endpoint": upstream.url, **config}, store=store)
+                           {"endpoint": upstream.url, **config},
+                           extensions={"storage": StorageExtension.over(store)})
     assert isinstance(built, ForwardExporter)
     return built
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from sounding.component import Processor
-from sounding.records import Batch
+from model.component import Processor
+from model.records import Batch
 
 
 class RedactProcessor(Processor):

@@ -12,9 +12,9 @@ import json
 import os
 from typing import IO, Any
 
-from sounding.component import Exporter, Preparation
-from sounding.errors import ConfigError
-from sounding.records import Batch
+from model.component import Exporter, Preparation
+from model.errors import ConfigError
+from model.records import Batch
 
 
 def summary(batch: Batch, settings: dict[str, Any]) -> dict[str, Any]:

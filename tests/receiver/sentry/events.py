@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from model.records import Batch, ErrorEvent
 from processors.grouping import GroupingProcessor
 from receiver.sentry.event import decode_event
 from receiver.sentry.values import MAX_LABEL, MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS
-from sounding.records import Batch, ErrorEvent
-from storage.wire import encode_checked
+from storage.wire.batch import encode_checked
 
 NOW_US = 1_800_000_000_000_000
 CLIENT = Path(__file__).with_name("sentry_sdk_client.py")

@@ -1,6 +1,6 @@
 """Where the Sentry door decodes: an envelope below `decode_min_bytes` on the event
 loop, a larger one with records (a transaction of many spans) in a decode worker, as
-a large OTLP request is (sounding/offload.py). Both store the same records."""
+a large OTLP request is (runtime/offload.py). Both store the same records."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from model.errors import InvalidInput
 from receiver.sentry.envelope import MAX_HEADER_BYTES, MAX_ITEMS, parse_envelope
-from sounding.errors import InvalidInput
 from tests.receiver.sentry.envelopes import envelope, item
 
 EVENT_ID = "9ec79c33ec9942ab8353589fcb2e04dc"

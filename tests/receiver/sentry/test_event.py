@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from model.errors import InvalidInput
+from model.fingerprint import frame_fingerprint
 from receiver.jsonbody import parse_json
-from sounding.errors import InvalidInput
-from sounding.fingerprint import frame_fingerprint
 from tests.fuzz.strategies import Mutated, dumps, mutations
 from tests.receiver.sentry.events import NOW_US, assert_storable, chained, decoded, node_event
 
@@ -135,7 +135,7 @@ def test_fields_of_the_wrong_type_are_dropped_not_refused() -> None:
 
 def test_a_blank_exception_type_is_the_default_class() -> None:
     # The custom door refuses a blank class: a sidecar forwarding this event must
-    # not have it refused at the gateway (tests/receiver/test_error_details.py).
+    # not have it refused at the gateway (tests/receiver/custom/test_error_details.py).
     event = {"exception": {"values": [{"type": "  ", "value": "payment declined"}]}}
     error = decoded(event, 1_790_000_000_000_000)
     assert error.exception_class == "Error"

@@ -8,9 +8,9 @@ import copy
 import hashlib
 from typing import Any
 
+from model.fingerprint import fingerprint as text_fingerprint
+from model.fingerprint import frame_fingerprint
 from processors.exceptions import exception_error
-from sounding.fingerprint import fingerprint as text_fingerprint
-from sounding.fingerprint import frame_fingerprint
 from tests.receiver.sentry.events import (
     CLIENT,
     NODE_STACK,

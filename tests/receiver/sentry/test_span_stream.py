@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exporters.forward.encode import encode_spans
+from model.records import Batch, Span
 from processors.classify import ClassifyProcessor
 from processors.spanmetrics import SpanMetricsProcessor
 from receiver.sentry.span_attributes import (
@@ -25,8 +26,8 @@ from receiver.sentry.span_attributes import (
     STATUS_UNSET,
 )
 from receiver.sentry.span_stream import decode_span_items
-from sounding.records import Batch, Span
-from storage import spanbody, wire
+from storage import spanbody
+from storage.wire import batch as wire
 from tests.receiver.sentry.test_sentry_node import PUBLIC_KEY, run_node, sent_items
 from tests.receiver.sentry.test_transaction import JSON, _paths
 from tests.support.recorder import recording

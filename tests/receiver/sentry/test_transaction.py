@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exporters.forward.encode import encode_spans
+from model.records import Batch, Span
+from model.timeutil import parse_iso8601_us
 from processors.classify import ClassifyProcessor
 from processors.spanmetrics import SpanMetricsProcessor
 from receiver.sentry.span_attributes import (
@@ -30,9 +32,8 @@ from receiver.sentry.span_attributes import (
     kind_of,
 )
 from receiver.sentry.transaction import MAX_SPANS, decode_transaction
-from sounding.records import Batch, Span
-from sounding.timeutil import parse_iso8601_us
-from storage import spanbody, wire
+from storage import spanbody
+from storage.wire import batch as wire
 
 CLIENT_SCRIPT = Path(__file__).with_name("sentry_sdk_txn_client.py")
 NOW_US = 1_795_168_800_000_000

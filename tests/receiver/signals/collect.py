@@ -7,10 +7,10 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from model.component import Exporter
+from model.records import Batch
 from receiver.signals.outcome import Origin, Outcome
-from sounding.component import Exporter
-from sounding.pipeline import Pipeline
-from sounding.records import Batch
+from runtime.pipeline import Pipeline
 
 TRACE_ID, SPAN_ID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 

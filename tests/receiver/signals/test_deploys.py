@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from model.errors import InvalidInput
 from receiver.signals.deploys import handle_deploy
 from receiver.signals.outcome import ACCEPTED
-from sounding.errors import InvalidInput
 from tests.receiver.signals.collect import run
 
 

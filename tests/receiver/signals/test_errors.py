@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from model.errors import InvalidInput
 from receiver.signals.errors import handle_error, handle_error_batch
 from receiver.signals.outcome import ACCEPTED, Origin
-from sounding.errors import InvalidInput
 from tests.receiver.signals.collect import SPAN_ID, TRACE_ID, run
 
 

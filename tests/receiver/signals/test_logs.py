@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from opentelemetry.proto.logs.v1 import logs_pb2
 
+from model.errors import InvalidInput
 from receiver.signals.logs import handle_logs
 from receiver.signals.otlp import OtlpBody
 from receiver.signals.outcome import Origin
-from sounding.errors import InvalidInput
+from tests.receiver.otlp.test_decode_logs import request_of
 from tests.receiver.signals.collect import run
-from tests.receiver.test_decode_otlp_logs import request_of
 
 
 def test_records_dropped_alone_are_a_partial_success() -> None:

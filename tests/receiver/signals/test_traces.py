@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from model.errors import InvalidInput
 from receiver.signals.outcome import Origin
 from receiver.signals.traces import OtlpBody, handle_traces
-from sounding.errors import InvalidInput
 from tests.receiver.signals.collect import run
 
 GOOD_TRACE = bytes.fromhex("4bf92f3577b34da6a3ce929d0e0e4736")

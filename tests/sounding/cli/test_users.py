@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from storage import users
+from storage.accounts import users
 from storage.store import Store
 from tests.sounding.cli.conftest import Run
 

@@ -1,0 +1,1 @@
+"""The SQL exporter: a bounded queue in front of a writer process."""

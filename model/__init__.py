@@ -1,0 +1,2 @@
+"""The record model and the component contracts: the ground every layer imports; it imports
+nothing of Sounding above it."""

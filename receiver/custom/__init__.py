@@ -1,0 +1,1 @@
+"""Pure decoders of Sounding's own JSON doors: errors, deploys, requests."""

@@ -1,0 +1,1 @@
+"""The gRPC receiver: one server, every signal's method."""

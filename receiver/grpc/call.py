@@ -1,0 +1,97 @@
+"""One unary gRPC call, the way every Sounding service handles it: the key from the
+`authorization` metadata, the raw request bytes handed to the method (so that an
+undecodable message is our INVALID_ARGUMENT, not grpcio's generic error: see
+receiver/grpc/messages.py), and every error kind mapped to a status in
+receiver/status.py."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import grpc
+
+from model.component import Authenticator
+from model.errors import SoundingError
+from receiver import refusals
+from receiver.auth import bearer_key, project_for
+from receiver.status import grpc_error, http_error, reason_label
+from receiver.traceparent import parse_traceparent
+from runtime import telemetry
+from runtime.pipeline import Pipeline
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Call:
+    """What a method gets: the caller's project and the request as it arrived."""
+
+    project_id: int
+    body: bytes
+    metadata: dict[str, str | bytes]
+    pipeline: Pipeline
+
+    def trace_link(self) -> tuple[str, str] | None:
+        value = self.metadata.get("traceparent")
+        return parse_traceparent(value) if isinstance(value, str) else None
+
+
+Method = Callable[[Call], Awaitable[bytes]]
+
+
+def unary(endpoint: str, method: Method, pipeline: Pipeline,
+          auth: Authenticator) -> grpc.RpcMethodHandler:
+    """A raw-bytes unary handler around `method` (request and response serialized by us)."""
+
+    async def handle(body: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        started = time.perf_counter()
+        metadata: dict[str, str | bytes] = {}
+        for key, value in context.invocation_metadata() or ():
+            metadata.setdefault(key.lower(), value)
+        error: BaseException
+        try:
+            header = metadata.get("authorization")
+            project_id = await project_for(auth, header if isinstance(header, str) else None)
+            # Shed before decoding, as the HTTP receiver does.
+            refusal = pipeline.admission_error()
+            if refusal is not None:
+                raise refusal
+            with pipeline.admission.admitted():
+                response = await method(Call(project_id, body, metadata, pipeline))
+        except SoundingError as exc:
+            error = exc
+        except Exception as exc:  # noqa: BLE001 - answered INTERNAL, and logged: our bug
+            log.exception("gRPC %s failed", endpoint)
+            error = exc
+        else:
+            telemetry.REQUEST_SECONDS.labels(endpoint).observe(time.perf_counter() - started)
+            return response
+        # Outside the try: abort() raises to end the call, and must not be caught above.
+        status = http_error(error)[0]
+        telemetry.REFUSED.labels(endpoint, reason_label(status)).inc()
+        if status != 500:  # a server error was logged above, with its traceback
+            refusals.refused(status, endpoint, error, _presented_key(metadata))
+        code, message, trailers = grpc_error(error)
+        await context.abort(code, message, trailing_metadata=trailers)
+        raise AssertionError("unreachable: abort() raises")
+
+    return grpc.unary_unary_rpc_method_handler(handle)
+
+
+def _presented_key(metadata: dict[str, str | bytes]) -> str | None:
+    header = metadata.get("authorization")
+    try:
+        return bearer_key(header if isinstance(header, str) else None)
+    except SoundingError:
+        return None
+
+
+def service(name: str, methods: dict[str, tuple[str, Method]], pipeline: Pipeline,
+            auth: Authenticator) -> grpc.GenericRpcHandler:
+    """A service `name` whose methods are {method name: (metrics endpoint, method)}."""
+    return grpc.method_handlers_generic_handler(name, {
+        method_name: unary(endpoint, method, pipeline, auth)
+        for method_name, (endpoint, method) in methods.items()})

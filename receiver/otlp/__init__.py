@@ -1,0 +1,1 @@
+"""OTLP's pure decoders: protobuf and OTLP/JSON in, records out."""

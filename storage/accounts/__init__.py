@@ -1,0 +1,1 @@
+"""Team accounts, their sessions, failed logins and the dashboard's secrets."""

@@ -1,0 +1,1 @@
+"""Error groups changed by a person: status changes, merging."""

@@ -1,0 +1,161 @@
+"""Metric points in the wire form (storage/rows.py's METRIC_SERIES and METRIC_WIRE):
+the series each point belongs to, stored once, and the point's values, with what the
+writer needs to turn cumulative values into deltas (storage/writer/points.py) and
+HTTP server durations into request rollups.
+
+A series is keyed by the first 16 bytes of blake2b over its name, kind, unit,
+resource id, scope and attributes (sorted by key, as JSON): the same series from a
+restarted process, or from another collector, has the same key.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+from typing import Any
+
+from model.records import (
+    EXPONENTIAL_HISTOGRAM,
+    GAUGE,
+    HISTOGRAM,
+    SUM,
+    SUMMARY,
+    TEMPORALITY_CUMULATIVE,
+    MetricPoint,
+)
+from storage import rows
+from storage.jsontext import dumps
+from storage.rows import Row
+from storage.wire.resources import ResourceRows
+
+# HTTP server duration metrics, current semantic conventions and the older ones:
+# their points feed the request rollups. The unit when the sender gave none.
+REQUEST_DURATIONS = {"http.server.request.duration": "s", "http.server.duration": "ms"}
+_TO_MS = {"s": 1000.0, "ms": 1.0, "us": 0.001, "\u00b5s": 0.001, "ns": 0.000001,
+          "min": 60_000.0}
+ENV_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
+SERVER_ERROR = 500
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def points_reading(point: MetricPoint) -> str:
+    """How a series' stored points read over time (METRIC_SERIES.points): "delta"
+    for what the writer turns into deltas or what came as deltas, "value" otherwise."""
+    if point.kind in (HISTOGRAM, EXPONENTIAL_HISTOGRAM):
+        return "delta"
+    if point.kind == SUM and (point.monotonic or point.temporality != TEMPORALITY_CUMULATIVE):
+        return "delta"
+    return "value"
+
+
+def is_cumulative(point: MetricPoint) -> bool:
+    """Whether the writer converts the point to a delta: cumulative monotonic sums and
+    cumulative histograms. A non-monotonic cumulative sum is a value (a gauge, in
+    effect): its differences mean nothing on their own."""
+    if point.temporality != TEMPORALITY_CUMULATIVE:
+        return False
+    return point.kind in (HISTOGRAM, EXPONENTIAL_HISTOGRAM) or (
+        point.kind == SUM and point.monotonic)
+
+
+@functools.lru_cache(maxsize=256)
+def _bounds_json(bounds: tuple[float, ...]) -> str:
+    """The same few sets of bounds come in every request: written once each."""
+    return dumps(list(bounds))
+
+
+def buckets_json(point: MetricPoint) -> str | None:
+    kind = point.kind
+    if kind == HISTOGRAM:
+        # As dumps({"bounds": ..., "counts": ...}) writes it.
+        return (f'{{"bounds":{_bounds_json(tuple(point.bounds))},'
+                f'"counts":{dumps(list(point.bucket_counts))}}}')
+    if kind == EXPONENTIAL_HISTOGRAM:
+        return dumps({"scale": point.scale, "zero_count": point.zero_count,
+                      "zero_threshold": _finite(point.zero_threshold),
+                      "positive": {"offset": point.positive_offset,
+                                   "counts": point.positive_counts},
+                      "negative": {"offset": point.negative_offset,
+                                   "counts": point.negative_counts}})
+    if kind == SUMMARY:
+        # JSON has no NaN: a quantile without a value is null.
+        return dumps({"quantiles": [[_finite(q), _finite(v)] for q, v in point.quantiles]})
+    return None
+
+
+def _to_ms(point: MetricPoint) -> float:
+    default_unit = REQUEST_DURATIONS.get(point.name)
+    if default_unit is None or point.kind not in (HISTOGRAM, EXPONENTIAL_HISTOGRAM):
+        return 0.0
+    return _TO_MS.get(point.unit or default_unit, 0.0)
+
+
+def _status(attributes: dict[str, Any]) -> int:
+    for name in ("http.response.status_code", "http.status_code"):
+        code = attributes.get(name)
+        if code is not None:
+            try:
+                return int(code)
+            except (TypeError, ValueError):
+                break
+    # No status: a request the instrumentation marked failed counts as a server error,
+    # as an errored server span does (processors/spanmetrics.py).
+    return SERVER_ERROR if attributes.get("error.type") else 0
+
+
+def encode_metrics(points: list[MetricPoint], resources: ResourceRows
+                   ) -> tuple[list[Row], list[Row]]:
+    """(series rows, point rows) of `points`; their resources are added to
+    `resources` (storage/wire/resources.py)."""
+    series: dict[bytes, Row] = {}
+    out = []
+    series_row, point_row = rows.METRIC_SERIES.row, rows.METRIC_WIRE.row
+    blake2b = hashlib.blake2b
+    # What the points of one metric share: the start of their series key's hash,
+    # the resource id, the unit's scale to milliseconds, how its points read and
+    # whether the writer converts them.
+    metrics: dict[tuple[Any, ...], tuple[bytes, int, float, str, int]] = {}
+    for p in points:
+        metric_key = (id(p.resource_attributes), p.name, p.kind, p.unit, p.scope_name,
+                      p.temporality, p.monotonic)
+        shared = metrics.get(metric_key)
+        if shared is None:
+            resource = resources.ids.get(id(p.resource_attributes))
+            if resource is None:
+                resource = resources.add(p.resource_attributes)
+            prefix = b"\n".join((p.name.encode(), p.kind.encode(), p.unit.encode(),
+                                 str(resource).encode(), p.scope_name.encode(), b""))
+            shared = metrics[metric_key] = (prefix, resource, _to_ms(p), points_reading(p),
+                                            int(is_cumulative(p)))
+        prefix, resource, to_ms, reading, cumulative = shared
+        attributes = dumps(dict(sorted(p.attributes.items())))
+        key = blake2b(prefix + attributes.encode(), digest_size=16).digest()
+        if key not in series:
+            series[key] = series_row(
+                series_key=key, name=p.name, kind=p.kind, unit=p.unit,
+                description=p.description, temporality=p.temporality,
+                monotonic=int(p.monotonic), points=reading,
+                service_name=p.service_name, scope_name=p.scope_name, resource_id=resource,
+                attributes=attributes)
+        if to_ms:
+            attrs = p.attributes
+            method = attrs.get("http.request.method") or attrs.get("http.method") or ""
+            env = next((str(p.resource_attributes[a]) for a in ENV_ATTRIBUTES
+                        if a in p.resource_attributes), "")
+            request = (p.service_name[:200], env[:200], str(method).upper()[:16],
+                       str(attrs.get("http.route") or "")[:500], _status(attrs))
+        else:
+            request = ("", "", "", "", 0)
+        value = p.value if p.kind in (GAUGE, SUM) else None
+        out.append(point_row(
+            series_key=key, time_ns=p.time_ns, start_ns=p.start_ns,
+            value=None if value is None else _finite(float(value)),
+            count=p.count, sum=_finite(p.sum), min=_finite(p.min), max=_finite(p.max),
+            buckets=buckets_json(p), flags=p.flags, cumulative=cumulative,
+            kind=p.kind, service=request[0], env=request[1], method=request[2],
+            route=request[3], status=request[4], to_ms=to_ms))
+    return list(series.values()), out

@@ -1,0 +1,1 @@
+"""The writer: what one group commit does inside its one transaction."""

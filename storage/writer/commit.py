@@ -1,0 +1,167 @@
+"""Writing batches: what one group commit does inside its one transaction.
+
+Batches reach the writer in a compact wire form (storage/wire/batch.py): plain tuples in
+the order of their row forms (storage/rows.py), cheap to pickle across to the writer
+process and cheap to turn into rows. On SQLite rows go to the driver's `executemany`
+with SQL prepared once; the ORM-level statement machinery would cost more per row
+than SQLite's insert. On PostgreSQL they go in with COPY (storage/writer/copy.py).
+
+Every statement is an insert or an atomic upsert (`count = count + n`), never a
+read-modify-write, so several collector processes can write one database and the
+counts stay exact. Keys are written in sorted order so that two PostgreSQL
+transactions touching the same groups lock them in the same order and cannot
+deadlock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import itemgetter
+from typing import Any
+
+from storage import rows
+from storage.rows import Row, RowForm, WireBatch
+from storage.writer.copy import StagedTable, Staging, copy_rows, copy_types
+from storage.writer.facets import write_facets
+from storage.writer.groups import write_groups, write_requests
+from storage.writer.occurrences import KeyedErrors, key_of
+from storage.writer.placeholders import marks
+from storage.writer.points import MetricsWriter
+
+
+def _insert_columns(form: RowForm, received: bool = False) -> tuple[str, ...]:
+    """An insert's columns: the project, the wire row's fields in its order, then
+    the time received when `received`. The writer builds each row in the same order
+    (`(project_id, *row)` or `(project_id, *row, received_us)`); refused at import
+    unless these are exactly the columns the form leaves to the writer."""
+    added = ("project_id", "received_us") if received else ("project_id",)
+    if set(form.column_names) - set(form.names) != set(added):
+        raise ValueError(f"the writer adds {added} to {form.table}, which leaves "
+                         f"{tuple(set(form.column_names) - set(form.names))} to it")
+    return (added[0], *form.names, *added[1:])
+
+
+# Table and column names from storage/rows.py, whose declaration storage/schema/
+# builds its tables from: the writer process imports neither SQLAlchemy (that alone
+# would double its memory) nor the schema.
+SPANS, RESOURCES = rows.SPANS.table, rows.RESOURCES.table
+ERROR_EVENTS, DEPLOYS, LOGS = rows.ERROR_EVENTS.table, rows.DEPLOYS.table, rows.LOGS.table
+SPAN_COLUMNS = _insert_columns(rows.SPANS)
+RESOURCE_COLUMNS = _insert_columns(rows.RESOURCES)
+ERROR_COLUMNS = _insert_columns(rows.ERROR_EVENTS, received=True)
+DEPLOY_COLUMNS = _insert_columns(rows.DEPLOYS, received=True)
+LOG_COLUMNS = _insert_columns(rows.LOGS, received=True)
+_LOG_KEY = itemgetter(0, LOG_COLUMNS.index("record_key"))  # (project, record key)
+
+
+def insert_sql(dialect: str, table: str, columns: Sequence[str], suffix: str = "") -> str:
+    names = ", ".join(f'"{c}"' for c in columns)
+    return (f'INSERT INTO "{table}" ({names}) VALUES ({marks(dialect, len(columns))})'
+            + (f" {suffix}" if suffix else ""))
+
+
+class BatchWriter:
+    """Writes wire batches through a DBAPI cursor; SQL prepared once per dialect."""
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        # A retried batch that was committed already must not duplicate its spans.
+        self.spans_sql = insert_sql(dialect, SPANS, SPAN_COLUMNS,
+                                    "ON CONFLICT DO NOTHING")
+        self.resources_sql = insert_sql(dialect, RESOURCES, RESOURCE_COLUMNS,
+                                        "ON CONFLICT DO NOTHING")
+        self.errors_sql = insert_sql(dialect, ERROR_EVENTS, ERROR_COLUMNS)
+        self.keyed_errors = KeyedErrors(dialect, ERROR_EVENTS, ERROR_COLUMNS)
+        self.deploys_sql = insert_sql(dialect, DEPLOYS, DEPLOY_COLUMNS)
+        # Log records are keyed by what they are (storage/logbody.py): a retried
+        # request that was committed already adds no row.
+        self.logs_sql = insert_sql(dialect, LOGS, LOG_COLUMNS, "ON CONFLICT DO NOTHING")
+        self.copy = dialect == "postgresql"
+        self.staging = Staging()
+        # PostgreSQL: each staged insert's SELECT in key order (storage/writer/copy.py).
+        self.staged_resources = StagedTable(rows.RESOURCES, RESOURCE_COLUMNS, ("project_id", "id"))
+        self.staged_spans = StagedTable(rows.SPANS, SPAN_COLUMNS,
+                                        ("project_id", "trace_id", "span_id"), copy_first=True)
+        self.staged_logs = StagedTable(rows.LOGS, LOG_COLUMNS, ("project_id", "record_key"),
+                                       copy_first=True)
+        self.error_types = copy_types(rows.ERROR_EVENTS, ERROR_COLUMNS)
+        self.deploy_types = copy_types(rows.DEPLOYS, DEPLOY_COLUMNS)
+        self.metrics = MetricsWriter(dialect, self.staging)
+
+    def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
+        """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
+        as (storage/wire/batch.py's encode)."""
+        named = [WireBatch._make(batch) for batch in batches]
+        if self.copy:
+            self.staging.begin(cursor)
+        self._spans(cursor, named)
+        self._logs(cursor, named, received_us)
+        # Without the copies of errors stored before (storage/writer/occurrences.py):
+        # groups and facets count the errors stored, once.
+        counted, stored = self._errors(cursor, named, received_us)
+        write_groups(cursor, self.dialect, counted, stored, received_us)
+        write_facets(cursor, self.dialect, stored)
+        self._deploys(cursor, named, received_us)
+        write_requests(cursor, self.dialect, named)
+        self.metrics.write(cursor, named, received_us)
+
+    def committed(self) -> None:
+        """Called once the transaction of the last `write` is committed."""
+        self.metrics.committed()
+        self.staging.committed()
+
+    def _spans(self, cursor: Any, batches: Sequence[WireBatch]) -> None:
+        # Sorted, so that two transactions meet the same resources in the same order.
+        resources = sorted({(batch.project_id, *resource)
+                            for batch in batches for resource in batch.resources})
+        if resources:
+            self._insert(cursor, self.resources_sql, self.staged_resources, resources)
+        spans: list[Row] = [(batch.project_id, *span) for batch in batches
+                            for span in batch.spans]
+        if spans:
+            self._insert(cursor, self.spans_sql, self.staged_spans, spans)
+
+    def _insert(self, cursor: Any, sql: str, staged: StagedTable, values: list[Row]) -> None:
+        """Insert the rows not stored yet: COPY and a staged insert on PostgreSQL."""
+        if self.copy:
+            self.staging.insert(cursor, staged, values)
+        else:
+            cursor.executemany(sql, values)
+
+    def _logs(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        # After _spans, which inserted the resources of every batch, logs' too. Sorted
+        # by key: two PostgreSQL transactions inserting the same records (a retry that
+        # reached another collector) then wait for each other in one order, never in a
+        # deadlock.
+        logs: list[Row] = [(batch.project_id, *record, received_us)
+                           for batch in batches for record in batch.logs]
+        if not logs:
+            return
+        if self.copy:  # the staged insert sorts them
+            self.staging.insert(cursor, self.staged_logs, logs)
+        else:
+            cursor.executemany(self.logs_sql, sorted(logs, key=_LOG_KEY))
+
+    def _errors(self, cursor: Any, batches: Sequence[WireBatch], received_us: int
+                ) -> tuple[Sequence[WireBatch], Sequence[Row]]:
+        """Insert the errors; return the batches with what their groups count, and the
+        insert rows of the errors stored."""
+        errors: list[Row] = [(batch.project_id, *error, received_us) for batch in batches
+                             for error in batch.errors]
+        if not errors:
+            return batches, errors
+        if not any(map(key_of, errors)):  # no key (the API's errors): inserted as they come
+            if self.copy:
+                copy_rows(cursor, ERROR_EVENTS, ERROR_COLUMNS, self.error_types, errors)
+            else:
+                cursor.executemany(self.errors_sql, errors)
+            return batches, errors
+        return self.keyed_errors.write(cursor, batches, errors, self.staging)
+
+    def _deploys(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        deploys: list[Row] = [(batch.project_id, *deploy, received_us) for batch in batches
+                              for deploy in batch.deploys]
+        if deploys and self.copy:
+            copy_rows(cursor, DEPLOYS, DEPLOY_COLUMNS, self.deploy_types, deploys)
+        elif deploys:
+            cursor.executemany(self.deploys_sql, deploys)
