@@ -1,5 +1,5 @@
 """Where alerts go: one module per destination type, each a class built from its
-config dict with `async send(message) -> Outcome` (runtime/retry.py: Sent, Retry or
+config dict with `async send(message) -> SendResult` (runtime/retry.py: Sent, Retry or
 Failed). `check` validates a destination's config naming the bad key (and never
 echoing a URL or a secret); `build` makes one.
 
