@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.dashboard.data import ADMIN_TOKEN
-from tests.support.server import Server, start_server
+from tests.support.server import Server, collectors
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -34,11 +34,8 @@ def dash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def _dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    path = tmp_path_factory.mktemp("dash") / "sounding.db"
-    server = start_server(f"sqlite:///{path}", env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
-    yield server
-    assert server.stop() == 0, server.log()
-    assert "Traceback" not in server.log(), server.log()
+    with collectors(tmp_path_factory.mktemp("dash")) as start:
+        yield start(env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
 
 
 @pytest.fixture(scope="session")

@@ -119,7 +119,8 @@ def test_deploy_markers_and_before_after_figures(page: Any, browser_server: Serv
     tip = page.locator(".deploy-tip")
     tip.wait_for()
     assert "c0ffee123456" in tip.inner_text() and "ann" in tip.inner_text()
-    page.goto(browser_server.base + "/projects/acme/deploys?env=prod")
+    # The range named: the default follows the newest data of the shared collector.
+    page.goto(browser_server.base + "/projects/acme/deploys?env=prod&range=24h")
     deploy = page.locator("section.deploy[data-sha='c0ffee1234567890']")
     assert "worse" in (deploy.get_attribute("class") or "")
     assert ms(deploy.locator(".metric-p50 .before").inner_text()) == pytest.approx(50, rel=0.02)

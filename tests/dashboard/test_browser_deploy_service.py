@@ -30,7 +30,8 @@ def test_the_deploys_page_shows_the_service_and_blames_only_it(page: Any,
         post_ok(browser_server, "/ingest/deploys", {"git_sha": sha, "env": ENV,
                                                  "service": service,
                                                  "timestamp": iso(deploy_at)})
-    page.goto(browser_server.base + f"/projects/acme/deploys?env={ENV}")
+    # The range named: the default follows the newest data of the shared collector.
+    page.goto(browser_server.base + f"/projects/acme/deploys?env={ENV}&range=24h")
     web = page.locator("section.deploy[data-sha='feed0000web']")
     api = page.locator("section.deploy[data-sha='feed0000api']")
     assert web.locator(".badge.service").inner_text() == "web"
