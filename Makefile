@@ -36,8 +36,12 @@ test-deps: $(STAMPS)/test-deps $(STAMPS)/js-deps
 run: $(STAMPS)/install
 	$(BIN)/sounding serve
 
+# Tests in TEST_WORKERS processes (pytest-xdist), each test file whole in one of them
+# so that a module's shared collector starts once. TEST_WORKERS=0 runs in this process.
+TEST_WORKERS ?= 4
+
 test: test-deps
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMPS)/test-deps
 	$(BIN)/ruff check .

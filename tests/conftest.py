@@ -5,17 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.support.postgres import fresh_database
-from tests.support.server import Server, start_server
-
-
-def _check_quiet(server: Server) -> None:
-    """Noise is a bug: a clean run logs no traceback."""
-    assert "Traceback" not in server.log(), server.log()
+from tests.support.server import Server, collectors
 
 
 @pytest.fixture
@@ -40,19 +34,22 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def start(tmp_path: Path) -> Iterator[Callable[..., Server]]:
-    """Start collectors; each is stopped with SIGTERM at the end and must exit 0."""
-    servers: list[Server] = []
+    """Start collectors for one test."""
+    with collectors(tmp_path) as starter:
+        yield starter
 
-    def _start(db_url: str | None = None, **kwargs: Any) -> Server:
-        server = start_server(db_url or f"sqlite:///{tmp_path / 'sounding.db'}", **kwargs)
-        servers.append(server)
-        return server
 
-    yield _start
-    for server in servers:
-        code = server.stop()
-        assert code == 0, f"collector exited with {code}:\n{server.log()}"
-        _check_quiet(server)
+@pytest.fixture(scope="module",
+                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def module_db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[str]:
+    """`db_url` for a module-scoped collector (tests/support/server.py `collectors`),
+    for tests that store nothing that another test of the module reads."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('module') / 'sounding.db'}"
+    else:
+        with fresh_database() as url:
+            yield url
 
 
 @pytest.fixture
@@ -70,8 +67,5 @@ def sqlite_server(start: Callable[..., Server], sqlite_url: str) -> Server:
 @pytest.fixture(scope="module")
 def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One SQLite collector for a whole module: for rules that store nothing."""
-    path = tmp_path_factory.mktemp("shared") / "sounding.db"
-    server = start_server(f"sqlite:///{path}")
-    yield server
-    assert server.stop() == 0, server.log()
-    _check_quiet(server)
+    with collectors(tmp_path_factory.mktemp("shared")) as start:
+        yield start()

@@ -1,5 +1,13 @@
 """A collector with the dashboard on, an admin token known to the tests, and a
-logged-in Chromium page."""
+logged-in Chromium page.
+
+The browser tests share one collector per test process (session scope; each
+pytest-xdist worker has its own): starting one costs seconds, and each test keeps its
+data apart under names of its own (classes, searches, environments, services).
+Chromium is launched once per module, not per session: Playwright's sync API keeps
+its event loop running between calls, so while it is open asyncio.run() fails in
+every later test of the process. Each test gets a fresh browser context: its own
+cookies, login and page."""
 
 from __future__ import annotations
 
@@ -10,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.dashboard.data import ADMIN_TOKEN
-from tests.support.server import Server, start_server
+from tests.support.server import Server, collectors
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -20,11 +28,20 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 @pytest.fixture(scope="module")
 def dash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    path = tmp_path_factory.mktemp("dash") / "sounding.db"
-    server = start_server(f"sqlite:///{path}", env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
-    yield server
-    assert server.stop() == 0, server.log()
-    assert "Traceback" not in server.log(), server.log()
+    """One collector per module, for the read API and page tests that count what the
+    whole store holds."""
+    yield from _dashboard_server(tmp_path_factory)
+
+
+def _dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with collectors(tmp_path_factory.mktemp("dash")) as start:
+        yield start(env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+
+
+@pytest.fixture(scope="session")
+def browser_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The collector that every browser test's `page` is logged in to."""
+    yield from _dashboard_server(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +67,12 @@ def login(page: object, base: str) -> None:
 
 
 @pytest.fixture
-def page(browser: object, dash_server: Server) -> Iterator[object]:
+def page(browser: object, browser_server: Server) -> Iterator[object]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    login(page, dash_server.base)
+    login(page, browser_server.base)
     yield page
     context.close()
     assert errors == [], f"JavaScript errors on the page: {errors}"

@@ -31,21 +31,22 @@ def ms(text: str) -> float:
     return float(number)
 
 
-def test_unauthenticated_visit_lands_on_the_login_page(browser: Any, dash_server: Server) -> None:
+def test_unauthenticated_visit_lands_on_the_login_page(browser: Any,
+                                                       browser_server: Server) -> None:
     context = browser.new_context()
     page = context.new_page()
-    page.goto(dash_server.base + "/projects/acme/performance")
-    assert page.url.startswith(dash_server.base + "/login")
+    page.goto(browser_server.base + "/projects/acme/performance")
+    assert page.url.startswith(browser_server.base + "/login")
     assert page.locator("#token").is_visible()
     context.close()
 
 
-def test_error_group_with_count_first_and_last_seen(page: Any, dash_server: Server) -> None:
-    post_ok(dash_server, "/ingest/errors/batch", {"errors": [
+def test_error_group_with_count_first_and_last_seen(page: Any, browser_server: Server) -> None:
+    post_ok(browser_server, "/ingest/errors/batch", {"errors": [
         error("b-count", exception_class="CountError", timestamp="2026-11-21T08:00:00Z"),
         error("b-count", exception_class="CountError", timestamp="2026-11-21T09:30:00Z"),
         error("b-count", exception_class="CountError", timestamp="2026-11-21T09:00:00Z")]})
-    page.goto(dash_server.base + "/projects/acme/errors?status=open")
+    page.goto(browser_server.base + "/projects/acme/errors?status=open")
     row = page.locator("tr.group", has=page.locator(".exception-class",
                                                     has_text="CountError"))
     assert row.locator(".count").inner_text() == "3"
@@ -54,9 +55,9 @@ def test_error_group_with_count_first_and_last_seen(page: Any, dash_server: Serv
 
 
 def test_source_context_with_the_failing_line_highlighted(page: Any,
-                                                          dash_server: Server) -> None:
-    post_ok(dash_server, "/ingest/errors", error("b-source", exception_class="SourceError"))
-    page.goto(dash_server.base + "/projects/acme/errors")
+                                                          browser_server: Server) -> None:
+    post_ok(browser_server, "/ingest/errors", error("b-source", exception_class="SourceError"))
+    page.goto(browser_server.base + "/projects/acme/errors")
     page.locator("tr.group a.title", has_text="SourceError").click()
     page.wait_for_load_state()
     failing = page.locator("table.source tr.failing")
@@ -69,9 +70,9 @@ def test_source_context_with_the_failing_line_highlighted(page: Any,
     assert failing.locator("td").last.evaluate(style) != neighbour.evaluate(style)
 
 
-def test_resolve_then_recurrence_reopens(page: Any, dash_server: Server) -> None:
-    post_ok(dash_server, "/ingest/errors", error("b-reopen", exception_class="ReopenError"))
-    page.goto(dash_server.base + "/projects/acme/errors")
+def test_resolve_then_recurrence_reopens(page: Any, browser_server: Server) -> None:
+    post_ok(browser_server, "/ingest/errors", error("b-reopen", exception_class="ReopenError"))
+    page.goto(browser_server.base + "/projects/acme/errors")
     page.locator("tr.group a.title", has_text="ReopenError").click()
     page.wait_for_load_state()
     group_url = page.url
@@ -79,7 +80,7 @@ def test_resolve_then_recurrence_reopens(page: Any, dash_server: Server) -> None
     page.wait_for_load_state()
     assert page.locator("#group-status").inner_text() == "Resolved"
     time.sleep(0.01)  # the next occurrence is after the resolution
-    post_ok(dash_server, "/ingest/errors", error("b-reopen", exception_class="ReopenError",
+    post_ok(browser_server, "/ingest/errors", error("b-reopen", exception_class="ReopenError",
                                                  timestamp=iso(time.time() + 1)))
     page.goto(group_url)
     assert page.locator("#group-status").inner_text() == "Open"
@@ -87,38 +88,39 @@ def test_resolve_then_recurrence_reopens(page: Any, dash_server: Server) -> None
     assert "Resolved" in page.locator("ol.history").inner_text()
 
 
-def test_ignored_group_leaves_the_list(page: Any, dash_server: Server) -> None:
-    post_ok(dash_server, "/ingest/errors", error("b-ignore", exception_class="IgnoreMeError"))
-    page.goto(dash_server.base + "/projects/acme/errors")
+def test_ignored_group_leaves_the_list(page: Any, browser_server: Server) -> None:
+    post_ok(browser_server, "/ingest/errors", error("b-ignore", exception_class="IgnoreMeError"))
+    page.goto(browser_server.base + "/projects/acme/errors")
     page.locator("tr.group a.title", has_text="IgnoreMeError").click()
     page.wait_for_load_state()
     page.locator("button.action-ignored").click()
     page.wait_for_load_state()
-    page.goto(dash_server.base + "/projects/acme/errors")
+    page.goto(browser_server.base + "/projects/acme/errors")
     assert page.locator(".exception-class", has_text="IgnoreMeError").count() == 0
-    page.goto(dash_server.base + "/projects/acme/errors?status=ignored")
+    page.goto(browser_server.base + "/projects/acme/errors?status=ignored")
     assert page.locator(".exception-class", has_text="IgnoreMeError").count() == 1
 
 
-def test_deploy_markers_and_before_after_figures(page: Any, dash_server: Server) -> None:
+def test_deploy_markers_and_before_after_figures(page: Any, browser_server: Server) -> None:
     now = time.time()
     # On a minute boundary, so that no rollup minute mixes before and after.
     deploy_at = (now - 3600) // 60 * 60
     items = requests_between(now - 7200, deploy_at, 10, 50.0, service="perf", env="prod")
     items += requests_between(deploy_at, now - 120, 10, 200.0, error_every=4, service="perf",
                               env="prod")
-    post_requests(dash_server, items)
-    post_ok(dash_server, "/ingest/deploys", {
+    post_requests(browser_server, items)
+    post_ok(browser_server, "/ingest/deploys", {
         "git_sha": "c0ffee1234567890", "version": "9.9.9", "env": "prod", "deployer": "ann",
         "description": "Slower on purpose", "timestamp": iso(deploy_at)})
-    page.goto(dash_server.base + "/projects/acme/performance?service=perf&env=prod&range=24h")
+    page.goto(browser_server.base + "/projects/acme/performance?service=perf&env=prod&range=24h")
     marker = page.locator("#chart-latency .deploy-marker[data-sha='c0ffee1234567890']")
     marker.wait_for()
     marker.hover()
     tip = page.locator(".deploy-tip")
     tip.wait_for()
     assert "c0ffee123456" in tip.inner_text() and "ann" in tip.inner_text()
-    page.goto(dash_server.base + "/projects/acme/deploys?env=prod")
+    # The range named: the default follows the newest data of the shared collector.
+    page.goto(browser_server.base + "/projects/acme/deploys?env=prod&range=24h")
     deploy = page.locator("section.deploy[data-sha='c0ffee1234567890']")
     assert "worse" in (deploy.get_attribute("class") or "")
     assert ms(deploy.locator(".metric-p50 .before").inner_text()) == pytest.approx(50, rel=0.02)
@@ -128,10 +130,10 @@ def test_deploy_markers_and_before_after_figures(page: Any, dash_server: Server)
     assert float(after.rstrip("%")) == pytest.approx(25, abs=0.5)
 
 
-def test_trace_waterfall(page: Any, dash_server: Server) -> None:
+def test_trace_waterfall(page: Any, browser_server: Server) -> None:
     trace_id, body = checkout_trace()
-    post_ok(dash_server, "/ingest/v1/traces", body)
-    page.goto(dash_server.base + "/projects/acme/traces?range=1h")
+    post_ok(browser_server, "/ingest/v1/traces", body)
+    page.goto(browser_server.base + "/projects/acme/traces?range=1h")
     page.locator(f"a[href$='/traces/{trace_id}']").first.click()
     page.wait_for_load_state()
     spans = page.locator(".waterfall .span")
@@ -144,12 +146,12 @@ def test_trace_waterfall(page: Any, dash_server: Server) -> None:
     assert page.locator(".waterfall .wf-name .cat-database").count() == 1
 
 
-def test_xss_payload_shows_as_text(page: Any, dash_server: Server) -> None:
-    post_ok(dash_server, "/ingest/errors", error("b-xss", exception_class="XssError",
+def test_xss_payload_shows_as_text(page: Any, browser_server: Server) -> None:
+    post_ok(browser_server, "/ingest/errors", error("b-xss", exception_class="XssError",
                                                  message=XSS, params={"q": XSS}))
     alerts: list[str] = []
     page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
-    page.goto(dash_server.base + "/projects/acme/errors")
+    page.goto(browser_server.base + "/projects/acme/errors")
     row = page.locator("tr.group", has=page.locator(".exception-class", has_text="XssError"))
     assert row.locator(".message").inner_text() == XSS
     row.locator("a.title").click()
@@ -158,9 +160,9 @@ def test_xss_payload_shows_as_text(page: Any, dash_server: Server) -> None:
     assert alerts == []
 
 
-def test_logs_page_filters_and_live_tail(page: Any, dash_server: Server) -> None:
+def test_logs_page_filters_and_live_tail(page: Any, browser_server: Server) -> None:
     now = time.time_ns()
-    post_ok(dash_server, "/ingest/v1/logs", logs_body([
+    post_ok(browser_server, "/ingest/v1/logs", logs_body([
         log_record("tail-test booted", now - 30 * 10**9, 9, "INFO", **{"tenant": "a"}),
         log_record("tail-test disk almost full", now - 20 * 10**9, 13, "WARN",
                    **{"tenant": "b"}),
@@ -168,7 +170,7 @@ def test_logs_page_filters_and_live_tail(page: Any, dash_server: Server) -> None
     ], service="tailsvc"))
     alerts: list[str] = []
     page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
-    page.goto(dash_server.base + "/projects/acme/logs?range=1h")
+    page.goto(browser_server.base + "/projects/acme/logs?range=1h")
     page.locator("header nav.sections a.current", has_text="Logs").wait_for()
     # The form: service, severity at least WARN, an attribute.
     page.fill("input[name=service]", "tailsvc")
@@ -186,10 +188,10 @@ def test_logs_page_filters_and_live_tail(page: Any, dash_server: Server) -> None
     assert "tenant" in page.locator("#log-list .log-details").first.inner_text()
 
     # The live tail: a record sent after the page opened appears on top; none while paused.
-    page.goto(dash_server.base + "/projects/acme/logs?service=tailsvc")
+    page.goto(browser_server.base + "/projects/acme/logs?service=tailsvc")
     page.locator(".tail-toggle").click()
     page.locator(".tail[data-state=running]").wait_for()
-    post_ok(dash_server, "/ingest/v1/logs", logs_body([
+    post_ok(browser_server, "/ingest/v1/logs", logs_body([
         log_record("tail-test arrived " + XSS, time.time_ns(), 17, "ERROR"),
         log_record("tail-test another service", time.time_ns(), 17, "ERROR")],
         service="tailsvc"))
@@ -201,7 +203,7 @@ def test_logs_page_filters_and_live_tail(page: Any, dash_server: Server) -> None
     assert "+2 new" in page.locator(".tail-new").inner_text()
     page.locator(".tail-toggle").click()  # pause
     page.locator(".tail[data-state=paused]").wait_for()
-    post_ok(dash_server, "/ingest/v1/logs", logs_body([
+    post_ok(browser_server, "/ingest/v1/logs", logs_body([
         log_record("tail-test while paused", time.time_ns(), 9)], service="tailsvc"))
     page.wait_for_timeout(3000)  # longer than a poll: nothing is fetched while paused
     assert page.locator("#log-list .tail-added").count() == 2

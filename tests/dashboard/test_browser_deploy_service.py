@@ -18,19 +18,20 @@ ENV = "svc-page"  # the session's shared collector: an environment of this test 
 
 
 def test_the_deploys_page_shows_the_service_and_blames_only_it(page: Any,
-                                                               dash_server: Server) -> None:
+                                                               browser_server: Server) -> None:
     now = time.time()
     deploy_at = (now - 3600) // 60 * 60  # on a minute: no rollup minute mixes both sides
     items = requests_between(now - 7200, deploy_at, 10, 50.0, service="web", env=ENV)
     items += requests_between(deploy_at, now - 120, 10, 200.0, service="web", env=ENV)
     items += requests_between(now - 7200, now - 120, 10, 80.0, service="api", env=ENV)
-    post_requests(dash_server, items)
+    post_requests(browser_server, items)
     for sha, service in (("feed0000web", "web"), ("feed0000api", "api"),
                          ("feed0000xss", XSS)):
-        post_ok(dash_server, "/ingest/deploys", {"git_sha": sha, "env": ENV,
+        post_ok(browser_server, "/ingest/deploys", {"git_sha": sha, "env": ENV,
                                                  "service": service,
                                                  "timestamp": iso(deploy_at)})
-    page.goto(dash_server.base + f"/projects/acme/deploys?env={ENV}")
+    # The range named: the default follows the newest data of the shared collector.
+    page.goto(browser_server.base + f"/projects/acme/deploys?env={ENV}&range=24h")
     web = page.locator("section.deploy[data-sha='feed0000web']")
     api = page.locator("section.deploy[data-sha='feed0000api']")
     assert web.locator(".badge.service").inner_text() == "web"
@@ -42,14 +43,14 @@ def test_the_deploys_page_shows_the_service_and_blames_only_it(page: Any,
     shown = page.locator("section.deploy[data-sha='feed0000xss'] .badge.service")
     assert shown.inner_text() == XSS
     # api's graphs mark api's deploy, not web's; the tip names the service.
-    page.goto(dash_server.base + f"/projects/acme/performance?service=api&env={ENV}&range=24h")
+    page.goto(browser_server.base + f"/projects/acme/performance?service=api&env={ENV}&range=24h")
     marker = page.locator("#chart-latency .deploy-marker[data-sha='feed0000api']")
     marker.wait_for()
     assert page.locator(".deploy-marker[data-sha='feed0000web']").count() == 0
     marker.hover()
     page.locator(".deploy-tip").wait_for()
     assert "service api" in page.locator(".deploy-tip").inner_text()
-    listed = requests.get(dash_server.base + "/api/v1/projects/acme/deploys",
+    listed = requests.get(browser_server.base + "/api/v1/projects/acme/deploys",
                           params={"env": ENV}, timeout=30,
                           headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}).json()
     found = {c["deploy"]["git_sha"]: c for c in listed["deploys"]}

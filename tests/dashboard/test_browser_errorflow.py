@@ -14,12 +14,12 @@ from tests.support.server import Server
 pytestmark = pytest.mark.browser
 
 
-def test_search_then_bulk_resolve(page: Any, dash_server: Server) -> None:
-    post_ok(dash_server, "/ingest/errors/batch", {"errors": [
+def test_search_then_bulk_resolve(page: Any, browser_server: Server) -> None:
+    post_ok(browser_server, "/ingest/errors/batch", {"errors": [
         error("flow-a", exception_class="PaymentTimeout", message="gateway slow"),
         error("flow-b", exception_class="PaymentDeclined", message="card refused"),
         error("flow-c", exception_class="UnrelatedError", message="payment page ok")]})
-    page.goto(dash_server.base + "/projects/acme/errors")
+    page.goto(browser_server.base + "/projects/acme/errors")
     page.fill("#search", "paymentt")
     page.click("#apply-filters")
     page.wait_for_load_state()
@@ -35,7 +35,7 @@ def test_search_then_bulk_resolve(page: Any, dash_server: Server) -> None:
     page.wait_for_load_state()
     assert "q=PAYMENT" in page.url  # back to the same search
     assert page.locator("tr.group .exception-class").all_inner_texts() == ["UnrelatedError"]
-    page.goto(dash_server.base + "/projects/acme/errors?status=resolved&q=payment")
+    page.goto(browser_server.base + "/projects/acme/errors?status=resolved&q=payment")
     assert sorted(page.locator("tr.group .exception-class").all_inner_texts()) == [
         "PaymentDeclined", "PaymentTimeout"]
     page.locator("tr.group a.title", has_text="PaymentDeclined").click()

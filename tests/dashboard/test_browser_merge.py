@@ -20,11 +20,11 @@ def listed(page: Any) -> dict[str, str]:
             rows.nth(i).locator("td.count").inner_text() for i in range(rows.count())}
 
 
-def test_merge_then_unmerge(page: Any, dash_server: Server) -> None:
-    post_ok(dash_server, "/ingest/errors/batch", {"errors": [
+def test_merge_then_unmerge(page: Any, browser_server: Server) -> None:
+    post_ok(browser_server, "/ingest/errors/batch", {"errors": [
         *[error("merge-a", exception_class="MergeTimeout", message="gateway slow")] * 3,
         *[error("merge-b", exception_class="MergeDeclined", message="card refused")] * 2]})
-    page.goto(dash_server.base + "/projects/acme/errors?q=merge")
+    page.goto(browser_server.base + "/projects/acme/errors?q=merge")
     assert listed(page) == {"MergeTimeout": "3", "MergeDeclined": "2"}
     page.check('tr.group:has-text("MergeTimeout") input[name="group"]')
     page.check('tr.group:has-text("MergeDeclined") input[name="group"]')
@@ -43,5 +43,5 @@ def test_merge_then_unmerge(page: Any, dash_server: Server) -> None:
     assert page.locator("dd.count").inner_text() == "3"
     assert page.locator("table.merged-groups").count() == 0
     assert "unmerged #" in page.locator("ol.history").inner_text()
-    page.goto(dash_server.base + "/projects/acme/errors?q=merge")
+    page.goto(browser_server.base + "/projects/acme/errors?q=merge")
     assert listed(page) == {"MergeTimeout": "3", "MergeDeclined": "2"}

@@ -24,14 +24,14 @@ def box(locator: Any) -> dict[str, float]:
 
 
 @pytest.mark.parametrize(("sha", "ago_s"), [("edge0right", 3 * 60), ("edge0left", 57 * 60)])
-def test_the_tooltip_sits_by_its_marker_inside_the_chart(page: Any, dash_server: Server,
+def test_the_tooltip_sits_by_its_marker_inside_the_chart(page: Any, browser_server: Server,
                                                           sha: str, ago_s: int) -> None:
     now = time.time()
-    post_requests(dash_server, requests_between(now - 3600, now, 2, 20.0, service="tip",
+    post_requests(browser_server, requests_between(now - 3600, now, 2, 20.0, service="tip",
                                                 env="tip"))
-    post_ok(dash_server, "/ingest/deploys", {"git_sha": sha, "env": "tip", "deployer": "ann",
+    post_ok(browser_server, "/ingest/deploys", {"git_sha": sha, "env": "tip", "deployer": "ann",
                                              "timestamp": iso(now - ago_s)})
-    page.goto(dash_server.base + "/projects/acme/performance?service=tip&env=tip&range=1h")
+    page.goto(browser_server.base + "/projects/acme/performance?service=tip&env=tip&range=1h")
     chart = page.locator("#chart-latency")
     marker = chart.locator(f".deploy-marker[data-sha='{sha}']")
     marker.wait_for()
@@ -48,14 +48,14 @@ def test_the_tooltip_sits_by_its_marker_inside_the_chart(page: Any, dash_server:
 
 
 def test_a_chosen_range_goes_into_the_address_bar_and_a_pick_is_remembered(
-        page: Any, dash_server: Server) -> None:
-    post_ok(dash_server, "/ingest/deploys", {"git_sha": "fresh0range", "env": "fresh",
+        page: Any, browser_server: Server) -> None:
+    post_ok(browser_server, "/ingest/deploys", {"git_sha": "fresh0range", "env": "fresh",
                                              "timestamp": iso(time.time() - 60)})
-    page.goto(dash_server.base + "/projects/acme/deploys?env=fresh")
-    assert page.url == dash_server.base + "/projects/acme/deploys?env=fresh&range=1h"
+    page.goto(browser_server.base + "/projects/acme/deploys?env=fresh")
+    assert page.url == browser_server.base + "/projects/acme/deploys?env=fresh&range=1h"
     page.locator(".range-preset", has_text="30 days").click()
     page.wait_for_load_state()
     assert re.search(r"[?&]range=30d", page.url)
-    page.goto(dash_server.base + "/projects/acme/deploys?env=fresh")
+    page.goto(browser_server.base + "/projects/acme/deploys?env=fresh")
     assert page.url.endswith("range=30d")
     assert page.locator(".range-preset.current").inner_text() == "30 days"

@@ -33,9 +33,9 @@ def send(server: Server, fingerprint: str, cls: str, n: int = 1) -> None:
 
 
 def test_snooze_until_3_more_events_then_it_opens_again(page: Any,
-                                                        dash_server: Server) -> None:
-    send(dash_server, "snz-three", "SnoozeThree")
-    open_list(page, dash_server, "snoozethree")
+                                                        browser_server: Server) -> None:
+    send(browser_server, "snz-three", "SnoozeThree")
+    open_list(page, browser_server, "snoozethree")
     page.locator("tr.group a.title", has_text="SnoozeThree").click()
     page.wait_for_load_state()
     page.fill("#snooze-events", "3")
@@ -44,20 +44,20 @@ def test_snooze_until_3_more_events_then_it_opens_again(page: Any,
     assert page.locator("#group-status").inner_text() == "Ignored"
     assert page.locator("dd.snoozed").inner_text() == "4 events in all"
     # The list's Ignored tab shows it, marked snoozed; the Open tab does not.
-    open_list(page, dash_server, "snoozethree")
+    open_list(page, browser_server, "snoozethree")
     assert classes(page) == []
     page.click("a.tab.status-ignored")
     page.wait_for_load_state()
     assert classes(page) == ["SnoozeThree"]
     assert page.locator("tr.group .badge.snoozed").inner_text() == \
         SNOOZED_UNTIL + "4 events in all"
-    send(dash_server, "snz-three", "SnoozeThree", 2)
+    send(browser_server, "snz-three", "SnoozeThree", 2)
     page.reload()
     assert classes(page) == ["SnoozeThree"]  # two more: still snoozed
-    send(dash_server, "snz-three", "SnoozeThree")
+    send(browser_server, "snz-three", "SnoozeThree")
     page.reload()
     assert classes(page) == []
-    open_list(page, dash_server, "snoozethree")
+    open_list(page, browser_server, "snoozethree")
     assert classes(page) == ["SnoozeThree"]
     assert page.locator("tr.group .badge.snoozed").count() == 0
     page.locator("tr.group a.title", has_text="SnoozeThree").click()
@@ -69,12 +69,12 @@ def test_snooze_until_3_more_events_then_it_opens_again(page: Any,
     assert "by admin token" in history[1]
 
 
-def test_bulk_snooze_two_groups_for_an_hour(page: Any, dash_server: Server) -> None:
-    post_ok(dash_server, "/ingest/errors/batch", {"errors": [
+def test_bulk_snooze_two_groups_for_an_hour(page: Any, browser_server: Server) -> None:
+    post_ok(browser_server, "/ingest/errors/batch", {"errors": [
         error("snz-hour-a", exception_class="HourlyA"),
         error("snz-hour-b", exception_class="HourlyB"),
         error("snz-hour-c", exception_class="HourlyKeep")]})
-    open_list(page, dash_server, "hourly")
+    open_list(page, browser_server, "hourly")
     assert classes(page) == ["HourlyA", "HourlyB", "HourlyKeep"]
     page.check("#pick-all")
     page.uncheck('tr.group:has-text("HourlyKeep") input[name="group"]')
@@ -101,9 +101,9 @@ def test_bulk_snooze_two_groups_for_an_hour(page: Any, dash_server: Server) -> N
 
 
 def test_a_time_in_the_past_is_shown_on_the_page_and_changes_nothing(
-        page: Any, dash_server: Server) -> None:
-    send(dash_server, "snz-past", "PastSnooze")
-    open_list(page, dash_server, "pastsnooze")
+        page: Any, browser_server: Server) -> None:
+    send(browser_server, "snz-past", "PastSnooze")
+    open_list(page, browser_server, "pastsnooze")
     page.check("#pick-all")
     page.fill("#bulk-snooze-until", "2020-01-01T00:00")
     with page.expect_response(lambda r: r.url.endswith("/bulk-status")) as answer:
@@ -111,24 +111,24 @@ def test_a_time_in_the_past_is_shown_on_the_page_and_changes_nothing(
     assert answer.value.status == 400
     problem = page.locator("p.problem").inner_text()
     assert "'snooze_until' is in the past (2020-01-01 00:00:00 UTC" in problem
-    open_list(page, dash_server, "pastsnooze")
+    open_list(page, browser_server, "pastsnooze")
     assert classes(page) == ["PastSnooze"]
 
 
 def test_a_snoozed_groups_events_are_stored_and_counted(page: Any,
-                                                        dash_server: Server) -> None:
-    send(dash_server, "snz-count", "CountedWhileSnoozed")
-    open_list(page, dash_server, "countedwhile")
+                                                        browser_server: Server) -> None:
+    send(browser_server, "snz-count", "CountedWhileSnoozed")
+    open_list(page, browser_server, "countedwhile")
     page.locator("tr.group a.title", has_text="CountedWhileSnoozed").click()
     page.wait_for_load_state()
     page.fill("#snooze-per-hour", "1000")
     page.click("button.action-snooze")
     page.wait_for_load_state()
-    send(dash_server, "snz-count", "CountedWhileSnoozed", 5)
+    send(browser_server, "snz-count", "CountedWhileSnoozed", 5)
     page.reload()
     assert page.locator("#group-status").inner_text() == "Ignored"
     assert page.locator("dd.count").inner_text() == "6"
     assert page.locator("table.occurrences tbody tr").count() == 6
-    open_list(page, dash_server, "countedwhile", status="ignored")
+    open_list(page, browser_server, "countedwhile", status="ignored")
     assert classes(page) == ["CountedWhileSnoozed"]
     assert page.locator("tr.group td.count").inner_text() == "6"

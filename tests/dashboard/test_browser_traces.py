@@ -19,10 +19,10 @@ def open_trace(page: Any, server: Server, trace_id: str, query: str = "") -> Non
     page.wait_for_load_state()
 
 
-def test_search_then_a_scatter_dot_opens_its_trace(page: Any, dash_server: Server) -> None:
+def test_search_then_a_scatter_dot_opens_its_trace(page: Any, browser_server: Server) -> None:
     trace_id, body = checkout_trace(service="scatter")
-    post_ok(dash_server, "/ingest/v1/traces", body)
-    page.goto(dash_server.base + "/projects/acme/traces?range=1h")
+    post_ok(browser_server, "/ingest/v1/traces", body)
+    page.goto(browser_server.base + "/projects/acme/traces?range=1h")
     page.fill("input[name=service]", "scatter")
     page.fill("input[name=q]", "http.route=/checkout duration>100ms")
     page.click(".trace-search button[type=submit]")
@@ -37,18 +37,18 @@ def test_search_then_a_scatter_dot_opens_its_trace(page: Any, dash_server: Serve
     assert page.locator(".waterfall .span").count() == 6
 
 
-def test_unknown_trace_id_in_the_header_box_says_so(page: Any, dash_server: Server) -> None:
-    page.goto(dash_server.base + "/projects/acme/traces")
+def test_unknown_trace_id_in_the_header_box_says_so(page: Any, browser_server: Server) -> None:
+    page.goto(browser_server.base + "/projects/acme/traces")
     page.fill(".trace-lookup input[name=id]", "ab" * 16)
     page.press(".trace-lookup input[name=id]", "Enter")
     page.wait_for_load_state()
     assert f"no trace {'ab' * 16}" in page.content()
 
 
-def test_collapse_a_subtree_and_keep_it_in_the_url(page: Any, dash_server: Server) -> None:
+def test_collapse_a_subtree_and_keep_it_in_the_url(page: Any, browser_server: Server) -> None:
     trace_id, ids, body = two_service_trace("c-front", "c-back")
-    post_ok(dash_server, "/ingest/v1/traces", body)
-    open_trace(page, dash_server, trace_id)
+    post_ok(browser_server, "/ingest/v1/traces", body)
+    open_trace(page, browser_server, trace_id)
     visible = page.locator(".waterfall details.span:visible")
     assert visible.count() == 4
     page.click(f"details[data-span-id='{ids['call']}'] .wf-toggle")
@@ -71,11 +71,11 @@ def test_collapse_a_subtree_and_keep_it_in_the_url(page: Any, dash_server: Serve
     page.wait_for_function("!location.search.includes('span=')")
 
 
-def test_service_legend_colours_kinds_and_the_problem_marker(page: Any, dash_server: Server
+def test_service_legend_colours_kinds_and_the_problem_marker(page: Any, browser_server: Server
                                                              ) -> None:
     trace_id, ids, body = two_service_trace("l-front", "l-back")
-    post_ok(dash_server, "/ingest/v1/traces", body)
-    open_trace(page, dash_server, trace_id)
+    post_ok(browser_server, "/ingest/v1/traces", body)
+    open_trace(page, browser_server, trace_id)
     legend = page.locator(".service-legend .legend-item")
     assert legend.locator(".legend-name").all_inner_texts() == ["l-front", "l-back"]
     swatches = [legend.nth(i).locator(".swatch").get_attribute("class") for i in range(2)]
@@ -94,13 +94,13 @@ def test_service_legend_colours_kinds_and_the_problem_marker(page: Any, dash_ser
         == "server"
 
 
-def test_event_timeline_with_the_stack_trace_as_a_code_block(page: Any, dash_server: Server
+def test_event_timeline_with_the_stack_trace_as_a_code_block(page: Any, browser_server: Server
                                                              ) -> None:
     trace_id, ids, body = two_service_trace("e-front", "e-back")
-    post_ok(dash_server, "/ingest/v1/traces", body)
+    post_ok(browser_server, "/ingest/v1/traces", body)
     alerts: list[str] = []
     page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
-    open_trace(page, dash_server, trace_id)
+    open_trace(page, browser_server, trace_id)
     handler = page.locator(f"details[data-span-id='{ids['handler']}']")
     handler.locator("summary .span-name").click()
     events = handler.locator(".span-event")

@@ -15,13 +15,13 @@ from tests.support.server import Server
 pytestmark = pytest.mark.browser
 
 
-def test_pick_a_metric_then_group_it(page: Any, dash_server: Server) -> None:
-    write_metrics(dash_server, *(
+def test_pick_a_metric_then_group_it(page: Any, browser_server: Server) -> None:
+    write_metrics(browser_server, *(
         point("shop.orders", 60 * m + 30, value=m + 1, attributes={"region": region})
         for m in range(5) for region in ("eu", "us", XSS)))
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.goto(f"{dash_server.base}/projects/acme/metrics?{urlencode(RANGE)}")
+    page.goto(f"{browser_server.base}/projects/acme/metrics?{urlencode(RANGE)}")
     row = page.locator("tr.metric[data-name='shop.orders']")
     assert row.locator(".kind").inner_text() == "sum"
     assert row.locator(".metric-services").inner_text() == "web"

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,3 +158,28 @@ def start_server(db_url: str, keys: dict[str, str] | None = None,
         proc.wait(5)
         raise RuntimeError(f"the server exited with {proc.returncode}:\n" + server.log())
     return server
+
+
+def check_quiet(server: Server) -> None:
+    """Noise is a bug: a clean run logs no traceback."""
+    assert "Traceback" not in server.log(), server.log()
+
+
+@contextmanager
+def collectors(folder: Path) -> Iterator[Callable[..., Server]]:
+    """Start collectors (on SQLite in `folder` unless given a URL); at the end each is
+    stopped with SIGTERM and must exit 0 and log no traceback. A module-scoped fixture
+    may hold one over its module's tests that store nothing another test reads: a
+    start costs seconds of CPU (three processes, the migrations)."""
+    servers: list[Server] = []
+
+    def _start(db_url: str | None = None, **kwargs: Any) -> Server:
+        server = start_server(db_url or f"sqlite:///{folder / 'sounding.db'}", **kwargs)
+        servers.append(server)
+        return server
+
+    yield _start
+    for server in servers:
+        code = server.stop()
+        assert code == 0, f"collector exited with {code}:\n{server.log()}"
+        check_quiet(server)

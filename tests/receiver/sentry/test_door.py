@@ -5,7 +5,7 @@ tested in test_sdk.py; here the envelopes carry the types the door only counts."
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 import requests
@@ -21,7 +21,7 @@ from tests.receiver.sentry.helpers import (
     sentry_items,
     start_sentry,
 )
-from tests.support.server import Server
+from tests.support.server import Server, collectors
 
 EVENT_ID = "9ec79c33ec9942ab8353589fcb2e04dc"
 SESSION = {"sid": "7c7b6585-7f48-4a2c-9b3a-8d3f5e4b8e6f", "status": "ok", "errors": 0,
@@ -37,13 +37,17 @@ def _ignored_only(**headers: object) -> bytes:
         item("replay_recording", b"{}\n[]"), item("a_type_from_the_future", {"x": 1})])
 
 
-@pytest.fixture
-def sentry(start: Callable[..., Server], db_url: str) -> Server:
-    return start_sentry(start, db_url)
+@pytest.fixture(scope="module")
+def sentry(module_db_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One collector per store for the module: its tests are refused or only counted,
+    and none reads what another sent, except the first test below (its own collector)."""
+    with collectors(tmp_path_factory.mktemp("door")) as start:
+        yield start_sentry(start, module_db_url)
 
 
 def test_ignored_item_types_are_acknowledged_with_the_event_id_and_counted(
-        sentry: Server) -> None:
+        start: Callable[..., Server], db_url: str) -> None:
+    sentry = start_sentry(start, db_url)  # it reads the counters: nobody else's items
     response = post_envelope(sentry, _ignored_only())
     assert response.status_code == 200, response.text
     assert response.json() == {"id": EVENT_ID}
