@@ -297,7 +297,7 @@ METRIC_CUMULATIVE = "metric_cumulative"
 # Alert facts (storage/alerts/outbox.py): the writer records new groups and regressions in
 # the commit that makes them (storage/writer/alert_facts.py). A fact's dedupe key is
 # unique per project and at most DEDUPE_KEY_LENGTH characters (longer keys are
-# shortened by storage/writer_alerts.dedupe_key).
+# shortened by storage/writer/alert_facts.py (dedupe_key)).
 ALERT_FACTS = "alert_facts"
 DEDUPE_KEY_LENGTH = 200
 

@@ -40,7 +40,7 @@ def of_group(store: Store, project_id: int, group_id: int, fingerprint: str) -> 
 
 def fingerprints_of(project_id: int, fingerprint: str) -> Any:
     """A subquery of the fingerprints of a group and of the groups merged into it (the
-    writer's raw-SQL form: storage/writer_merged.members_sql)."""
+    writer's raw-SQL form: storage/writer/merged.py, members_sql)."""
     g = _G.alias("target")
     return select(_G.c.fingerprint).where(and_(_G.c.project_id == project_id, or_(
         _G.c.fingerprint == fingerprint, _G.c.merged_into == select(g.c.id).where(and_(
@@ -49,7 +49,7 @@ def fingerprints_of(project_id: int, fingerprint: str) -> Any:
 
 def merged_count() -> Any:
     """The count of the groups merged into the `error_groups` row of the enclosing
-    query, as a scalar subquery (0 when none; storage/writer_merged.total_count_sql)."""
+    query, as a scalar subquery (0 when none; storage/writer/merged.py, total_count_sql)."""
     m = _G.alias("merged")
     return select(func.coalesce(func.sum(m.c.count), 0)).where(
         and_(m.c.project_id == _G.c.project_id, m.c.merged_into == _G.c.id)).scalar_subquery()

@@ -37,7 +37,7 @@ def _client_env(**otel: str) -> dict[str, str]:
 
 def run_python_sdk(protocol: str, **otel: str) -> list[dict[str, Any]]:
     """Run tests/receiver/otlp_sdk_client.py with exactly `otel` as OTEL_* settings."""
-    done = subprocess.run([sys.executable, str(HERE / "otlp_sdk_client.py"), protocol],
+    done = subprocess.run([sys.executable, "-P", str(HERE / "otlp_sdk_client.py"), protocol],
                           env=_client_env(**otel), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])

@@ -54,7 +54,7 @@ def sdk_app(endpoint: str, key: str, **otel: str) -> Iterator[SdkApp]:
     env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
                 "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {key}",
                 "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", **otel})
-    proc = subprocess.Popen([sys.executable, str(HERE / "otlp_sdk_metrics_client.py")],
+    proc = subprocess.Popen([sys.executable, "-P", str(HERE / "otlp_sdk_metrics_client.py")],
                             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

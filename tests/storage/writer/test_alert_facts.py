@@ -167,7 +167,7 @@ def test_a_rolled_back_commit_leaves_neither_group_nor_fact(db: Db) -> None:
 
 
 def test_many_new_groups_in_one_commit_each_get_a_fact(db: Db) -> None:
-    # More groups than one upsert statement holds (storage/writer_groups.UPSERT_CHUNK).
+    # More groups than one upsert statement holds (storage/writer/groups.py, UPSERT_CHUNK).
     db.write(db.batch(*(error(T0, f"fp-{i:04}") for i in range(1_200))))
     db.write(db.batch(*(error(T0, f"fp-{i:04}") for i in range(1_300))))
     made = db.facts()
