@@ -129,7 +129,10 @@ def test_unsent_rows_survive_a_stop_and_go_at_the_next_start(store: Store) -> No
     async def test(upstream: Upstream) -> None:
         port = upstream.port
         upstream.stop()  # the upstream is down
-        first = exporter(store, upstream, name="forward/restart")
+        # A short backoff ceiling: the delay the first one drew before stopping is the
+        # second one's wait at start (at most this ceiling), however long a loaded
+        # machine kept the first one retrying.
+        first = exporter(store, upstream, name="forward/restart", max_backoff_seconds=1)
         await first.start()
         await first.export(errors(2))  # acknowledged: committed to the queue
         await asyncio.sleep(0.3)
@@ -140,7 +143,7 @@ def test_unsent_rows_survive_a_stop_and_go_at_the_next_start(store: Store) -> No
         assert outbox.backlog(store, "forward/restart")["errors"].records == 2
         upstream.port = port
         upstream.start()
-        second = exporter(store, upstream, name="forward/restart")
+        second = exporter(store, upstream, name="forward/restart", max_backoff_seconds=1)
         await second.start()
         assert second.backlog.records == 2
         await until(lambda: len(upstream.received) == 1, timeout=15)
