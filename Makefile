@@ -38,7 +38,9 @@ run: $(STAMPS)/install
 
 # Tests in TEST_WORKERS processes (pytest-xdist), each test file whole in one of them
 # so that a module's shared collector starts once. TEST_WORKERS=0 runs in this process.
-TEST_WORKERS ?= 4
+# 3 on these 2-core machines: 4 took 12-13 min of pytest at a load of about 5, and once
+# left a collector 30 s without answering a request, past the test client's timeout.
+TEST_WORKERS ?= 3
 
 test: test-deps
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
