@@ -1,7 +1,7 @@
 """One POST over Tornado's HTTP client, and what came of it: an answer (any status),
 or none and why. The part of sending that the forward exporter's client
 (exporters/forward/client.py) and the alert webhook and Slack destinations
-(extensions/alerts/destinations/httppost.py) share; each decides what a
+(extensions/alerts/destinations/jsonpost.py) share; each decides what a
 status or a missing answer means for what it sends (retry, or give up for good).
 
 Redirects are never followed: a body goes only where it was configured to go.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from extensions.alerts.destinations.httppost import Timeouts, post_json
+from extensions.alerts.destinations.jsonpost import Timeouts, post_json
 from extensions.alerts.message import Message
 from extensions.alerts.message_slack import slack_body
 from runtime.retry import SendResult

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from extensions.alerts import signature
-from extensions.alerts.destinations.httppost import Timeouts, post_json
+from extensions.alerts.destinations.jsonpost import Timeouts, post_json
 from extensions.alerts.message import Message, webhook_body
 from runtime.retry import SendResult
 
