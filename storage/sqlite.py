@@ -20,11 +20,15 @@ def apply_pragmas(connection: Any, synchronous: str) -> None:
     most the last commits on power loss, never the database)."""
     cursor = connection.cursor()
     try:
-        # Before anything else: it takes effect only on a file with no table yet (and
-        # not once the WAL header is written), where it makes the file incremental, so
-        # that pages freed by the retention sweep can be given back (storage/
-        # sqlite_space.py). On an existing file it changes nothing until a VACUUM.
-        cursor.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        # Before anything else, and only on a new, empty file: there it makes the file
+        # incremental, so that pages freed by the retention sweep can be given back
+        # (storage/retention/sqlite_space.py). On a file that is incremental already,
+        # setting it runs a write transaction: every connection opened (each reader of
+        # the dashboard, the alert router) would wait for the write lock behind the
+        # writer's commits, up to the busy timeout. That held a collector's shutdown
+        # past 10 s in the suite.
+        if cursor.execute("PRAGMA page_count").fetchone()[0] == 0:
+            cursor.execute("PRAGMA auto_vacuum=INCREMENTAL")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
