@@ -9,6 +9,7 @@ deleting it or changing its password ends its sessions on every collector.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -28,9 +29,15 @@ _U = schema.users
 _T = schema.user_tokens
 _S = schema.dashboard_sessions
 _hasher = PasswordHasher()
-# Verified against when the email is unknown, so that an unknown address takes as
-# long to refuse as a wrong password (no list of accounts by timing).
-_DUMMY = _hasher.hash(secrets.token_urlsafe(16))
+
+
+@functools.cache
+def _dummy() -> str:
+    """Verified against when the email is unknown, so that an unknown address takes as
+    long to refuse as a wrong password (no list of accounts by timing). Made at the
+    first login rather than at import: an Argon2 hash is 0.1 s of CPU that every
+    collector start and every command line would pay."""
+    return _hasher.hash(secrets.token_urlsafe(16))
 
 
 @dataclass(frozen=True)
@@ -125,12 +132,13 @@ def verify(store: Store, email: str, password: str) -> User | None:
                            .where(_U.c.email == address)).first()
     # Too long a guess is no stored password (create refuses it): refused after the
     # same work as any other, bounded by the cut.
-    digest = _DUMMY if row is None or len(password) > MAX_PASSWORD else row.password_hash
+    dummy = _dummy()
+    digest = dummy if row is None or len(password) > MAX_PASSWORD else row.password_hash
     try:
         _hasher.verify(digest, password[:MAX_PASSWORD])
     except (VerificationError, InvalidHashError):
         return None
-    if row is None or row.disabled_us is not None or digest is _DUMMY:
+    if row is None or row.disabled_us is not None or digest is dummy:
         return None
     if _hasher.check_needs_rehash(digest):
         with store.writer.begin() as conn:
