@@ -1,5 +1,7 @@
 """Fixtures: the real collector on a real socket, over a real SQLite file or a
-real PostgreSQL database."""
+real PostgreSQL database. The databases of `sqlite_url`, `pg_url`, `db_url` and
+`module_db_url` are already at the newest migration (tests/support/templates.py);
+the `empty_*` ones have nothing in them, for the tests of migrating itself."""
 
 from __future__ import annotations
 
@@ -10,21 +12,44 @@ import pytest
 
 from tests.support.postgres import fresh_database
 from tests.support.server import Server, collectors
+from tests.support.templates import migrated_sqlite
 
 
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'sounding.db'}"
+    return migrated_sqlite(tmp_path / "sounding.db")
 
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:
-    with fresh_database() as url:
+    with fresh_database(migrated=True) as url:
         yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield migrated_sqlite(tmp_path / "sounding.db")
+    else:
+        with fresh_database(migrated=True) as url:
+            yield url
+
+
+@pytest.fixture
+def empty_sqlite_url(tmp_path: Path) -> str:
+    """A SQLite file that does not exist yet."""
+    return f"sqlite:///{tmp_path / 'sounding.db'}"
+
+
+@pytest.fixture
+def empty_pg_url() -> Iterator[str]:
+    with fresh_database() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """`db_url` with nothing in the database: no file yet, or an empty database."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'sounding.db'}"
     else:
@@ -46,9 +71,9 @@ def module_db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     """`db_url` for a module-scoped collector (tests/support/server.py `collectors`),
     for tests that store nothing that another test of the module reads."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('module') / 'sounding.db'}"
+        yield migrated_sqlite(tmp_path_factory.mktemp("module") / "sounding.db")
     else:
-        with fresh_database() as url:
+        with fresh_database(migrated=True) as url:
             yield url
 
 

@@ -69,9 +69,9 @@ def test_first_run_creates_a_default_project_and_prints_its_key_once(
     assert "First run" not in again.log()
 
 
-def test_db_upgrade_is_idempotent(sqlite_url: str) -> None:
+def test_db_upgrade_is_idempotent(empty_sqlite_url: str) -> None:
     for _ in range(2):
-        result = sounding(sqlite_url, "db", "upgrade")
+        result = sounding(empty_sqlite_url, "db", "upgrade")
         assert result.returncode == 0, result.stderr
         assert "latest schema" in result.stdout
 

@@ -21,9 +21,9 @@ def _facets(store: Store) -> list[tuple[str, str, int]]:
             "ORDER BY fingerprint, value"))]
 
 
-def test_the_user_facet_is_backfilled_and_the_actor_column_goes_both_ways(db_url: str
+def test_the_user_facet_is_backfilled_and_the_actor_column_goes_both_ways(empty_db_url: str
                                                                           ) -> None:
-    store = Store(db_url)
+    store = Store(empty_db_url)
     store.upgrade()
     with store.writer.begin() as conn:
         project = keys.ensure_project(conn, "migrate")

@@ -52,12 +52,12 @@ def _diff(url: str) -> list[object]:
     return diff
 
 
-def test_migrations_match_the_schema_on_sqlite(sqlite_url: str) -> None:
-    assert _diff(sqlite_url) == []
+def test_migrations_match_the_schema_on_sqlite(empty_sqlite_url: str) -> None:
+    assert _diff(empty_sqlite_url) == []
 
 
-def test_migrations_match_the_schema_on_postgres(pg_url: str) -> None:
-    assert _diff(pg_url) == []
+def test_migrations_match_the_schema_on_postgres(empty_pg_url: str) -> None:
+    assert _diff(empty_pg_url) == []
 
 
 
@@ -79,8 +79,8 @@ OLD_SPANS = [  # two spans of one process, as revision 0002 stored them
 ]
 
 
-def test_compact_spans_migration_carries_stored_spans_over_and_back(db_url: str) -> None:
-    store = Store(db_url)
+def test_compact_spans_migration_carries_stored_spans_over_and_back(empty_db_url: str) -> None:
+    store = Store(empty_db_url)
     migrate(store, command.upgrade, "0002")
     old = sa.table("spans", *(sa.column(c) for c in OLD_SPANS[0]
                              if c not in ("resource_attributes", "attributes", "semantic",
@@ -108,8 +108,8 @@ def test_compact_spans_migration_carries_stored_spans_over_and_back(db_url: str)
     store.dispose()
 
 
-def test_logs_migration_creates_the_table_and_drops_it_back(db_url: str) -> None:
-    store = Store(db_url)
+def test_logs_migration_creates_the_table_and_drops_it_back(empty_db_url: str) -> None:
+    store = Store(empty_db_url)
     migrate(store, command.upgrade, "0005")
     with store.writer.connect() as conn:
         assert "logs" not in sa.inspect(conn).get_table_names()
@@ -152,8 +152,8 @@ def _error_columns(store: Store) -> list[str]:
         return [c["name"] for c in sa.inspect(conn).get_columns("error_events")]
 
 
-def test_error_origin_migration_adds_keys_unique_where_set_and_goes_back(db_url: str) -> None:
-    store = Store(db_url)
+def test_error_origin_migration_adds_keys_unique_where_set_and_goes_back(empty_db_url: str) -> None:
+    store = Store(empty_db_url)
     migrate(store, command.upgrade, "0005")
     old = _error_table(*OLD_ERROR)
     with store.writer.begin() as conn:
@@ -185,8 +185,8 @@ METRIC_TABLES = {"metric_series", "metric_points", "metric_cumulative",
                  "metric_request_rollups", "metric_request_latency"}
 
 
-def test_metrics_migration_goes_both_ways(db_url: str) -> None:
-    store = Store(db_url)
+def test_metrics_migration_goes_both_ways(empty_db_url: str) -> None:
+    store = Store(empty_db_url)
     migrate(store, command.upgrade, "head")
     with store.writer.connect() as conn:
         assert METRIC_TABLES <= set(sa.inspect(conn).get_table_names())
@@ -202,8 +202,8 @@ def test_metrics_migration_goes_both_ways(db_url: str) -> None:
 FACETED = ("tags", "level", "exceptions", "context")
 
 
-def test_facets_migration_adds_columns_and_table_and_goes_back(db_url: str) -> None:
-    store = Store(db_url)
+def test_facets_migration_adds_columns_and_table_and_goes_back(empty_db_url: str) -> None:
+    store = Store(empty_db_url)
     migrate(store, command.upgrade, "0009")
     row = {**OLD_ERROR, **dict.fromkeys(ORIGIN), "tags": {"browser": "Firefox"},
            "level": "error", "exceptions": [{"type": "E", "frames": []}],
@@ -236,8 +236,8 @@ def test_facets_migration_adds_columns_and_table_and_goes_back(db_url: str) -> N
 ALERT_TABLES = {"alert_facts", "alert_deliveries", "alert_state"}
 
 
-def test_alerts_migration_goes_both_ways(db_url: str) -> None:
-    store = Store(db_url)
+def test_alerts_migration_goes_both_ways(empty_db_url: str) -> None:
+    store = Store(empty_db_url)
     migrate(store, command.upgrade, "0010")
     fact = {"project_id": 1, "kind": "new_group", "subject": "fp", "dedupe_key": "new_group:fp",
             "at_us": 5, "details": {"service": "web"}, "created_us": 6}
@@ -259,8 +259,8 @@ def test_alerts_migration_goes_both_ways(db_url: str) -> None:
 SETTINGS_TABLES = {"alert_destinations", "alert_rules"}
 
 
-def test_alert_settings_migration_goes_both_ways(db_url: str) -> None:
-    store = Store(db_url)
+def test_alert_settings_migration_goes_both_ways(empty_db_url: str) -> None:
+    store = Store(empty_db_url)
     migrate(store, command.upgrade, "0011")
     with store.writer.begin() as conn:
         conn.execute(sa.text("INSERT INTO projects (name, created_us) VALUES ('p', 1)"))

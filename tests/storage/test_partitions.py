@@ -233,8 +233,8 @@ def _contents(store: Store) -> dict[str, Any]:
                 for t in PARTITIONED}
 
 
-def test_upgrade_and_downgrade_keep_every_row(pg_url: str) -> None:
-    store = Store(pg_url)
+def test_upgrade_and_downgrade_keep_every_row(empty_pg_url: str) -> None:
+    store = Store(empty_pg_url)
     migrate(store, command.upgrade, "0011")
     with store.writer.begin() as conn:
         project = keys.ensure_project(conn, "old")

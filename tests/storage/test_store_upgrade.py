@@ -43,17 +43,17 @@ def test_a_database_at_head_is_left_without_importing_alembic(store: Store) -> N
     assert _probe(store.url) == ["True", "False", "False"]
 
 
-def test_a_database_behind_is_migrated_with_alembic(db_url: str) -> None:
-    assert _probe(db_url) == ["False", "True", "True"]  # new: Alembic creates it all
-    assert _probe(db_url) == ["True", "False", "False"]
-    store = Store(db_url)
+def test_a_database_behind_is_migrated_with_alembic(empty_db_url: str) -> None:
+    assert _probe(empty_db_url) == ["False", "True", "True"]  # new: Alembic creates it all
+    assert _probe(empty_db_url) == ["True", "False", "False"]
+    store = Store(empty_db_url)
     try:
         migrate(store, command.downgrade, "-1")  # one migration back, as Alembic does
         assert not store.at_head()
     finally:
         store.dispose()
-    assert _probe(db_url) == ["False", "True", "True"]
-    store = Store(db_url)
+    assert _probe(empty_db_url) == ["False", "True", "True"]
+    store = Store(empty_db_url)
     try:
         assert store.at_head()
         with store.reader.connect() as connection:

@@ -14,6 +14,8 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 
+from tests.support import templates
+
 ADMIN_DSN = os.environ.get("SOUNDING_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
 
@@ -35,12 +37,14 @@ def require_postgres() -> None:
 
 
 @contextmanager
-def fresh_database() -> Iterator[str]:
-    """Yield the URL of a new, empty database; drop it afterwards."""
+def fresh_database(migrated: bool = False) -> Iterator[str]:
+    """Yield the URL of a new database, empty or (`migrated`) at the newest migration
+    (tests/support/templates.py); drop it afterwards."""
     require_postgres()
     name = f"sounding_test_{uuid.uuid4().hex[:12]}"
+    template = f' TEMPLATE "{templates.pg_template(ADMIN_DSN)}"' if migrated else ""
     with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"{template}')
     base = ADMIN_DSN.rsplit("/", 1)[0]
     try:
         yield f"postgresql+psycopg://{base.split('://', 1)[1]}/{name}"

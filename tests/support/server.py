@@ -19,6 +19,8 @@ import requests
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine
 
+from tests.support.templates import migrated_sqlite
+
 REPO = Path(__file__).resolve().parents[2]
 # One line per listener: http:// ones (the first is the ingestion API, `base`), then
 # grpc:// ones.
@@ -174,7 +176,12 @@ def collectors(folder: Path) -> Iterator[Callable[..., Server]]:
     servers: list[Server] = []
 
     def _start(db_url: str | None = None, **kwargs: Any) -> Server:
-        server = start_server(db_url or f"sqlite:///{folder / 'sounding.db'}", **kwargs)
+        if db_url is None:
+            path = folder / "sounding.db"
+            # At the newest migration already (tests/support/templates.py), unless a
+            # collector made it before this one.
+            db_url = f"sqlite:///{path}" if path.exists() else migrated_sqlite(path)
+        server = start_server(db_url, **kwargs)
         servers.append(server)
         return server
 

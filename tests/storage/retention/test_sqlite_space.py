@@ -27,8 +27,8 @@ def fill(store: Store, n: int, age_s: int) -> None:
                                    for i in range(n)])
 
 
-def test_new_files_are_incremental_and_give_freed_pages_back(sqlite_url: str) -> None:
-    store = Store(sqlite_url)
+def test_new_files_are_incremental_and_give_freed_pages_back(empty_sqlite_url: str) -> None:
+    store = Store(empty_sqlite_url)
     store.upgrade()
     try:
         assert sqlite_space.space(store).auto_vacuum == sqlite_space.INCREMENTAL
