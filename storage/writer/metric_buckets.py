@@ -1,7 +1,12 @@
 """A stored histogram point's counts in Sounding's latency buckets
 (model/histogram.py), for the request rollups that HTTP server duration metrics
 feed (storage/writer/points.py). Points are the writer's rows of
-rows.METRIC_POINTS, read by position."""
+rows.METRIC_POINTS, read by position.
+
+The range (`low`, `high`) that keeps each OTLP bucket's counts within the values
+recorded is given apart from the row: a delta converted from a cumulative point has
+no min and max of its own, yet every value in it lies within the cumulative
+point's (storage/writer/points.py hands those over)."""
 
 from __future__ import annotations
 
@@ -16,8 +21,8 @@ from model import histogram
 from storage import rows
 
 _FIELDS = rows.METRIC_POINTS.names
-_COUNT, _SUM, _MIN, _MAX, _BUCKETS = (
-    _FIELDS.index(name) for name in ("count", "sum", "min", "max", "buckets"))
+_COUNT, _SUM, _MAX, _BUCKETS = (
+    _FIELDS.index(name) for name in ("count", "sum", "max", "buckets"))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -64,32 +69,35 @@ def _explicit_targets(bounds: tuple[float, ...], to_ms: float, low: float | None
     return tuple(out)
 
 
-def explicit_targets(kind: str, values: Sequence[Any], to_ms: float, data: dict[str, Any] | None
-              ) -> tuple[tuple[int, ...], list[int]] | None:
+def explicit_targets(kind: str, data: dict[str, Any] | None, to_ms: float,
+                     low: float | None, high: float | None
+                     ) -> tuple[tuple[int, ...], list[int]] | None:
     """(Sounding's bucket of each bucket, the counts) of an explicit histogram with
-    bounds, as sounding_buckets spreads them; None for any other point."""
+    bounds whose values lie within `low` and `high` (None: unknown), as
+    sounding_buckets spreads them; None for any other point."""
     if kind != "histogram" or not data:
         return None
     bounds, counts = data.get("bounds") or [], data.get("counts") or []
     if not bounds or len(counts) != len(bounds) + 1:
         return None
-    return _explicit_targets(tuple(bounds), to_ms, values[_MIN], values[_MAX]), counts
+    return _explicit_targets(tuple(bounds), to_ms, low, high), counts
 
 
-def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
-                     data: dict[str, Any] | None = None) -> dict[int, int]:
+def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float, low: float | None,
+                     high: float | None, data: dict[str, Any] | None = None
+                     ) -> dict[int, int]:
     """A stored histogram point's counts in Sounding's latency buckets
-    (model/histogram.py). The counts of an OTLP bucket go to the bucket of its
-    upper bound (its lower bound for the last, unbounded one, or the max when known),
-    kept within the point's min and max when known: a quantile read from them is
-    within the OTLP histogram's own resolution. Counts are never negative (decoded
-    as unsigned, and a delta whose bucket went down is a reset)."""
+    (model/histogram.py), its values known to lie within `low` and `high` (None:
+    unknown). The counts of an OTLP bucket go to the bucket of its upper bound (its
+    lower bound for the last, unbounded one, or `high` when known), kept within
+    `low` and `high`: a quantile read from them is within the OTLP histogram's own
+    resolution. Counts are never negative (decoded as unsigned, and a delta whose
+    bucket went down is a reset)."""
     out: dict[int, int] = {}
     if not values[_BUCKETS]:
         return out
     if data is None:
         data = orjson.loads(values[_BUCKETS])
-    low, high = values[_MIN], values[_MAX]
 
     def add(upper: float, n: int) -> None:
         if n > 0:
@@ -99,8 +107,9 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float,
     if kind == "histogram":
         bounds, counts = data.get("bounds") or [], data.get("counts") or []
         if not bounds:  # one bucket: all values in (-inf, +inf)
-            if counts:
-                add(high if high is not None else (values[_SUM] or 0.0)
+            if counts:  # at the point's own max when it has one, else its mean
+                own_max = values[_MAX]
+                add(own_max if own_max is not None else (values[_SUM] or 0.0)
                     / max(values[_COUNT], 1), counts[0])
             return out
         for bucket, n in zip(_explicit_targets(tuple(bounds), to_ms, low, high), counts,
