@@ -27,8 +27,24 @@ _COUNT, _SUM, _MAX, _BUCKETS = (
 
 @functools.lru_cache(maxsize=1024)
 def _explicit_map(bounds: tuple[float, ...], to_ms: float) -> tuple[int, ...]:
-    """Sounding's bucket of each explicit bound, in milliseconds."""
-    return tuple(_ms_bucket(b, to_ms) for b in bounds)
+    """Sounding's bucket of each explicit bucket but the last, no min or max known."""
+    return tuple(_inside(lower, upper, to_ms)
+                 for lower, upper in zip((-math.inf, *bounds), bounds, strict=False))
+
+
+def _inside(lower: float, upper: float, to_ms: float) -> int:
+    """Sounding's bucket for counts known only to lie in (lower, upper], in the
+    metric's unit: the highest that reads at most `upper` from the minutes and the
+    hours alike (histogram.bucket_at_most), so that a quantile falls in the OTLP
+    bucket that holds the true value; the bucket of `upper` when that one would read
+    at or below `lower` (a bucket narrower than a coarse one: `lower` above about
+    0.86 `upper`)."""
+    ms = max(upper, 0.0) * to_ms
+    if ms < math.inf:
+        bucket = histogram.bucket_at_most(ms)
+        if histogram.lowest_reading(bucket) > lower * to_ms:
+            return bucket
+    return _ms_bucket(upper, to_ms)
 
 
 def _ms_bucket(value: float, to_ms: float) -> int:
@@ -50,6 +66,18 @@ def _clamped(upper: float, low: float | None, high: float | None, to_ms: float) 
     return _ms_bucket(upper, to_ms)
 
 
+def _target(lower: float, upper: float, low: float | None, high: float | None,
+            to_ms: float) -> int:
+    """Sounding's bucket for the counts of the OTLP bucket (lower, upper] of a point
+    whose values lie within `low` and `high` (None: unknown): at the max or the min
+    when one of them cuts the bucket short (values recorded), else inside the bucket
+    (_inside, above the min)."""
+    if (high is not None and upper > high) or (low is not None and upper < low) or (
+            not math.isfinite(upper)):
+        return _clamped(upper, low, high, to_ms)
+    return _inside(lower if low is None else max(lower, low), upper, to_ms)
+
+
 @functools.lru_cache(maxsize=4096)
 def _explicit_targets(bounds: tuple[float, ...], to_ms: float, low: float | None,
                       high: float | None) -> tuple[int, ...]:
@@ -62,8 +90,10 @@ def _explicit_targets(bounds: tuple[float, ...], to_ms: float, low: float | None
     for i in range(last + 1):
         if i == last:
             out.append(_clamped(high if high is not None else bounds[-1], low, high, to_ms))
-        elif (high is not None and bounds[i] > high) or (low is not None and bounds[i] < low):
-            out.append(_clamped(bounds[i], low, high, to_ms))  # within min and max
+        elif (high is not None and bounds[i] > high) or (
+                low is not None and (i == 0 or bounds[i - 1] < low)):
+            # Cut short by the max, or holding the min (or wholly below it).
+            out.append(_target(bounds[i - 1] if i else -math.inf, bounds[i], low, high, to_ms))
         else:
             out.append(mapped[i])
     return tuple(out)
@@ -88,20 +118,23 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float, low: float 
                      ) -> dict[int, int]:
     """A stored histogram point's counts in Sounding's latency buckets
     (model/histogram.py), its values known to lie within `low` and `high` (None:
-    unknown). The counts of an OTLP bucket go to the bucket of its upper bound (its
-    lower bound for the last, unbounded one, or `high` when known), kept within
-    `low` and `high`: a quantile read from them is within the OTLP histogram's own
-    resolution. Counts are never negative (decoded as unsigned, and a delta whose
-    bucket went down is a reset)."""
+    unknown). The counts of an OTLP bucket go to `high` when it falls in the bucket,
+    else just inside the bucket's upper bound (_inside; `low` for a bucket wholly
+    below it); those of the last, unbounded one to `high`, else to its lower bound.
+    So a quantile read from them, from the minutes or the hours, falls in the OTLP
+    bucket that holds the true value (or at the min or max). Counts are never
+    negative (decoded as unsigned, and a delta whose bucket went down is a reset)."""
     out: dict[int, int] = {}
     if not values[_BUCKETS]:
         return out
     if data is None:
         data = orjson.loads(values[_BUCKETS])
 
-    def add(upper: float, n: int) -> None:
+    def add(upper: float, n: int, lower: float | None = None) -> None:
+        """`lower`: the bucket's lower bound (None: a value, not a bucket)."""
         if n > 0:
-            bucket = _clamped(upper, low, high, to_ms)
+            bucket = (_clamped(upper, low, high, to_ms) if lower is None
+                      else _target(lower, upper, low, high, to_ms))
             out[bucket] = out.get(bucket, 0) + n
 
     if kind == "histogram":
@@ -122,10 +155,16 @@ def sounding_buckets(kind: str, values: Sequence[Any], to_ms: float, low: float 
         add(0.0, data["zero_count"])
         add(0.0, sum(data["negative"]["counts"]))
         offset = data["positive"]["offset"]
-        for i, n in enumerate(data["positive"]["counts"]):
+
+        def power(index: int) -> float:  # bucket `index` is (power(index), power(index + 1)]
             try:
-                upper = 2.0 ** ((offset + i + 1) * base_exp)
+                return float(2.0 ** (index * base_exp))
             except OverflowError:
-                upper = math.inf
-            add(upper, n)
+                return math.inf
+
+        lower = power(offset)
+        for i, n in enumerate(data["positive"]["counts"]):
+            upper = power(offset + i + 1)
+            add(upper, n, lower)
+            lower = upper
     return out

@@ -362,8 +362,8 @@ def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
     still bound every value in the delta: _rollups keeps the delta's counts within
     them (read from the point as it came), as it keeps a delta point's within its
     own. Without them an OTLP bucket's counts would go to its upper bound: 300 ms
-    requests in (250 ms, 500 ms] read as 500 ms, and past 500 ms from the hourly
-    rollups' coarse buckets, where a delta temporality SDK's read 300 ms."""
+    requests in (250 ms, 500 ms] read as about 490 ms, where a delta temporality
+    SDK's read 300 ms."""
     if kind == "sum":
         values[_VALUE] = diff["value"]
         return

@@ -81,9 +81,9 @@ def assert_performance(db_url: str, total: int = 100, errors: int = 10) -> None:
     assert (window.count, window.error_count) == (total, errors)
     assert routes == {"/cart": (70, 0), "/pay": (30, 10)}
     # p95 is a 0.3 s request: its bucket is (0.25, 0.5].
-    assert window.p95_ms is not None and 250 < window.p95_ms <= 505, window
+    assert window.p95_ms is not None and 250 < window.p95_ms <= 500, window
     # p50 is a 0.02-0.04 s request: buckets (0.01, 0.025] and (0.025, 0.05].
-    assert window.p50_ms is not None and 10 < window.p50_ms <= 50.5, window
+    assert window.p50_ms is not None and 10 < window.p50_ms <= 50, window
 
 
 @pytest.mark.parametrize("otel", [
@@ -133,6 +133,12 @@ SLOW_TAIL = [
     [[0.03, 200, "/cart"]] * 10 + [[0.3, 200, "/cart"]] * 7,
     [],
 ]
+# The same with one 2 s request among the slow ones (p95 is still rank 37 of 38, a
+# 300 ms one): its interval's max, and a cumulative max from then on, is 2 s and
+# keeps no bucket's counts down. Counts at a bucket's upper bound read up to 1% past
+# it from the minutes and 5% from the hours: 517 ms for (0.25, 0.5], 51.9 ms for
+# (0.025, 0.05], with either temporality.
+OUTLIER = [SLOW_TAIL[0], [*SLOW_TAIL[1], [2.0, 200, "/cart"]], []]
 
 
 def _quantiles(db_url: str) -> dict[str, tuple[int, float | None, float | None]]:
@@ -191,14 +197,17 @@ def _otel(protocol: str, server: Server) -> tuple[str, dict[str, str]]:
 
 
 @pytest.mark.parametrize("temporality", ["cumulative", "delta"])
-@pytest.mark.parametrize("protocol", ["http", "grpc"])
+@pytest.mark.parametrize(("protocol", "recording"), [
+    ("http", SLOW_TAIL), ("grpc", SLOW_TAIL), ("http", OUTLIER)],
+    ids=["http", "grpc", "http-outlier"])
 def test_a_slow_tail_reads_in_its_bucket(start: Callable[..., Server], db_url: str,
-                                         protocol: str, temporality: str) -> None:
+                                         protocol: str, recording: list[list[Any]],
+                                         temporality: str) -> None:
     server = start(db_url, env={"SOUNDING__RECEIVERS__OTLP_HTTP__ENABLED": "true"},
                    wait_for=2)
     endpoint, otel = _otel(protocol, server)
     otel["OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"] = temporality
     with sdk_app(endpoint, server.key, **otel) as app:
-        for requests in SLOW_TAIL:
+        for requests in recording:
             app.export(requests)
-    assert_slow_tail(db_url, 37)
+    assert_slow_tail(db_url, sum(map(len, recording)))
