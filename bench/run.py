@@ -73,8 +73,10 @@ def _phase(scenario: Scenario, server: BenchServer | BenchCluster, warmup: float
            honour_retry_after: bool = False) -> dict[str, Any]:
     address = server.grpc if scenario.transport == "grpc" else server.http
     assert address is not None
-    # Workers build their bodies first; the window opens once all of them can be ready.
-    start_at = time.time() + 2.0 + prebuild * 0.002
+    # Workers build their bodies first; the window opens once all of them can be ready
+    # (starting a worker process and building templates, such as the 64 metric exports
+    # of bench/scenarios.py, takes over a second on a busy machine).
+    start_at = time.time() + 3.0 + prebuild * 0.002
     specs = _specs(scenario, address, start_at, warmup, duration, rate,
                    connections or scenario.connections, prebuild, honour_retry_after)
     samples: list[cpu.Sample] = []

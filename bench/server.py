@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -11,9 +12,13 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
+
+from bench import cpu
 
 LISTENING = re.compile(r"Sounding listening on ((?:http|grpc)://(\S+):(\d+))")
 # Word characters only, so that it can be the public key of a DSN (the Sentry rows).
@@ -40,14 +45,48 @@ def _status_kb(pid: int, field: str) -> int:
     return 0
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+@contextlib.contextmanager
+def database(postgres: str | None, folder: Path) -> Iterator[str]:
+    """A fresh database: a SQLite file in `folder`, or with `postgres` (an admin URL) a
+    new PostgreSQL database beside it, dropped afterwards."""
+    if not postgres:
+        yield f"sqlite:///{folder / f'bench-{uuid.uuid4().hex[:8]}.db'}"
+        return
+    import psycopg
+
+    admin = postgres.replace("postgresql+psycopg://", "postgresql://")
+    name = f"sounding_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{admin.rsplit('/', 1)[0]}/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 class BenchServer:
-    def __init__(self, db_url: str, env: dict[str, str] | None = None) -> None:
+    """`sounding serve` of the source tree `tree` (this one by default), run as
+    `python -m sounding serve` from that directory, which Python puts first on its
+    path: the editable install (which maps `sounding` to one checkout) cannot shadow
+    it. It leads its own process group, so that every process it starts (the writer,
+    the decode workers) can be found and counted (bench/cpu.py)."""
+
+    def __init__(self, db_url: str, env: dict[str, str] | None = None,
+                 tree: Path = REPO) -> None:
         self.db_url = db_url
+        self.tree = tree
         self.workdir = Path(tempfile.mkdtemp(prefix="sounding-bench-"))
         self.log_path = self.workdir / "server.log"
-        exe = shutil.which("sounding", path=str(Path(sys.executable).parent)) or "sounding"
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith("SOUNDING")}
+        full_env = {k: v for k, v in os.environ.items()
+                    if not k.startswith("SOUNDING") and k != "PYTHONPATH"}
         full_env.update({
+            # Children started with -m (the writer) look in their working directory
+            # too; decode workers are given the parent's path. This covers the rest.
+            "PYTHONPATH": str(tree),
             "SOUNDING_DATABASE_URL": db_url,
             "SOUNDING_HTTP_HOST": "127.0.0.1",
             "SOUNDING_HTTP_PORT": "0",
@@ -58,8 +97,9 @@ class BenchServer:
             **(env or {}),
         })
         self._log = self.log_path.open("w")
-        self.proc = subprocess.Popen([exe, "serve"], env=full_env, cwd=self.workdir,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen([sys.executable, "-m", "sounding", "serve"], env=full_env,
+                                     cwd=tree, process_group=0, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
         self.http: tuple[str, int] | None = None
         self.grpc: tuple[str, int] | None = None
         self._ready = threading.Event()
@@ -68,6 +108,8 @@ class BenchServer:
             self.proc.kill()
             raise RuntimeError(f"sounding serve did not start:\n{self.log_path.read_text()}")
         time.sleep(0.5)  # let a gRPC line printed right after the HTTP one arrive
+        # Where the collector runs, hence whose code `-m sounding` imported.
+        self.cwd = Path(os.readlink(f"/proc/{self.proc.pid}/cwd")).resolve()
         self.peak_children_kb = 0
 
     def _pump(self) -> None:
@@ -86,7 +128,7 @@ class BenchServer:
         self._ready.set()
 
     def pids(self) -> list[int]:
-        return [self.proc.pid, *children(self.proc.pid)]
+        return cpu.group(self.proc.pid)
 
     def peak_rss_mb(self) -> float:
         """VmHWM of the collector and of any helper process it runs, summed."""
