@@ -113,13 +113,16 @@ def _gauge_series() -> list[tuple[str, str, list[dict[str, object]]]]:
     ]
 
 
+# What a slot holds: START, NOW, or (base, step) of a value that grows by `step` per export.
+What = str | tuple[float, float]
+
+
 @dataclass
 class CumulativeTemplate:
-    """A serialised export and the slots `render` writes: (offset, format, what), where
-    `what` is START, NOW or (base, step) of a value that grows by `step` per export."""
+    """A serialised export and the slots `render` writes: (offset, format, what)."""
 
     body: bytes
-    slots: list[tuple[int, str, object]]
+    slots: list[tuple[int, str, What]]
     start_ns: int  # the process's start, the same in every export of a series
     points: int
 
@@ -128,13 +131,11 @@ class CumulativeTemplate:
         out = bytearray(self.body)
         pack = struct.pack_into
         for offset, fmt, what in self.slots:
-            if what is START:
-                pack("<Q", out, offset, self.start_ns)
-            elif what is NOW:
-                pack("<Q", out, offset, now_ns)
-            else:
-                base, step = what  # type: ignore[misc]
+            if isinstance(what, tuple):
+                base, step = what
                 pack(fmt, out, offset, base + export * step)
+            else:
+                pack("<Q", out, offset, self.start_ns if what == START else now_ns)
         return bytes(out)
 
 
@@ -142,9 +143,9 @@ class _Slots:
     """Hands out sentinel field values and remembers what each one stands for."""
 
     def __init__(self) -> None:
-        self.what: list[tuple[str, object]] = []
+        self.what: list[tuple[str, What]] = []
 
-    def int(self, what: object) -> int:
+    def integer(self, what: What) -> int:
         self.what.append(("<Q", what))
         return SENTINEL | (len(self.what) - 1)
 
@@ -152,7 +153,7 @@ class _Slots:
         self.what.append(("<d", (base, step)))
         return float(struct.unpack("<d", struct.pack("<Q", SENTINEL | (len(self.what) - 1)))[0])
 
-    def locate(self, body: bytes) -> list[tuple[int, str, object]]:
+    def locate(self, body: bytes) -> list[tuple[int, str, What]]:
         """Where each slot's sentinel is in `body`: one pass over its six high bytes (the
         two low ones are the slot's number)."""
         high = struct.pack("<Q", SENTINEL)[2:]
@@ -185,11 +186,11 @@ def metrics_proto(seed: int = 0, start_ns: int | None = None) -> CumulativeTempl
             base = [rng.randrange(0, 200) for _ in range(len(BOUNDS) + 1)]
             step = [rng.randrange(0, 20) for _ in base]
             point = metric.histogram.data_points.add(
-                start_time_unix_nano=slots.int(START), time_unix_nano=slots.int(NOW),
-                count=slots.int((sum(base), sum(step))),
+                start_time_unix_nano=slots.integer(START), time_unix_nano=slots.integer(NOW),
+                count=slots.integer((sum(base), sum(step))),
                 sum=slots.double(sum(base) * 0.05, sum(step) * 0.05), min=0.001, max=4.2,
                 explicit_bounds=BOUNDS,
-                bucket_counts=[slots.int(bs) for bs in zip(base, step, strict=True)])
+                bucket_counts=[slots.integer(bs) for bs in zip(base, step, strict=True)])
             point.attributes.extend(_kv(k, v) for k, v in attributes.items())
             counts["histogram"] += 1
     sm2 = rm.scope_metrics.add()
@@ -200,17 +201,17 @@ def metrics_proto(seed: int = 0, start_ns: int | None = None) -> CumulativeTempl
         metric.sum.is_monotonic = monotonic
         for attributes in attribute_sets:
             # An up-down counter wanders; a counter only grows.
-            step = rng.uniform(1, 50) if monotonic else 0.0
+            grow = rng.uniform(1, 50) if monotonic else 0.0
             point = metric.sum.data_points.add(
-                start_time_unix_nano=slots.int(START), time_unix_nano=slots.int(NOW),
-                as_double=slots.double(rng.uniform(100, 10**6), step))
+                start_time_unix_nano=slots.integer(START), time_unix_nano=slots.integer(NOW),
+                as_double=slots.double(rng.uniform(100, 10**6), grow))
             point.attributes.extend(_kv(k, v) for k, v in attributes.items())
             counts["sum"] += 1
     for name, unit, attribute_sets in _gauge_series():
         metric = sm2.metrics.add(name=name, unit=unit)
         for attributes in attribute_sets:
             point = metric.gauge.data_points.add(
-                time_unix_nano=slots.int(NOW), as_double=slots.double(rng.random(), 0.0))
+                time_unix_nano=slots.integer(NOW), as_double=slots.double(rng.random(), 0.0))
             point.attributes.extend(_kv(k, v) for k, v in attributes.items())
             counts["gauge"] += 1
     assert counts == {"histogram": HISTOGRAMS, "sum": SUMS, "gauge": GAUGES}, counts

@@ -1,4 +1,5 @@
-"""Start `sounding serve` as a user would, and read its peak memory from /proc."""
+"""Start a source tree's `sounding serve` as a user would, and read its processes' peak
+memory from /proc."""
 
 from __future__ import annotations
 
@@ -15,8 +16,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-
-from sqlalchemy import create_engine, text
 
 from bench import cpu
 
@@ -109,7 +108,7 @@ class BenchServer:
             raise RuntimeError(f"sounding serve did not start:\n{self.log_path.read_text()}")
         time.sleep(0.5)  # let a gRPC line printed right after the HTTP one arrive
         # Where the collector runs, hence whose code `-m sounding` imported.
-        self.cwd = Path(os.readlink(f"/proc/{self.proc.pid}/cwd")).resolve()
+        self.cwd: Path = Path(os.readlink(f"/proc/{self.proc.pid}/cwd")).resolve()
         self.peak_children_kb = 0
 
     def _pump(self) -> None:
@@ -146,6 +145,10 @@ class BenchServer:
         return code
 
     def count(self, sql: str) -> int:
+        # Imported here: every load process imports this module (for BENCH_KEY), and
+        # SQLAlchemy would add to the time it takes to be ready on a busy machine.
+        from sqlalchemy import create_engine, text
+
         engine = create_engine(self.db_url)
         try:
             with engine.connect() as conn:
