@@ -4,7 +4,9 @@ By default every door (bench/doors.py: OTLP spans, logs and cumulative metrics,
 /ingest/errors/batch, /ingest/errors, a Sentry envelope) is driven at saturation over
 8 connections for 20 s, each on a fresh `sounding serve` of this source tree and a
 fresh database, and the table gives µs of collector CPU (every process of its process
-group, from /proc) per record, and records/s. About 3 minutes; `--quick` about 1.
+group, from /proc) per record, and records/s. About 3 minutes; `--quick` about 1.5;
+`--compare REV` twice as many collectors per round, two rounds: about 13 minutes
+(`--quick`: 6).
 
     python -m bench                                # the six doors
     python -m bench --quick                        # 5 s windows
