@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,7 @@ from typing import Any
 
 from bench import run
 from bench.scenarios import SCENARIOS
-from bench.server import REPO, BenchServer, database
+from bench.server import REPO, BenchServer, database, tree_path
 
 DOORS = ("traces_proto", "logs_proto", "metrics_proto", "errors_batch", "errors_single",
          "sentry_event")
@@ -204,7 +205,7 @@ def worktree(rev: str) -> Iterator[Path]:
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=REPO,
                        capture_output=True)
-        subprocess.run(["rm", "-rf", str(folder.parent)])
+        shutil.rmtree(folder.parent, ignore_errors=True)
 
 
 def prepare(tree: Path) -> str:
@@ -212,15 +213,17 @@ def prepare(tree: Path) -> str:
     is imported from, checked by importing it as the collector will."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", "-j0",
                     *[p for p in PACKAGES if (tree / p).is_dir()]], cwd=tree, check=True)
-    probe = subprocess.run(
-        [sys.executable, "-c", "import sounding; print(sounding.__file__)"], cwd=tree,
-        env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True, text=True,
-        check=True).stdout.strip()
-    origin = Path(probe).resolve().parent.parent
-    if origin != tree.resolve():
-        raise RuntimeError(f"`import sounding` in {tree} finds {probe}")
+    with tempfile.TemporaryDirectory() as folder:
+        probe = subprocess.run(
+            [sys.executable, "-c", "import importlib.metadata as m, sounding; "
+             "print(sounding.__file__, m.version('sounding'))"],
+            cwd=tree, env={**os.environ, "PYTHONPATH": tree_path(tree, Path(folder))},
+            capture_output=True, text=True, check=True).stdout.strip()
+    source, version = probe.rsplit(" ", 1)
+    if Path(source).resolve().parent.parent != tree.resolve():
+        raise RuntimeError(f"`import sounding` in {tree} finds {source}")
     dirty = " with uncommitted changes" if git("status", "--porcelain", cwd=tree) else ""
-    return f"{git('rev-parse', '--short', 'HEAD', cwd=tree)}{dirty} ({probe})"
+    return f"{git('rev-parse', '--short', 'HEAD', cwd=tree)}{dirty} ({source}, {version})"
 
 
 def run_doors(names: Sequence[str], warmup: float, seconds: float, connections: int,

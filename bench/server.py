@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,12 +68,32 @@ def database(postgres: str | None, folder: Path) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def tree_path(tree: Path, folder: Path) -> str:
+    """PYTHONPATH for the code of source tree `tree`: the tree, then in `folder` the
+    distribution metadata of its own pyproject.toml. Sounding finds its components
+    through entry points, and the installed metadata (of the checkout the virtual
+    environment was installed from) may name modules or objects an older tree does
+    not have; the first `sounding` distribution on the path is the one read."""
+    project = tomllib.loads((tree / "pyproject.toml").read_text())["project"]
+    groups = {"console_scripts": project.get("scripts", {}),
+              **project.get("entry-points", {})}
+    info = folder / f"sounding-{project['version']}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: sounding\nVersion: {project['version']}\n")
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in entries.items())
+        + "\n" for group, entries in groups.items()))
+    return os.pathsep.join((str(tree), str(folder)))
+
+
 class BenchServer:
     """`sounding serve` of the source tree `tree` (this one by default), run as
     `python -m sounding serve` from that directory, which Python puts first on its
     path: the editable install (which maps `sounding` to one checkout) cannot shadow
-    it. It leads its own process group, so that every process it starts (the writer,
-    the decode workers) can be found and counted (bench/cpu.py)."""
+    it, nor its entry points those of the tree (`tree_path`). It leads its own process
+    group, so that every process it starts (the writer, the decode workers) can be
+    found and counted (bench/cpu.py)."""
 
     def __init__(self, db_url: str, env: dict[str, str] | None = None,
                  tree: Path = REPO) -> None:
@@ -83,9 +104,7 @@ class BenchServer:
         full_env = {k: v for k, v in os.environ.items()
                     if not k.startswith("SOUNDING") and k != "PYTHONPATH"}
         full_env.update({
-            # Children started with -m (the writer) look in their working directory
-            # too; decode workers are given the parent's path. This covers the rest.
-            "PYTHONPATH": str(tree),
+            "PYTHONPATH": tree_path(tree, self.workdir / "metadata"),
             "SOUNDING_DATABASE_URL": db_url,
             "SOUNDING_HTTP_HOST": "127.0.0.1",
             "SOUNDING_HTTP_PORT": "0",
