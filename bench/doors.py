@@ -5,9 +5,10 @@ saturation by two load processes over 8 keep-alive connections in all (closed lo
 each connection sends its next request when the last is answered). Over the
 measured window the CPU time of every process of the collector's process group
 (serve, its writer, its decode workers) is read from /proc, and divided by the
-records acknowledged meanwhile: µs of collector CPU per record. On a shared machine
-that number moves far less than records/s, which is also given. The doors and their
-shapes (bench/scenarios.py, bench/payloads*.py):
+records acknowledged meanwhile: µs of collector CPU per record. It depends less than
+records/s (also given) on how much of the machine the collector gets, but not nothing:
+bench/RESULTS.md ("Issue 23") shows how far it moved on a busy machine. The doors and
+their shapes (bench/scenarios.py, bench/payloads*.py):
 
 - OTLP/HTTP protobuf spans, 512 per request;
 - OTLP/HTTP protobuf logs, 512 per request;
@@ -18,11 +19,18 @@ shapes (bench/scenarios.py, bench/payloads*.py):
 - a Sentry envelope of one ~10 KB error event (10 frames with source context,
   breadcrumbs, contexts, request), shaped as sentry-sdk sends it.
 
+With `--postgres URL` each run gets a fresh PostgreSQL database instead of a SQLite file;
+the database server's CPU is then not the collector's (it shows as other load).
+
 `--compare REV` checks REV out into a temporary git worktree and runs every door on
 REV's collector and on this tree's, alternately (REV, this, REV, this, ...), with this
 tree's load generator and payloads for both. Each side keeps its best round (the
 lowest CPU per record: what other tenants of the machine add is never negative),
 and the table gives the ratio this/REV: below 1 is less CPU per record than REV.
+Each collector runs from its own tree with that tree's entry points
+(bench/server.py, `tree_path`) and on a fresh database, which REV's own migrations
+create; the run prints the commit and the source each tree's `import sounding` finds,
+and a collector whose working directory is not its tree is refused.
 """
 
 from __future__ import annotations
