@@ -42,7 +42,7 @@ from storage.writer.commit import BatchWriter
 
 SLOTS = 64
 PER_COMMIT = 8
-POINTS = payloads_metrics.SERIES_PER_REQUEST
+POINTS = payloads_metrics.POINTS_PER_REQUEST
 
 
 def per_point(run: Callable[[], Any], points: int, repeats: int) -> float:
