@@ -2,14 +2,33 @@
 
 Bad input is counted here rather than logged item by item: a misbehaving client
 must not be able to flood the log.
+
+In a serve group (runtime/group.py) every worker counts in prometheus_client's
+multiprocess mode: the leader sets PROMETHEUS_MULTIPROC_DIR, a directory of the
+group's, before it starts them, each process keeps its values in files there, and
+whichever worker answers GET /metrics reads them all (`registry`). Chosen over the
+workers reporting to the leader because a scrape then costs no round trip through
+every worker, a worker that died keeps its counts (counters never go backwards),
+and its gauges leave with it (the leader marks it dead). Each gauge says how its
+processes' values add up (`multiprocess_mode`; ignored in one process).
 """
 
 from __future__ import annotations
 
+import os
 import platform
 from importlib import metadata
 
-from prometheus_client import Counter, Gauge, Histogram, Info, disable_created_metrics
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    disable_created_metrics,
+)
+from prometheus_client.multiprocess import MultiProcessCollector
 
 # No `*_created` series: one more series per counter and histogram child that no
 # dashboard reads (a scraper sees a restart as a counter reset anyway). Before any
@@ -37,9 +56,11 @@ SENTRY_ITEMS = Counter(
     "transactions become records, every other type is accepted and ignored",
     ["type"])
 QUEUE_RECORDS = Gauge("sounding_queue_records",
-                      "Records handed to the writer and not yet committed")
+                      "Records handed to the writer and not yet committed",
+                      multiprocess_mode="livesum")
 QUEUE_BYTES = Gauge("sounding_queue_bytes",
-                    "Request bytes handed to the writer and not yet committed")
+                    "Request bytes handed to the writer and not yet committed",
+                    multiprocess_mode="livesum")
 COMMIT_RECORDS = Histogram("sounding_commit_records", "Records written per group commit",
                            buckets=(1, 10, 100, 500, 1_000, 2_500, 5_000, 10_000, 50_000))
 COMMIT_SECONDS = Histogram("sounding_commit_seconds", "Duration of one group commit",
@@ -48,10 +69,14 @@ OFFLOADED = Counter("sounding_decode_offloaded_requests",
                     "Requests (OTLP, large Sentry envelopes) decoded and processed by a "
                     "decode worker")
 BODY_BYTES = Gauge("sounding_inflight_body_bytes",
-                   "Bytes held by request bodies being read or inflated", ["receiver"])
-OPEN_CONNECTIONS = Gauge("sounding_open_connections", "Open HTTP connections", ["receiver"])
+                   "Bytes held by request bodies being read or inflated", ["receiver"],
+                   multiprocess_mode="livesum")
+OPEN_CONNECTIONS = Gauge("sounding_open_connections", "Open HTTP connections", ["receiver"],
+                         multiprocess_mode="livesum")
+# In a group: the latest of its workers' event loops.
 EVENT_LOOP_LAG = Gauge("sounding_event_loop_lag_seconds",
-                       "How late the event loop turns around, smoothed (admission control)")
+                       "How late the event loop turns around, smoothed (admission control)",
+                       multiprocess_mode="livemax")
 DECODE_WORKER_RESTARTS = Counter(
     "sounding_decode_worker_restarts",
     "Decode workers that stopped (killed, crashed) and were started again")
@@ -62,3 +87,19 @@ ALERTS = Counter(
     "Alert deliveries by outcome, per destination: sent, retried (an attempt that will "
     "be tried again), failed (refused for good or given up) and folded (into a digest)",
     ["destination", "status"])
+
+
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own variable
+
+
+def registry() -> CollectorRegistry:
+    """What GET /metrics exposes: this process's metrics, or in a serve group every
+    process's, read from the group's files (the build's Info, which multiprocess
+    mode does not keep, from this process: it is the same in all of them)."""
+    directory = os.environ.get(MULTIPROC_DIR)
+    if not directory:
+        return REGISTRY
+    merged = CollectorRegistry()
+    MultiProcessCollector(merged, path=directory)
+    merged.register(BUILD)
+    return merged
