@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Iterator
 from importlib import metadata
 
 from prometheus_client import (
@@ -26,9 +27,11 @@ from prometheus_client import (
     Gauge,
     Histogram,
     Info,
+    Metric,
     disable_created_metrics,
 )
 from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
 
 # No `*_created` series: one more series per counter and histogram child that no
 # dashboard reads (a scraper sees a restart as a counter reset anyway). Before any
@@ -94,12 +97,32 @@ MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own variable
 
 def registry() -> CollectorRegistry:
     """What GET /metrics exposes: this process's metrics, or in a serve group every
-    process's, read from the group's files (the build's Info, which multiprocess
-    mode does not keep, from this process: it is the same in all of them)."""
+    process's, read from the group's files."""
     directory = os.environ.get(MULTIPROC_DIR)
     if not directory:
         return REGISTRY
     merged = CollectorRegistry()
-    MultiProcessCollector(merged, path=directory)
-    merged.register(BUILD)
+    merged.register(_Group(directory))
     return merged
+
+
+class _Group(Collector):
+    """Every process's values from the group's files, and, as one process shows them,
+    each family nothing has counted yet (a file holds only values; a scraper should
+    see every family from the start) and the build's Info, which multiprocess mode
+    does not keep (it is the same in every process)."""
+
+    def __init__(self, directory: str) -> None:
+        self._files = MultiProcessCollector(None, path=directory)
+
+    def collect(self) -> Iterator[Metric]:
+        families = list(self._files.collect())
+        yield from families
+        counted = {family.name for family in families}
+        for family in REGISTRY.collect():
+            if not family.name.startswith("sounding_") or family.name in counted:
+                continue
+            if family.type == "info":
+                yield family
+            else:
+                yield Metric(family.name, family.documentation, family.type, family.unit)
