@@ -55,6 +55,13 @@ def writer(server: Server) -> int:
     return pid
 
 
+def group_directory(server: Server) -> Path:
+    """The group's directory (the writer's socket, the metrics files), as its leader
+    handed it to the workers."""
+    environ = Path(f"/proc/{workers(server)[0]}/environ").read_bytes()
+    return Path(environ.split(b"PROMETHEUS_MULTIPROC_DIR=")[1].split(b"\0")[0].decode()).parent
+
+
 def alive(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -159,12 +166,14 @@ def test_sigterm_drains_every_worker_then_the_writer_and_exits_0(
         start: Callable[..., Server], sqlite_url: str) -> None:
     server = start_group(start, sqlite_url)
     pids = [*workers(server), writer(server)]
+    directory = group_directory(server)
     with Load(server).running() as load:
         load.wait_for(20)
         server.proc.send_signal(signal.SIGTERM)
         code = server.proc.wait(60)
     assert code == 0, server.log()
     assert not [pid for pid in pids if alive(pid)]
+    assert not directory.exists()
     assert load.acked <= stored_messages(sqlite_url)
     assert "draining every worker" in server.log()
     assert "Traceback" not in server.log(), server.log()
@@ -199,12 +208,14 @@ def test_the_writer_killed_loses_nothing_acknowledged(
 def test_the_whole_group_killed_loses_nothing_acknowledged(sqlite_url: str) -> None:
     server = start_group(start_killed, sqlite_url)
     pids = [server.proc.pid, *workers(server), writer(server)]
+    directory = group_directory(server)
     with Load(server).running() as load:
         load.wait_for(20)
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
         server.proc.wait(10)
     wait_until(lambda: not [pid for pid in pids if alive(pid)], "every process gone")
+    shutil.rmtree(directory)  # the leader, killed, could not
     assert load.acked
     assert load.acked <= stored_messages(sqlite_url)
 
@@ -213,11 +224,13 @@ def test_the_leader_killed_lets_its_workers_and_writer_finish_and_exit(
         sqlite_url: str) -> None:
     server = start_group(start_killed, sqlite_url)
     pids = [*workers(server), writer(server)]
+    directory = group_directory(server)
     with Load(server).running() as load:
         load.wait_for(20)
         server.proc.kill()
         server.proc.wait(10)
     wait_until(lambda: not [pid for pid in pids if alive(pid)], "the orphans gone", 60)
+    shutil.rmtree(directory)  # the leader, killed, could not
     assert load.acked <= stored_messages(sqlite_url)
 
 
@@ -254,8 +267,7 @@ def counters(text: str, name: str) -> float:
 def test_metrics_are_summed_over_every_worker(start: Callable[..., Server]) -> None:
     server = start_group(start)
     worker_pids = workers(server)
-    directory = Path(Path(f"/proc/{worker_pids[0]}/environ").read_bytes().split(
-        b"PROMETHEUS_MULTIPROC_DIR=")[1].split(b"\0")[0].decode())
+    directory = group_directory(server) / "metrics"
     sent = 0
 
     def counted_by() -> dict[int, float]:
