@@ -5,6 +5,7 @@ nothing acknowledged lost, shedding, and /metrics summed over the workers."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -18,11 +19,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import grpc
 import requests
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.receiver.otlp_helpers import (
+    grpc_auth,
+    random_trace_id,
+    request_of,
+    span_pb,
+    stored_spans,
+)
 from tests.support.server import Server, start_server
 
 WORKERS = "2"
@@ -305,3 +315,40 @@ def test_metrics_are_summed_over_every_worker(start: Callable[..., Server]) -> N
         # A family nothing counted yet is shown all the same, as by one process.
         assert "# TYPE sounding_decode_worker_restarts_total counter" in text
         assert "# TYPE sounding_alerts_total counter" in text
+
+
+def test_otlp_grpc_is_served_on_the_port_the_leader_reserved(
+        start: Callable[..., Server]) -> None:
+    server = start_group(start)
+    trace_id = random_trace_id()
+    span_ids = [f"{n:016x}" for n in range(1, 13)]
+    for span_id in span_ids:  # a connection each: the kernel picks a worker for each
+        with grpc.insecure_channel(server.grpc_target) as channel:
+            response = trace_service_pb2_grpc.TraceServiceStub(channel).Export(
+                request_of(span_pb(trace_id, span_id)), metadata=grpc_auth(server),
+                timeout=30)
+            assert not response.HasField("partial_success")
+    assert sorted(s["span_id"] for s in stored_spans(server, trace_id)) == span_ids
+    # Every worker listens on it beside the leader's reservation (SO_REUSEPORT).
+    port = server.grpc_target.rsplit(":", 1)[1]
+    for pid in workers(server):
+        assert port in listening_ports(pid), pid
+    # The leader's reservation takes no connection: it does not listen.
+    assert port not in listening_ports(server.proc.pid)
+
+
+def listening_ports(pid: int) -> set[str]:
+    """The TCP ports `pid` listens on, from its sockets and /proc/net/tcp."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    ports = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                ports.add(str(int(fields[1].rsplit(":", 1)[1], 16)))
+    return ports
