@@ -10,6 +10,7 @@ from typing import Any
 
 from model.component import Extension, Host
 from model.errors import ConfigError
+from runtime import group
 from runtime.configcheck import require_int
 from runtime.factory import Factory
 from storage.partitions import ensure_partitions
@@ -49,7 +50,8 @@ class StorageExtension(Extension):
 
     async def start(self) -> None:
         self.store.reopen()  # started again after a shutdown
-        if not self._upgraded:
+        # A serve group's workers start after its leader migrated (runtime/group.py).
+        if not self._upgraded and group.place().role != group.WORKER:
             await asyncio.to_thread(self._upgrade)
             self._upgraded = True
 

@@ -47,7 +47,8 @@ class Supervisor:
                  on_item: Callable[[channel.Item], None],
                  on_exit: Callable[[int | None], None],
                  backoff: Backoff | None = None, start_timeout: float = 60.0,
-                 stop_timeout: float = 30.0, stable_after: float = STABLE_AFTER) -> None:
+                 stop_timeout: float = 30.0, stable_after: float = STABLE_AFTER,
+                 pass_fds: tuple[int, ...] = ()) -> None:
         self.name = name  # for logs: "the writer process", "decode worker 0"
         self.module = module
         self._config = config  # asked again for every child started
@@ -57,6 +58,9 @@ class Supervisor:
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
         self.stable_after = stable_after
+        # Descriptors every child inherits beside its channel (a group's worker gets
+        # the listening sockets, the writer the socket its workers connect to).
+        self.pass_fds = pass_fds
         self._proc: subprocess.Popen[bytes] | None = None
         self._endpoint: channel.Endpoint | None = None
         self._hello: asyncio.Future[None] | None = None  # per child: its ready or failed
@@ -128,7 +132,7 @@ class Supervisor:
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", self.module, str(child.fileno())],
-                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+                pass_fds=(child.fileno(), *self.pass_fds), stdin=subprocess.DEVNULL,
                 # The child logs as this process does (level, text or JSON, throttle).
                 env={**os.environ, **logsetup.child_env()})
         except BaseException:

@@ -2,14 +2,36 @@
 
 Bad input is counted here rather than logged item by item: a misbehaving client
 must not be able to flood the log.
+
+In a serve group (runtime/group.py) every worker counts in prometheus_client's
+multiprocess mode: the leader sets PROMETHEUS_MULTIPROC_DIR, a directory of the
+group's, before it starts them, each process keeps its values in files there, and
+whichever worker answers GET /metrics reads them all (`registry`). Chosen over the
+workers reporting to the leader because a scrape then costs no round trip through
+every worker, a worker that died keeps its counts (counters never go backwards),
+and its gauges leave with it (the leader marks it dead). Each gauge says how its
+processes' values add up (`multiprocess_mode`; ignored in one process).
 """
 
 from __future__ import annotations
 
+import os
 import platform
+from collections.abc import Iterator
 from importlib import metadata
 
-from prometheus_client import Counter, Gauge, Histogram, Info, disable_created_metrics
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    Metric,
+    disable_created_metrics,
+)
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
 
 # No `*_created` series: one more series per counter and histogram child that no
 # dashboard reads (a scraper sees a restart as a counter reset anyway). Before any
@@ -46,9 +68,11 @@ SENTRY_ITEMS = Counter(
     "transactions become records, every other type is accepted and ignored",
     ["type"])
 QUEUE_RECORDS = Gauge("sounding_queue_records",
-                      "Records handed to the writer and not yet committed")
+                      "Records handed to the writer and not yet committed",
+                      multiprocess_mode="livesum")
 QUEUE_BYTES = Gauge("sounding_queue_bytes",
-                    "Request bytes handed to the writer and not yet committed")
+                    "Request bytes handed to the writer and not yet committed",
+                    multiprocess_mode="livesum")
 COMMIT_RECORDS = Histogram("sounding_commit_records", "Records written per group commit",
                            buckets=(1, 10, 100, 500, 1_000, 2_500, 5_000, 10_000, 50_000))
 COMMIT_SECONDS = Histogram("sounding_commit_seconds", "Duration of one group commit",
@@ -57,10 +81,14 @@ OFFLOADED = Counter("sounding_decode_offloaded_requests",
                     "Requests (OTLP, large Sentry envelopes) decoded and processed by a "
                     "decode worker")
 BODY_BYTES = Gauge("sounding_inflight_body_bytes",
-                   "Bytes held by request bodies being read or inflated", ["receiver"])
-OPEN_CONNECTIONS = Gauge("sounding_open_connections", "Open HTTP connections", ["receiver"])
+                   "Bytes held by request bodies being read or inflated", ["receiver"],
+                   multiprocess_mode="livesum")
+OPEN_CONNECTIONS = Gauge("sounding_open_connections", "Open HTTP connections", ["receiver"],
+                         multiprocess_mode="livesum")
+# In a group: the latest of its workers' event loops.
 EVENT_LOOP_LAG = Gauge("sounding_event_loop_lag_seconds",
-                       "How late the event loop turns around, smoothed (admission control)")
+                       "How late the event loop turns around, smoothed (admission control)",
+                       multiprocess_mode="livemax")
 DECODE_WORKER_RESTARTS = Counter(
     "sounding_decode_worker_restarts",
     "Decode workers that stopped (killed, crashed) and were started again")
@@ -71,3 +99,39 @@ ALERTS = Counter(
     "Alert deliveries by outcome, per destination: sent, retried (an attempt that will "
     "be tried again), failed (refused for good or given up) and folded (into a digest)",
     ["destination", "status"])
+
+
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own variable
+
+
+def registry() -> CollectorRegistry:
+    """What GET /metrics exposes: this process's metrics, or in a serve group every
+    process's, read from the group's files."""
+    directory = os.environ.get(MULTIPROC_DIR)
+    if not directory:
+        return REGISTRY
+    merged = CollectorRegistry()
+    merged.register(_Group(directory))
+    return merged
+
+
+class _Group(Collector):
+    """Every process's values from the group's files, and, as one process shows them,
+    each family nothing has counted yet (a file holds only values; a scraper should
+    see every family from the start) and the build's Info, which multiprocess mode
+    does not keep (it is the same in every process)."""
+
+    def __init__(self, directory: str) -> None:
+        self._files = MultiProcessCollector(None, path=directory)
+
+    def collect(self) -> Iterator[Metric]:
+        families = list(self._files.collect())
+        yield from families
+        counted = {family.name for family in families}
+        for family in REGISTRY.collect():
+            if not family.name.startswith("sounding_") or family.name in counted:
+                continue
+            if family.type == "info":
+                yield family
+            else:
+                yield Metric(family.name, family.documentation, family.type, family.unit)

@@ -54,6 +54,11 @@ DEFAULTS: dict[str, Any] = {
         # The asyncio event loop (runtime/eventloop.py): "auto" is uvloop where it is
         # installed, else the standard one; "uvloop" or "asyncio" to choose.
         "event_loop": "auto",
+        # Serve processes (sounding/group.py): "auto" is one per core; 1 serves in one
+        # process. Above 1, a leader binds the ports and owns the writer, and this many
+        # workers serve the ports and hand their batches to that one writer. Only the
+        # sql exporter can be shared so ("auto" is then 1 beside any other).
+        "workers": 1,
         # Worker processes that decode and process large trace requests off the event
         # loop (runtime/offload.py): "auto" is one per core beyond the first, at most
         # four; 0 decodes everything on the event loop.
@@ -109,6 +114,7 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "SOUNDING_ADMIN_TOKEN": ("dashboard", "admin_token"),
     "SOUNDING_HEALTH_TOKEN": ("health", "token"),
     "SOUNDING_DECODE_WORKERS": ("service", "decode_workers"),
+    "SOUNDING_WORKERS": ("service", "workers"),
     "SOUNDING_LOG_LEVEL": ("logging", "level"),
     "SOUNDING_ACCESS_LOG": ("logging", "access_log"),
     "SOUNDING_LOG_FORMAT": ("logging", "format"),
@@ -261,6 +267,8 @@ def _validate_service(config: dict[str, Any]) -> None:
                           f"got {service.get('event_loop')!r}")
     if service.get("decode_workers", "auto") != "auto":
         require_int("service", service, "decode_workers", 0)
+    if service.get("workers", 1) != "auto":
+        require_int("service", service, "workers", 1)
     require_int("service", service, "decode_min_bytes", 0)
     require_int("service", service, "decode_max_bytes", 1)
     require_int("service", service, "max_requests_in_flight", 1)
@@ -278,6 +286,17 @@ def _validate_service(config: dict[str, Any]) -> None:
     if not pipeline.get("exporters"):
         raise ConfigError("the pipeline needs at least one exporter")
     _check_group_stages(pipeline)
+    if service.get("workers", 1) not in ("auto", 1) and unshared_exporters(pipeline):
+        raise ConfigError(
+            f"service.workers {service['workers']}: the exporters "
+            f"{', '.join(unshared_exporters(pipeline))} cannot be shared by several serve "
+            "workers (only sql can); set service.workers to 1")
+
+
+def unshared_exporters(pipeline: dict[str, Any]) -> list[str]:
+    """The pipeline's exporters that a serve group cannot run (sounding/group.py):
+    all but sql, whose one writer the group's workers share."""
+    return [name for name in pipeline.get("exporters", []) if type_of(name) != "sql"]
 
 
 def _check_group_stages(pipeline: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from model.component import Component, Exporter, Extension, Host, Processor, Receiver
+from runtime import group
 from runtime.admission import Admission
 from runtime.factory import build, checked_extension
 from runtime.offload import DecodePool, default_workers
@@ -19,6 +20,17 @@ from runtime.plugins import build_processor
 from sounding import config as config_mod
 
 log = logging.getLogger("sounding")
+
+# In a serve group (sounding/group.py): the extensions its leader starts, for what
+# must happen once before any worker serves (storage migrates, auth makes the
+# first-run key, the dashboard the admin token; the dashboard on a port of its own
+# is then served by the leader too, beside the workers)...
+LEADER_EXTENSIONS = ("storage", "auth", "dashboard")
+# ...and those with background work that one worker does for the group (worker 0,
+# started again under the same index). Both take a database lease or route in one
+# transaction, so two of them overlapping while a worker restarts is safe; the other
+# workers build them, unstarted, for the dashboard's alerts page.
+ONCE_PER_GROUP = ("alerts", "retention")
 
 
 class Service(Host):
@@ -93,7 +105,10 @@ class Service(Host):
                      ) -> DecodePool | None:
         service = self.config["service"]
         workers = service["decode_workers"]
-        workers = default_workers() if workers == "auto" else int(workers)
+        if workers == "auto":
+            # In a group the serve workers already keep every core busy.
+            workers = 0 if group.place().in_group else default_workers()
+        workers = int(workers)
         if workers <= 0:
             return None
         return DecodePool(
@@ -112,13 +127,20 @@ class Service(Host):
             await component.bind()
         # Extensions first (storage migrates the database, auth seeds the keys), then
         # downstream first: exporters, processors, then the receivers that feed them.
-        for extension in self.extensions.values():
-            await extension.start()
+        for name, extension in self.extensions.items():
+            if _starts_here(name):
+                await extension.start()
         self.first_run_key = getattr(self.extensions.get("auth"), "first_run_key", None)
         self.first_run_project_id = getattr(self.extensions.get("auth"),
                                             "first_run_project_id", None)
         self.first_run_admin_token = getattr(self.extensions.get("dashboard"),
                                              "first_run_admin_token", None)
+        if group.place().role == group.LEADER:
+            # Its exporters own the writers its workers hand their batches to; the
+            # rest of the pipeline and the receivers run in the workers.
+            for exporter in self.pipeline.exporters:
+                await exporter.start()
+            return
         await self.pipeline.start()
         for receiver in self.receivers:
             await receiver.start()
@@ -140,6 +162,15 @@ class Service(Host):
         dashboard = self.extensions.get("dashboard")
         addresses = getattr(dashboard, "addresses", None)
         return list(addresses()) if callable(addresses) else []
+
+
+def _starts_here(extension: str) -> bool:
+    place = group.place()
+    if place.role == group.LEADER:
+        return extension in LEADER_EXTENSIONS
+    if place.role == group.WORKER and place.index > 0:
+        return extension not in ONCE_PER_GROUP
+    return True
 
 
 async def serve(config: dict[str, Any], announce: Callable[[Service], None]) -> None:

@@ -12,12 +12,23 @@ letting memory grow, preferably before they are decoded (`admission_error`). If 
 writer process dies, what it had not confirmed is answered StoreUnavailable (503)
 and runtime/supervisor.py starts a new writer (within 0.1 s, backing off if it
 keeps dying).
+
+In a serve group (runtime/group.py) the leader's exporter owns the writer and
+listens, in the group's directory, for its workers; a worker's exporter connects
+there (runtime/attach.py) instead of starting a writer of its own, so the one writer
+commits every worker's batches together and answers each on its connection. A
+worker holds its share of the queue bound (`group.share`), so the writer's backlog
+stays within the configured bound. If the writer dies, every worker answers what it
+had handed over 503 and connects again once the leader has started a new writer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +39,8 @@ from extensions.storage import StorageExtension
 from model.component import Exporter, Host, Preparation
 from model.errors import Overloaded, RetryableError, StoreUnavailable
 from model.records import Batch
-from runtime import channel, drops, telemetry
+from runtime import channel, drops, group, telemetry
+from runtime.attach import Attachment
 from runtime.factory import Factory
 from runtime.queuebound import QueueBound
 from runtime.supervisor import ChildFailed, Supervisor
@@ -60,17 +72,26 @@ class SqlExporter(Exporter):
         super().__init__(name, config)
         self.store = store
         settings = {**DEFAULTS, **self.config}
-        self.queue = QueueBound(int(settings["queue_max_records"]),
-                                int(settings["queue_max_bytes"]))
+        self.place = group.place()
+        share = group.share if self.place.role == group.WORKER else int
+        self.queue = QueueBound(share(int(settings["queue_max_records"])),
+                                share(int(settings["queue_max_bytes"])))
         self.max_commit = int(settings["max_commit_records"])
         self.retry_after = int(settings["retry_after_seconds"])
         self.sqlite_cache_kib = int(settings["sqlite_cache_kib"])
         self._pending: dict[int, _Pending] = {}
         self._seq = 0
-        self._writer = Supervisor("the writer process", "exporters.sql.writer",
-                                  self._writer_config, on_item=self._on_item,
-                                  on_exit=self._writer_gone, start_timeout=START_TIMEOUT,
-                                  stop_timeout=STOP_TIMEOUT)
+        self._listener: socket.socket | None = None  # a group leader's, for its workers
+        self._writer: Supervisor | Attachment
+        if self.place.role == group.WORKER:
+            self._writer = Attachment("the writer process", group.writer_socket(name),
+                                      on_item=self._on_item, on_exit=self._writer_gone,
+                                      start_timeout=START_TIMEOUT)
+        else:
+            self._writer = Supervisor("the writer process", "exporters.sql.writer",
+                                      self._writer_config, on_item=self._on_item,
+                                      on_exit=self._writer_gone, start_timeout=START_TIMEOUT,
+                                      stop_timeout=STOP_TIMEOUT)
         self._started = False
         self._closing = False
         self._shedding = False
@@ -82,6 +103,8 @@ class SqlExporter(Exporter):
             return
         self._started = True
         self._closing = False
+        if self.place.role == group.LEADER and isinstance(self._writer, Supervisor):
+            self._listen()
         try:
             await self._writer.start()
         except ChildFailed as exc:
@@ -92,8 +115,32 @@ class SqlExporter(Exporter):
         if not self._started or self._closing:
             return
         self._closing = True
+        if isinstance(self._writer, Attachment):
+            # The writer is the group's: wait for this worker's commits, not for it.
+            waiting = [item.future for item in self._pending.values()]
+            if waiting:
+                await asyncio.wait(waiting, timeout=STOP_TIMEOUT)
         await self._writer.shutdown(goodbye=("drain",))
         self._fail_all("the collector is shutting down")
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(listener.getsockname())
+            listener.close()
+
+    def _listen(self) -> None:
+        """The socket the group's workers connect to; the leader's, so it outlives
+        every writer started on it and a worker's connection waits in its backlog
+        while a new one starts."""
+        if self._listener is not None:
+            return
+        path = group.writer_socket(self.name)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(path)
+        listener.listen(128)
+        self._listener = listener
+        assert isinstance(self._writer, Supervisor)
+        self._writer.pass_fds = (listener.fileno(),)
 
     async def health(self) -> tuple[bool, str]:
         # While the writer restarts every batch is refused 503, so GET /health says
@@ -120,7 +167,8 @@ class SqlExporter(Exporter):
                 "sqlite_synchronous": synchronous,
                 "sqlite_cache_kib": self.sqlite_cache_kib,
                 "sqlite_wal_max_bytes": self.store.sqlite_wal_max_bytes,
-                "max_commit_records": self.max_commit}
+                "max_commit_records": self.max_commit,
+                "listen_fd": self._listener.fileno() if self._listener is not None else None}
 
     # The channel (runtime/channel.py): non-blocking, driven by the event loop.
 
@@ -128,7 +176,7 @@ class SqlExporter(Exporter):
         message, _ = item
         if message[0] == "done":
             _, seqs, outcome, seconds, records = message
-            if outcome is None:
+            if outcome is None and seconds is not None:  # one worker observes a commit
                 telemetry.COMMIT_SECONDS.observe(seconds)
                 telemetry.COMMIT_RECORDS.observe(records)
             for seq in seqs:

@@ -13,7 +13,9 @@ Messages travel over runtime/channel.py. Started as
 `python -m exporters.sql.writer FD`; the first message is its configuration. It
 ignores SIGINT and SIGTERM (the collector stops it once the receivers have
 drained) and exits on a `drain` message or when the collector's end of the
-socket closes, after committing what it had received.
+socket closes, after committing what it had received. In a serve group it is the
+one writer of every worker (runtime/group.py): they connect to the socket the
+leader hands it as `listen_fd`.
 """
 
 from __future__ import annotations
@@ -125,7 +127,15 @@ class Database:
                 pass
 
 
+Taken = tuple[socket.socket, int, int, WireBatch]  # from whom, seq, records, rows
+SEND_TIMEOUT = 5.0  # a worker that does not read its answers this long is let go
+
+
 class WriterLoop:
+    """Commits what the collector sends; in a serve group (runtime/group.py) also
+    what every worker sends over the connections it makes to `listen_fd`, all in the
+    same group commits, each answered on its own connection."""
+
     def __init__(self, sock: socket.socket, config: dict[str, Any]) -> None:
         self.sock = sock
         self.max_commit = int(config["max_commit_records"])
@@ -135,6 +145,9 @@ class WriterLoop:
         self.checkpointer: Checkpointer | None = None
         if self.db.dialect == "sqlite" and self.db.target not in ("", ":memory:"):
             self.checkpointer = Checkpointer(self.db.target, self.db.wal_max_bytes)
+        fd = config.get("listen_fd")
+        self.listener = socket.socket(fileno=int(fd)) if fd is not None else None
+        self.workers: list[socket.socket] = []
 
     def run(self) -> None:
         if self.checkpointer is not None:
@@ -145,52 +158,85 @@ class WriterLoop:
             if self.checkpointer is not None:
                 self.checkpointer.stop()
         self.db.close()
-        self._send(("bye",))
+        for conn in self.workers:
+            conn.close()
+        self._send(self.sock, ("bye",))
 
-    def _send(self, message: tuple[Any, ...]) -> None:
+    def _send(self, sock: socket.socket, message: tuple[Any, ...]) -> None:
         try:
-            channel.send(self.sock, message)
+            channel.send(sock, message)
         except OSError:
-            pass  # the collector is gone; what was committed stays committed
+            # The collector is gone, or a worker stopped reading: what was committed
+            # stays committed; a worker let go answers what it waited for 503.
+            if sock is not self.sock:
+                self._drop(sock)
 
-    def _receive(self) -> list[channel.Item] | None:
+    def _drop(self, conn: socket.socket) -> None:
+        if conn in self.workers:
+            self.workers.remove(conn)
+            conn.close()
+
+    def _receive(self, sock: socket.socket) -> list[channel.Item] | None:
         try:
-            return channel.receive(self.sock)
+            return channel.receive(sock)
         except OSError:
             return None
 
+    def _readable(self, timeout: float | None) -> list[socket.socket]:
+        sources = [self.sock, *self.workers]
+        if self.listener is not None:
+            sources.append(self.listener)
+        return list(select.select(sources, [], [], timeout)[0])
+
     def _serve(self) -> None:
-        self._send(("ready",))
+        self._send(self.sock, ("ready",))
         stopping = False
         while not stopping:
-            taken: list[tuple[int, int, WireBatch]] = []
+            taken: list[Taken] = []
             records = 0
-            received = self._receive()
-            while True:
-                if received is None:
-                    stopping = True  # the collector is gone: commit what arrived, then exit
-                    break
-                for message, payload in received:
-                    if message[0] == "drain":
-                        stopping = True
+            ready = self._readable(None)
+            while ready:
+                for source in ready:
+                    if source is self.listener:
+                        self._accept()
                         continue
-                    _, seq, count = message
-                    assert payload is not None
-                    taken.append((seq, count, pickle.loads(payload)))
-                    records += count
+                    received = self._receive(source)
+                    if received is None:
+                        if source is self.sock:
+                            stopping = True  # the collector is gone: commit, then exit
+                        else:
+                            self._drop(source)  # a worker stopped
+                        continue
+                    for message, payload in received:
+                        if message[0] == "drain":
+                            stopping = True
+                            continue
+                        _, seq, count = message
+                        assert payload is not None
+                        taken.append((source, seq, count, pickle.loads(payload)))
+                        records += count
                 # Take whatever else is already waiting, up to one commit's worth.
-                if (stopping or records >= self.max_commit
-                        or not select.select([self.sock], [], [], 0)[0]):
+                if stopping or records >= self.max_commit:
                     break
-                received = self._receive()
+                ready = self._readable(0)
             if taken:
                 self._commit(taken)
 
-    def _commit(self, taken: list[tuple[int, int, WireBatch]]) -> None:
+    def _accept(self) -> None:
+        assert self.listener is not None
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        conn.settimeout(SEND_TIMEOUT)
+        self.workers.append(conn)
+        self._send(conn, ("ready",))
+
+    def _commit(self, taken: list[Taken]) -> None:
         started = time.perf_counter()
         try:
             with self._turn():
-                self.db.transaction(self.writer, [wire for _, _, wire in taken])
+                self.db.transaction(self.writer, [wire for _, _, _, wire in taken])
         except Exception as exc:  # noqa: BLE001 - every failure is answered to its waiters
             if len(taken) > 1 and not isinstance(exc, self.db.unavailable):
                 # One request's data broke the transaction: commit the others alone so
@@ -207,16 +253,25 @@ class WriterLoop:
                 outcome = ("failed", f"{type(exc).__name__}: {exc}")
             self._answer(taken, outcome, 0.0)
             return
-        self._answer(taken, None, time.perf_counter() - started)
+        self._answer(taken, outcome=None, seconds=time.perf_counter() - started)
 
     def _turn(self) -> AbstractContextManager[None]:
         """The writer's turn to commit: the checkpointer may hold it to empty the log."""
         return self.checkpointer.commit() if self.checkpointer is not None else nullcontext()
 
-    def _answer(self, taken: list[tuple[int, int, WireBatch]],
-                outcome: tuple[str, str] | None, seconds: float) -> None:
-        records = sum(count for _, count, _ in taken)
-        self._send(("done", [seq for seq, _, _ in taken], outcome, seconds, records))
+    def _answer(self, taken: list[Taken], outcome: tuple[str, str] | None,
+                seconds: float) -> None:
+        """Each sender its own sequence numbers. The commit's duration and size go to
+        the first only (None to the others), so that a commit shared by several
+        workers is observed once in the group's /metrics."""
+        by_sender: dict[socket.socket, list[int]] = {}
+        for sender, seq, _, _ in taken:
+            by_sender.setdefault(sender, []).append(seq)
+        records: int | None = sum(count for _, _, count, _ in taken)
+        duration: float | None = seconds
+        for sender, seqs in by_sender.items():
+            self._send(sender, ("done", seqs, outcome, duration, records))
+            duration = records = None
 
 
 def main(argv: list[str]) -> int:

@@ -18,6 +18,7 @@ import grpc
 from model.component import Authenticator, Host, Receiver
 from model.errors import PortUnavailable
 from receiver.grpc.door import signal_services
+from runtime import group, listen
 from runtime.configcheck import require_bool, require_int, require_str
 from runtime.factory import Factory
 from runtime.listen import probe
@@ -58,19 +59,28 @@ class GrpcReceiver(Receiver):
         # grpcio binds in add_insecure_port, before the server starts serving.
         if self._unstarted is not None or self._server is not None:
             return
-        busy = probe(self.host, self.port)
-        if busy is not None:
-            raise PortUnavailable(self.port, f"receivers.{self.name}.port", busy)
+        setting = f"receivers.{self.name}.port"
+        if group.place().role == group.LEADER:
+            # The workers serve it (runtime/listen.py); the leader only holds the port.
+            if self._bound is None:
+                self._bound = listen.reserve(self.host, self.port, setting)
+            return
+        shared = listen.shared_port(setting)  # a group's worker: the leader's port
+        port = self.port if shared is None else shared
+        if shared is None:
+            busy = probe(self.host, self.port)
+            if busy is not None:
+                raise PortUnavailable(self.port, setting, busy)
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", self.max_message_bytes),
-            ("grpc.so_reuseport", 0),
+            ("grpc.so_reuseport", 0 if shared is None else 1),
         ])
         server.add_generic_rpc_handlers(signal_services(self.pipeline, self.auth))
         host = f"[{self.host}]" if ":" in self.host else self.host
         try:
-            self._bound = server.add_insecure_port(f"{host}:{self.port}")
+            self._bound = server.add_insecure_port(f"{host}:{port}")
         except RuntimeError as exc:
-            raise PortUnavailable(self.port, f"receivers.{self.name}.port",
+            raise PortUnavailable(self.port, setting,
                                   probe(self.host, self.port) or "cannot be bound") from exc
         self._unstarted = server
 

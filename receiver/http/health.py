@@ -8,12 +8,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from prometheus_client import REGISTRY
 from prometheus_client.exposition import choose_encoder
 
 from model.errors import Unauthenticated
 from receiver.auth import bearer_key
 from receiver.http.base import BaseHandler
+from runtime import telemetry
 
 
 class _Guarded(BaseHandler):
@@ -56,4 +56,4 @@ class MetricsHandler(_Guarded):
             raise Unauthenticated("GET /metrics needs 'Authorization: Bearer <health.token>'")
         encoder, content_type = choose_encoder(self.request.headers.get("Accept", ""))
         self.set_header("Content-Type", content_type)
-        self.write(encoder(REGISTRY))
+        self.write(encoder(telemetry.registry()))

@@ -10,8 +10,9 @@ from typing import Any
 
 from model.errors import ConfigError, PortUnavailable
 from runtime import eventloop, telemetry
+from runtime.supervisor import ChildFailed
 from sounding import config as config_mod
-from sounding import exitwatch
+from sounding import exitwatch, group
 from sounding.service import Service, serve
 from storage import keys
 
@@ -74,7 +75,11 @@ def override_ports(config: dict[str, Any], args: argparse.Namespace) -> None:
 
 
 async def serve_then_watch(config: dict[str, Any]) -> None:
-    await serve(config, announce)
+    workers = group.workers_of(config)
+    if workers > 1:
+        await group.serve_group(config, workers, announce)
+    else:
+        await serve(config, announce)
     # Stopped: what is left of asyncio.run and of the interpreter's exit is bounded.
     exitwatch.arm()
 
@@ -86,6 +91,9 @@ def cmd_serve(config: dict[str, Any], args: argparse.Namespace) -> int:
     try:
         with asyncio.Runner(loop_factory=new_loop) as runner:
             runner.run(serve_then_watch(config))
+    except ChildFailed as exc:  # a serve worker did not start; it logged why
+        print(f"sounding: {exc}", file=sys.stderr, flush=True)
+        return 1
     except PortUnavailable as exc:
         # One line: which port, and what moves it. Nothing was created yet.
         moves = [exc.setting, config_mod.env_var_for(exc.setting)]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 
 from model.errors import ConfigError
-from sounding import config
+from sounding import config, group
 
 
 def test_defaults_need_no_file() -> None:
@@ -212,3 +213,18 @@ def test_a_pipeline_that_groups_what_it_stores_or_stores_nothing_is_taken(
     path.write_text(_pipeline(processors, exporters) + (forward if "forward" in exporters
                                                          else ""))
     assert config.pipeline_config(config.load(path, environ={}))["processors"] == processors
+
+
+def test_serve_workers_share_only_the_sql_writer(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    sidecar = ("exporters:\n  forward: {endpoint: 'http://gateway:3000'}\n"
+               "service:\n  pipeline: {receivers: [http], exporters: [forward]}\n")
+    path.write_text(sidecar + "  workers: 2\n")
+    with pytest.raises(ConfigError, match="exporters forward cannot be shared"):
+        config.load(path, environ={})
+    path.write_text(sidecar + "  workers: auto\n")
+    assert group.workers_of(config.load(path, environ={})) == 1
+    assert group.workers_of(config.load(None, environ={"SOUNDING_WORKERS": "auto"})) == \
+        (os.cpu_count() or 1)
+    with pytest.raises(ConfigError, match="service.workers must be an integer >= 1"):
+        config.load(None, environ={"SOUNDING_WORKERS": "0"})
