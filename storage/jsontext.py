@@ -4,6 +4,12 @@
 attribute maps a busy collector writes, building it once saves about a third of
 the cost. Same output rules as `json.dumps`, in the compact form, with `allow_nan=False`
 and `ensure_ascii=False`.
+
+`dumps_column` is orjson's text where it means the same JSON value, for the large
+columns of an error (a Sentry event's context and exception chain: 10 KB of JSON,
+encoded in a sixth of the time). Its text may differ from `dumps`' in how a float is
+written (`1e-7` for `1e-07`), so anything whose text is hashed (a resource's
+attributes, a log record's key) keeps `dumps`.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ import json
 import math
 from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 
 def _unsupported(value: Any) -> Any:
@@ -41,3 +49,24 @@ def _make() -> Callable[[Any], str]:
 
 
 dumps: Callable[[Any], str] = _make()
+
+
+def dumps_column(value: Any) -> str:
+    """`value`'s JSON text as `dumps` gives it, or an equal one (see the module); raises
+    as `dumps` does. orjson refuses what `dumps` may take (a key that is not a string,
+    an integer past 64 bits, a lone surrogate, which storage/wire/storable.py then
+    refuses) and writes a NaN or an infinity as null: whenever its text holds a null,
+    it is read back, and unless that is `value` again `dumps` decides."""
+    try:
+        data = orjson.dumps(value, option=_PASSTHROUGH)
+    except orjson.JSONEncodeError:
+        return dumps(value)
+    if b"null" in data and orjson.loads(data) != value:
+        return dumps(value)
+    return data.decode()
+
+
+# What `dumps` refuses, orjson must not write either: a dataclass, a datetime, a
+# subclass of a JSON type (which `dumps` writes by its own rules).
+_PASSTHROUGH = (orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+                | orjson.OPT_PASSTHROUGH_SUBCLASS)
