@@ -20,6 +20,7 @@ or write), less the same count for `... 0 all` (the set-up alone).
 from __future__ import annotations
 
 import pickle
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -52,17 +53,27 @@ def pipeline(body: bytes, project_id: int = 1) -> Any:
     return encode(batch)
 
 
-def writer_run(bodies: list[bytes]) -> Callable[[], None]:
-    """A timed run of commits of the wire batches of `bodies` on a fresh file each time
-    (so every run inserts new occurrences into the same sized tables)."""
-    def run() -> None:
-        path = f"{tempfile.mkdtemp()}/b.db"
-        store = Store(f"sqlite:///{path}")
+class WriterRuns:
+    """Timed runs of the writer's commits of the wire batches of `bodies`, each on a
+    fresh copy of one migrated SQLite file (so every run inserts new occurrences into
+    tables of the same size); the copy is the only set-up a run repeats."""
+
+    def __init__(self, bodies: list[bytes], directory: str) -> None:
+        self.directory = directory
+        self.template = f"{directory}/template.db"
+        store = Store(f"sqlite:///{self.template}")
         store.upgrade()
         with store.writer.begin() as conn:
             project = keys.ensure_project(conn, "bench")
         store.dispose()
-        wires = [pickle.loads(pipeline(b, project).payload) for b in bodies]
+        self.wires = [pickle.loads(pipeline(b, project).payload) for b in bodies]
+        self.timings: list[float] = []
+
+    def __call__(self) -> None:
+        path = f"{self.directory}/run.db"
+        for suffix in ("", "-wal", "-shm"):
+            Path(path + suffix).unlink(missing_ok=True)
+        shutil.copyfile(self.template, path)
         writer = BatchWriter("sqlite")
         # As the writer process connects (exporters/sql/writer.py).
         conn = sqlite3.connect(path, isolation_level=None)
@@ -70,17 +81,14 @@ def writer_run(bodies: list[bytes]) -> Callable[[], None]:
         cursor = conn.cursor()
         try:
             started = time.process_time()
-            for i in range(0, len(wires), BATCH):
+            for i in range(0, len(self.wires), BATCH):
                 cursor.execute("BEGIN IMMEDIATE")
-                writer.write(cursor, wires[i:i + BATCH], NOW_US)
+                writer.write(cursor, self.wires[i:i + BATCH], NOW_US)
                 cursor.execute("COMMIT")
                 writer.committed()
-            timings.append(time.process_time() - started)
+            self.timings.append(time.process_time() - started)
         finally:
             conn.close()
-    timings: list[float] = []
-    run.timings = timings  # type: ignore[attr-defined]
-    return run
 
 
 def main(repeats: int = 7, only: str = "") -> None:
@@ -98,11 +106,12 @@ def main(repeats: int = 7, only: str = "") -> None:
         print(f"{name:8s} {per_record(run, records, repeats):8.1f} us/event")
     if only and only != "write":
         return
-    write = writer_run(bodies)
-    for _ in range(repeats):
-        write()
+    with tempfile.TemporaryDirectory() as directory:
+        write = WriterRuns(bodies, directory)
+        for _ in range(repeats):
+            write()
     if repeats:
-        print(f"{'write':8s} {min(write.timings) / EVENTS * 1e6:8.1f} us/event")  # type: ignore[attr-defined]
+        print(f"{'write':8s} {min(write.timings) / EVENTS * 1e6:8.1f} us/event")
 
 
 if __name__ == "__main__":
