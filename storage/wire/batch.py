@@ -100,7 +100,7 @@ def _encode(batch: Batch) -> WireBatch:
             tags=dumps_column(e.tags) if e.tags else None,
             level=e.level[:LEVEL_LENGTH] if e.level else None,
             exceptions=None if e.exceptions is None else dumps_column(e.exceptions),
-            context=None if e.context is None else dumps_column(e.context)))
+            context=None if e.context is None else dumps_column(e.context, by_parts=True)))
     deploy_row, request_row = rows.DEPLOYS.row, rows.REQUESTS.row
     deploys = [deploy_row(git_sha=d.git_sha, version=d.version, env=d.env, deployer=d.deployer,
                           description=d.description, ts_us=d.ts_us, service=d.service)
