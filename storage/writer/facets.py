@@ -14,11 +14,12 @@ costs one pass in C over the commit's rows and nothing else.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import Any
+
+import orjson
 
 from storage import rows
 from storage.rows import FACET_LENGTH, FIELD_FACETS, Row
@@ -53,7 +54,7 @@ def facets_of(values: tuple[Any, ...]) -> dict[str, str]:
     facets: dict[str, str] = {}
     if tags_json:
         try:
-            tags = json.loads(tags_json)
+            tags = orjson.loads(tags_json)
         except ValueError:  # a processor's odd value: the error is stored, its tags not counted
             tags = None
         if isinstance(tags, dict):

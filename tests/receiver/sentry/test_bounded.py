@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 
-from receiver.sentry.bounded import FILTERED, MAX_DEPTH, kept_as_sent, plain
+from receiver.sentry.bounded import (
+    FILTERED,
+    MAX_DEPTH,
+    MAX_STRING,
+    SECRET_KEYS,
+    kept_as_sent,
+    plain,
+    plain_items,
+)
 
 
 @pytest.mark.parametrize("value", [
@@ -43,3 +51,42 @@ def test_a_deep_value_is_cut_at_the_depth_bound() -> None:
     while isinstance(kept, dict):
         kept, depth = kept["d"], depth + 1
     assert depth == MAX_DEPTH and kept == "[…]"
+
+
+@pytest.mark.parametrize("name", sorted(SECRET_KEYS))
+def test_every_secret_name_and_its_dashed_form_is_suspect(name: str) -> None:
+    for form in {name, name.replace("_", "-"), name.upper()}:
+        assert not kept_as_sent({form: "x"}), form
+        assert not kept_as_sent([[form, "x"]]), form
+
+
+@pytest.mark.parametrize("name", ["auth_mode", "passwords", "tokens", "session", "x_api",
+                                  "my_password", "cookie_jar", "pw", "key"])
+def test_a_name_that_only_shares_letters_with_a_secret_is_not(name: str) -> None:
+    assert kept_as_sent({name: "x"})
+
+
+def _deep(levels: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(levels):
+        value = {"d": value}
+    return value
+
+
+CRUMB = {"category": "query", "message": "SELECT 1", "data": {"rows": 3}}
+
+
+@pytest.mark.parametrize("items", [
+    [CRUMB] * 40,  # runs kept as sent, one after another
+    [CRUMB] * 5 + [{"data": {"password": "hunter2"}}] + [CRUMB] * 5,  # one secret
+    [CRUMB, {"y": math.inf}, {"z": None}],  # an infinity beside a null
+    [CRUMB, _deep(MAX_DEPTH), _deep(MAX_DEPTH + 1)],  # one level too deep
+    [CRUMB, {"m": "x" * (MAX_STRING // 2)}, {"m": "y" * (MAX_STRING // 2)}],  # too big together
+    [CRUMB, {"url": "https://x/?sentry_key=abc"}],
+    ["text", 2**70, CRUMB],
+])
+def test_items_are_kept_as_each_would_be_alone(items: list[Any]) -> None:
+    kept = plain_items(items)
+    assert kept == [plain(item) for item in items]
+    assert [k is i for k, i in zip(kept, items, strict=True)] == \
+        [plain(i) is i for i in items]
