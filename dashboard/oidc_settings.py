@@ -28,6 +28,7 @@ PROVIDER_DEFAULTS: dict[str, Any] = {
     "role_claim": "groups",
     "role_map": {},  # required: claim value -> viewer | member | admin
 }
+REQUIRED = ("name", "issuer", "client_id", "client_secret", "role_map")
 
 
 @dataclass(frozen=True)

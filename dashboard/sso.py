@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from typing import Any
 
 from tornado.web import HTTPError
 
@@ -123,7 +124,7 @@ class SsoCallback(SsoHandler):
         self.redirect(attempt["next"], status=303)
 
 
-def routes(args: dict[str, object]) -> list[object]:
+def routes(args: dict[str, Any]) -> list[Any]:
     return [
         (SSO_PATH + r"/([a-z0-9][a-z0-9_-]*)", SsoStart, args),
         (SSO_PATH + r"/([a-z0-9][a-z0-9_-]*)/callback", SsoCallback, args),

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 from tornado.web import RequestHandler
 
+from dashboard import oidc_settings
 from dashboard.app import Dashboard
 from extensions.alerts import destinations, rules
 from receiver.http.door import otlp_routes
@@ -72,6 +73,9 @@ def configuration_keys() -> dict[str, Any]:
     conditions = {key for keys_ in rules.CONDITIONS.values() for key in keys_}
     for key in ("on", "destinations", *rules.FILTERS, *sorted(conditions)):
         keys[f"alerts.rules[].{key}"] = NO_DEFAULT
+    for key, default in oidc_settings.PROVIDER_DEFAULTS.items():
+        keys[f"dashboard.oidc.providers[].{key}"] = \
+            NO_DEFAULT if key in oidc_settings.REQUIRED else default
     return keys
 
 
