@@ -110,7 +110,10 @@ class LoginPage(DashboardHandler):
 class LogoutPage(DashboardHandler):
     """POST /logout: the session ends on every collector; one that logged in through
     an OpenID provider with an end_session_endpoint goes on to end its session
-    there, which comes back to the login page."""
+    there, which comes back to the login page. That last step is a page that moves
+    on by itself (a `Refresh` header) rather than a redirect: a browser applies the
+    form's page's CSP `form-action 'self'` to a redirect answering the form, and would
+    stop at the provider's address."""
 
     write_role = "viewer"  # everyone may log out
 
@@ -122,7 +125,12 @@ class LogoutPage(DashboardHandler):
         back = f"{self.request.protocol}://{self.request.host}/login"
         end = None if provider is None or self.via_bearer \
             else await provider.end_session_url(back)
-        self.redirect(end or "/login", status=303)
+        if end is None:
+            self.redirect("/login", status=303)
+            return
+        self.logged_in, self.login = False, None
+        self.set_header("Refresh", f"0; url={end}")
+        self.render("signout.html", url=end)
 
 
 class HomePage(DashboardHandler):

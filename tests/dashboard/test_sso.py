@@ -9,19 +9,15 @@ key after setting another `aud`, an `exp` an hour ago, or a `kid` the provider n
 published (the provider itself issues none of these; the script signs them with the
 key it serves in its JWKS, as a provider that got them wrong would).
 
-One provider process and one collector serve the module (the SSO-only switch starts
-a second collector on the same database); each test uses accounts of its own."""
+One provider process and one collector serve the module (tests/dashboard/conftest.py:
+`idp`, `sso`; the SSO-only switch starts a second collector on the same database); each
+test uses accounts of its own."""
 
 from __future__ import annotations
 
 import html
 import re
-import shutil
-import subprocess
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
@@ -30,78 +26,11 @@ import requests
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.dashboard.test_roles import PASSWORD, create_user, password_login
 from tests.dashboard.test_sessions import xsrf_of
+from tests.support.oidc_provider import PROVIDERS, IdP
 from tests.support.server import Server, collectors
 
-JS_DIR = Path(__file__).resolve().parents[1] / "js"
-LISTENING = re.compile(r"OIDC provider listening on (http://\S+)")
 FORM = re.compile(r'<form[^>]*action="([^"]+)"[^>]*>(.*?)</form>', re.S)
 FIELD = re.compile(r'<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"')
-CLIENT_SECRET = "a client secret of the test provider"  # tests/js/oidc_provider.mjs
-PROVIDERS = ("corp", "corp-b")
-
-
-@dataclass
-class IdP:
-    url: str
-    proc: subprocess.Popen[str]
-
-    def control(self, what: str, **body: Any) -> dict[str, Any]:
-        answer = requests.post(f"{self.url}/_test/{what}", json=body, timeout=10)
-        assert answer.status_code == 200, answer.text
-        return {}
-
-    def jwks_fetches(self) -> int:
-        return int(requests.get(f"{self.url}/_test/stats", timeout=10).json()["jwks"])
-
-    def register(self, *servers: Server) -> None:
-        self.control("setup", redirect_uris=[
-            f"{s.base}/login/oidc/{name}/callback" for s in servers for name in PROVIDERS],
-            post_logout_redirect_uris=[f"{s.base}/login" for s in servers])
-
-
-@pytest.fixture(scope="module")
-def idp() -> Iterator[IdP]:
-    if shutil.which("node") is None or not (JS_DIR / "node_modules" / "oidc-provider").is_dir():
-        pytest.fail("tests/js is not installed: run `make test-deps` (npm ci in tests/js)")
-    proc = subprocess.Popen(["node", str(JS_DIR / "oidc_provider.mjs")], cwd=JS_DIR,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    found = LISTENING.search(proc.stdout.readline())
-    assert found, "the provider did not start"
-    yield IdP(found.group(1), proc)
-    assert proc.stdin is not None
-    proc.stdin.close()
-    assert proc.wait(10) == 0
-
-
-def config(idp: IdP) -> str:
-    entries = "".join(f"""
-      - name: {name}
-        label: Sign in with {name}
-        issuer: {idp.url}
-        client_id: sounding
-        client_secret: {CLIENT_SECRET}
-        scopes: [openid, email, groups]
-        role_map: {{sounding-admins: admin, staff: member, sounding-viewers: viewer}}
-""" for name in PROVIDERS)
-    return f"dashboard:\n  oidc:\n    providers:{entries}"
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory, idp: IdP) -> Path:
-    path = tmp_path_factory.mktemp("sso")
-    (path / "sounding.yaml").write_text(config(idp))
-    return path
-
-
-@pytest.fixture(scope="module")
-def sso(folder: Path, idp: IdP) -> Iterator[Server]:
-    with collectors(folder) as start:
-        server = start(config=str(folder / "sounding.yaml"),
-                       env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
-        idp.register(server)
-        yield server
 
 
 def sso_login(server: Server, account: str | None, browser: requests.Session | None = None,
@@ -202,7 +131,7 @@ def test_a_bad_id_token_is_refused(sso: Server, idp: IdP, mode: str, says: str) 
     refused = sso_login(sso, "ana")
     assert refused.status_code == 401 and says in refused.text, refused.text
     assert "sounding_session" not in refused.browser.cookies  # type: ignore[attr-defined]
-    assert "single sign-on refused through corp" in sso.log()
+    sso.wait_for_log("single sign-on refused through corp")
 
 
 def test_a_callback_not_started_in_this_browser_is_refused(sso: Server) -> None:
@@ -230,13 +159,16 @@ def test_logout_ends_the_session_here_and_at_the_provider(sso: Server, idp: IdP)
     xsrf = xsrf_of(browser.get(sso.base + "/account", timeout=10).text)
     out = browser.post(sso.base + "/logout", data={"_xsrf": xsrf}, timeout=10,
                        allow_redirects=False)
-    assert out.status_code == 303
-    where = urlsplit(out.headers["Location"])
+    # A page that moves on by itself (not a redirect: see dashboard/pages.py).
+    assert out.status_code == 200 and out.headers["Refresh"].startswith("0; url=")
+    end = out.headers["Refresh"].removeprefix("0; url=")
+    assert f'href="{html.escape(end)}"' in out.text
+    where = urlsplit(end)
     assert f"{where.scheme}://{where.netloc}{where.path}" == f"{idp.url}/session/end"
     assert parse_qs(where.query) == {"client_id": ["sounding"],
                                      "post_logout_redirect_uri": [f"{sso.base}/login"]}
     assert status(sso, browser) == 401  # ended here before the provider is asked
-    confirm = browser.get(out.headers["Location"], timeout=10)
+    confirm = browser.get(end, timeout=10)
     action, form = FORM.findall(confirm.text)[0]
     fields = dict(FIELD.findall(form))
     back = browser.post(urljoin(confirm.url, html.unescape(action)), timeout=10,
@@ -248,10 +180,10 @@ def test_logout_ends_the_session_here_and_at_the_provider(sso: Server, idp: IdP)
 
 
 def test_sso_only_turns_password_logins_off_but_not_the_admin_token(
-        sso: Server, idp: IdP, folder: Path) -> None:
+        sso: Server, idp: IdP, sso_folder: Path) -> None:
     create_user(sso.db_url, "fay@example.com", "member")
-    with collectors(folder) as start:
-        only = start(sso.db_url, config=str(folder / "sounding.yaml"),
+    with collectors(sso_folder) as start:
+        only = start(sso.db_url, config=str(sso_folder / "sounding.yaml"),
                      env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN,
                           "SOUNDING__DASHBOARD__SSO_ONLY": "true"})
         idp.register(sso, only)
