@@ -228,8 +228,10 @@ class Provider:
         if len(audiences) > 1 and claims.get("azp") != self.settings.client_id:
             raise TokenRefused("the ID token was refused: several audiences and another "
                                "authorized party (azp)")
-        if not isinstance(claims["sub"], str):
-            raise TokenRefused("the ID token was refused: its sub is not a string")
+        # OpenID Connect Core 2: at most 255 ASCII characters (user_identities' column).
+        if not isinstance(claims["sub"], str) or len(claims["sub"]) > 255:
+            raise TokenRefused("the ID token was refused: its sub is not a string of at "
+                               "most 255 characters")
         return claims
 
     def role_of(self, claims: dict[str, Any]) -> str | None:

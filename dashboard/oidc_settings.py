@@ -12,8 +12,8 @@ from typing import Any
 
 from model.errors import ConfigError
 from runtime.configcheck import check_keys
+from storage.accounts.roles import ROLES
 
-ROLES = ("viewer", "member", "admin")  # least first; storage/accounts/users.py owns them
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 ISSUER = re.compile(r"https?://[^\s?#]+")
 

@@ -19,9 +19,9 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import Connection, and_, delete, func, select, update
 
 from storage import schema
+from storage.accounts.roles import ROLES
 from storage.store import Store
 
-ROLES = ("viewer", "member", "admin")
 MIN_PASSWORD = 10
 MAX_PASSWORD = 1024  # Argon2 hashes any length; this bounds the work a request can ask
 TOKEN_PREFIX = "snd_"
