@@ -134,12 +134,31 @@ def test_a_bad_id_token_is_refused(sso: Server, idp: IdP, mode: str, says: str) 
     sso.wait_for_log("single sign-on refused through corp")
 
 
-def test_a_callback_not_started_in_this_browser_is_refused(sso: Server) -> None:
+def test_a_callback_not_started_in_this_browser_or_from_another_issuer_is_refused(
+        sso: Server, idp: IdP) -> None:
     answer = requests.get(f"{sso.base}/login/oidc/corp/callback?code=abc&state=xyz",
                           timeout=10)
     assert answer.status_code == 400 and "not started in this browser" in answer.text
-    unknown = requests.get(f"{sso.base}/login/oidc/nobody", timeout=10)
-    assert unknown.status_code == 404
+    assert requests.get(f"{sso.base}/login/oidc/nobody", timeout=10).status_code == 404
+    browser = requests.Session()
+    started = browser.get(f"{sso.base}/login/oidc/corp", timeout=10, allow_redirects=False)
+    assert started.status_code == 303 and started.headers["Location"].startswith(idp.url)
+    sent = parse_qs(urlsplit(started.headers["Location"]).query)
+    assert sent["code_challenge_method"] == ["S256"] and sent["nonce"] and sent["state"]
+    callback = f"{sso.base}/login/oidc/corp/callback"
+    state = sent["state"][0]
+    mixed_up = browser.get(callback, params={"code": "abc", "state": state,
+                                             "iss": "http://127.0.0.1:1"}, timeout=10)
+    assert mixed_up.status_code == 401 and "another identity provider" in mixed_up.text
+    # The attempt's cookie is spent on any answer: a second try must start again.
+    again = browser.get(callback, params={"error": "access_denied", "state": state}, timeout=10)
+    assert again.status_code == 400 and "not started in this browser" in again.text
+    fresh = parse_qs(urlsplit(browser.get(f"{sso.base}/login/oidc/corp", timeout=10,
+                                          allow_redirects=False).headers["Location"]).query)
+    denied = browser.get(callback, params={"error": "access_denied", "state": fresh["state"][0],
+                                           "error_description": "End-User aborted"}, timeout=10)
+    assert denied.status_code == 401
+    assert "corp did not sign you in: access_denied (End-User aborted)" in denied.text
 
 
 def test_a_key_rotated_at_the_provider_is_fetched_once(sso: Server, idp: IdP) -> None:
