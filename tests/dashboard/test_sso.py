@@ -5,8 +5,8 @@ login form with `requests`, as a browser would.
 
 What is refused is made by the provider script: a token whose payload was edited
 after signing ("tamper"), and tokens signed again with the provider's own current
-key after setting another `aud`, an `exp` an hour ago, or a `kid` the provider never
-published (the provider itself issues none of these; the script signs them with the
+key after setting another `aud`, `iss` or `nonce`, an `exp` an hour ago, or a `kid` the
+provider never published (the provider itself issues none of these; the script signs them with the
 key it serves in its JWKS, as a provider that got them wrong would).
 
 One provider process and one collector serve the module (tests/dashboard/conftest.py:
@@ -124,6 +124,8 @@ def test_an_unverified_email_does_not_take_over_an_account(sso: Server) -> None:
 @pytest.mark.parametrize(("mode", "says"), [
     ("tamper", "signature does not verify"),
     ("aud", "Invalid claim: &#x27;aud&#x27;"),
+    ("iss", "Invalid claim: &#x27;iss&#x27;"),
+    ("nonce", "Invalid claim: &#x27;nonce&#x27;"),
     ("expired", "The token is expired"),
 ])
 def test_a_bad_id_token_is_refused(sso: Server, idp: IdP, mode: str, says: str) -> None:

@@ -15,9 +15,10 @@
 //                        JWKS, as providers publish both while they rotate);
 //   POST /_test/mangle   {"mode": ...} changes the ID token of the next token response:
 //                        "tamper" edits its payload (the email) without signing it again; "aud",
-//                        "expired" and "kid" sign it again with the provider's current
-//                        key after setting another audience, an `exp` an hour ago
-//                        (`iat` two), or a `kid` the JWKS does not have;
+//                        "iss", "nonce", "expired" and "kid" sign it again with the
+//                        provider's current key after setting another audience, issuer
+//                        or nonce, an `exp` an hour ago (`iat` two), or a `kid` the
+//                        JWKS does not have;
 //   GET  /_test/stats    {"jwks": requests for the JWKS so far}.
 import { createServer } from 'node:http';
 import { generateKeyPairSync, createPrivateKey, randomBytes, sign } from 'node:crypto';
@@ -74,6 +75,10 @@ function mangled(idToken, mode) {
     }
     case 'aud':
       return resign(idToken, (h, p) => { p.aud = 'another-client'; });
+    case 'iss':
+      return resign(idToken, (h, p) => { p.iss = 'https://another-issuer.example.com'; });
+    case 'nonce':
+      return resign(idToken, (h, p) => { p.nonce = 'the nonce of another login'; });
     case 'expired':
       return resign(idToken, (h, p) => { p.iat = now - 7200; p.exp = now - 3600; });
     case 'kid':
