@@ -82,6 +82,9 @@ def test_the_first_login_makes_the_account_with_the_role_of_its_groups(
     assert sso.query("SELECT provider FROM dashboard_sessions s JOIN users a "
                      "ON a.id = s.user_id WHERE a.email = 'ana@example.com'") == [("corp",)]
     assert status(sso, ana, "/users") == 200  # an admin's page
+    page = ana.get(sso.base + "/account", timeout=10).text
+    assert "identity provider <strong>corp</strong>" in page
+    assert "Change your password" not in page
     bo = logged_in(sso, "bo", provider="corp-b")  # the other button: its own identity
     assert account(sso, "bo@example.com") == ("member", "!sso")
     assert status(sso, bo) == 200 and status(sso, bo, "/users") == 403
