@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import alerts, api, api_bulk, merging, pages, setup, users
+from dashboard import alerts, api, api_bulk, merging, pages, setup, sso, users
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -51,6 +51,7 @@ class Dashboard:
             (r"/", pages.HomePage, args),
             (r"/login", pages.LoginPage, args),
             (r"/logout", pages.LogoutPage, args),
+            *sso.routes(args),
             (r"/static/(.*)", StaticFiles, {"path": str(STATIC)}),
             (P + r"/errors", pages.ErrorsPage, args),
             (P + r"/errors/bulk-status", pages.BulkStatusPage, args),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import json
 import secrets
 import time
 from typing import Any
@@ -35,6 +36,10 @@ from storage.store import Store
 
 SESSION_COOKIE = "sounding_session"
 LOGIN_COOKIE = "sounding_login"
+# A single sign-on under way (dashboard/sso.py): state, nonce, PKCE verifier.
+SSO_COOKIE = "sounding_sso"
+# How long a browser may take at the identity provider's login page.
+SSO_DAYS = 15 / 1440
 # How long a login form may stay open before it is submitted.
 LOGIN_FORM_DAYS = 1 / 24
 # How long a stored token hash is trusted before it is read again; the longest a
@@ -118,15 +123,16 @@ class AdminAuth:
 
     # Sessions.
 
-    async def new_session(self, user_id: int | None = None) -> bytes:
-        """Start a session (of an account, or of the admin token's holder); the signed
-        value of its cookie."""
+    async def new_session(self, user_id: int | None = None,
+                          provider: str | None = None) -> bytes:
+        """Start a session (of an account, or of the admin token's holder; `provider`:
+        logged in through that OpenID provider); the signed value of its cookie."""
         current = await self.token_hash()
         assert current is not None
         token = secrets.token_urlsafe(32)
         now = now_us()
         await asyncio.to_thread(sessions.create, self.store, token, now,
-                                now + self.session_days * DAY_US, user_id)
+                                now + self.session_days * DAY_US, user_id, provider)
         value = f"{self._mac('marker', current)[:32]}:{token}"
         return create_signed_value(self.cookie_secret, SESSION_COOKIE, value)
 
@@ -167,3 +173,22 @@ class AdminAuth:
 
     def login_xsrf(self, nonce: str) -> str:
         return self._mac("login", nonce)
+
+    # What a browser carries between starting a single sign-on and its callback.
+
+    def sso_cookie(self, attempt: dict[str, str]) -> bytes:
+        return create_signed_value(self.cookie_secret, SSO_COOKIE, json.dumps(attempt))
+
+    def sso_attempt(self, cookie: str | None) -> dict[str, str] | None:
+        """The attempt a valid, unexpired cookie carries, or None."""
+        if not cookie:
+            return None
+        value = decode_signed_value(self.cookie_secret, SSO_COOKIE, cookie,
+                                    max_age_days=SSO_DAYS)
+        if value is None:
+            return None
+        try:
+            attempt = json.loads(value)
+        except ValueError:
+            return None
+        return attempt if isinstance(attempt, dict) else None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from tornado.httpserver import HTTPServer
 from tornado.web import Application
 
+from dashboard import oidc_settings
 from extensions.storage import StorageExtension
 from model.component import Extension, Host
 from model.errors import ConfigError
@@ -47,6 +48,12 @@ DEFAULTS: dict[str, Any] = {
     # the database, shared by every collector using it.
     "cookie_secret": None,
     "session_days": 7,
+    # Single sign-on (dashboard/sso.py): OpenID Connect providers, each a button on
+    # the login page (keys and defaults: dashboard/oidc_settings.py).
+    "oidc": {"providers": []},
+    # True: no password logins, only the providers' (and the admin token, the
+    # break-glass login). Needs at least one provider.
+    "sso_only": False,
     # Where SDKs reach the ingest listener (scheme://host[:port]), for the DSN the
     # setup page shows; None: the scheme and Host of the dashboard's own request.
     "public_url": None,
@@ -136,6 +143,11 @@ def _check(path: str, config: dict[str, Any]) -> None:
             raise ConfigError(f"{path}.{key} must be a string of at least 16 characters")
     require_bool(path, config, "enabled")
     require_bool(path, config, "xheaders")
+    require_bool(path, config, "sso_only")
+    oidc_settings.check(f"{path}.oidc", config.get("oidc"))
+    if config.get("sso_only") and not oidc_settings.providers(config):
+        raise ConfigError(f"{path}.sso_only needs at least one {path}.oidc.providers entry: "
+                          "nobody but the admin token could log in")
     require_int(path, config, "session_days", 1)
     require_int(path, config, "port", 0)
     require_str(path, config, "host")

@@ -42,16 +42,28 @@ def _safe_next(target: str | None) -> str:
     return quote(target, safe=_PATH_SAFE)
 
 
+def render_login(handler: DashboardHandler, target: str, problem: str | None = None,
+                 email: str = "", status: int = 200) -> None:
+    """The login page: a button per OpenID provider, the password form (unless
+    `dashboard.sso_only`) and the admin token's form, with `problem` shown."""
+    handler.set_status(status)
+    handler.render("login.html", next=target, problem=problem, email=email,
+                   providers=list(handler.dash.providers.values()),
+                   sso_only=handler.dash.sso_only, sso_query=urlencode({"next": target}))
+
+
 class LoginPage(DashboardHandler):
     """Email and password of a team account, or the admin token. Failures are
     throttled per email and per client address (storage/accounts/login_throttle.py): past
-    the limit, a 429 with Retry-After, whether or not the password is right."""
+    the limit, a 429 with Retry-After, whether or not the password is right. With
+    `dashboard.sso_only`, a password is refused unread (403): accounts sign in through
+    their identity provider (dashboard/sso.py), and the admin token stays as the
+    break-glass login."""
 
     login_required = False
 
     def get(self) -> None:
-        self.render("login.html", next=_safe_next(self.get_argument("next", None)),
-                    problem=None, email="")
+        render_login(self, _safe_next(self.get_argument("next", None)))
 
     async def post(self) -> None:
         target = _safe_next(self.get_argument("next", None))
@@ -60,23 +72,23 @@ class LoginPage(DashboardHandler):
         try:
             self.check_xsrf_cookie()
         except HTTPError:
-            self.set_status(403)
-            self.render("login.html", next=target, email=email,
-                        problem="This form expired or was not sent from this page. "
-                                "Try again.")
+            render_login(self, target, "This form expired or was not sent from this page. "
+                                       "Try again.", email, 403)
+            return
+        token = self.get_argument("token", "").strip()
+        password = self.get_argument("password", "", strip=False)
+        if self.dash.sso_only and (email or password):
+            render_login(self, target, "Password login is turned off here: sign in with your "
+                                       "identity provider.", email, 403)
             return
         auth = self.dash.auth
         client = self.request.remote_ip or "unknown"
         wait = await auth.retry_after(email, client)
         if wait:
-            self.set_status(429)
             self.set_header("Retry-After", str(wait))
-            self.render("login.html", next=target, email=email,
-                        problem=f"Too many failed logins. Try again in {wait // 60 + 1} "
-                                "minutes.")
+            render_login(self, target, f"Too many failed logins. Try again in {wait // 60 + 1} "
+                                       "minutes.", email, 429)
             return
-        token = self.get_argument("token", "").strip()
-        password = self.get_argument("password", "", strip=False)
         user_id: int | None = None
         if email or password:
             login = await auth.check_password(email, password) if email and password else None
@@ -87,8 +99,7 @@ class LoginPage(DashboardHandler):
             problem = "That token is not valid."
         if not ok:
             await auth.failed(email, client)
-            self.set_status(401)
-            self.render("login.html", next=target, problem=problem, email=email)
+            render_login(self, target, problem, email, 401)
             return
         self.set_private_cookie(SESSION_COOKIE, await auth.new_session(user_id),
                                 expires_days=auth.session_days)
@@ -97,13 +108,29 @@ class LoginPage(DashboardHandler):
 
 
 class LogoutPage(DashboardHandler):
+    """POST /logout: the session ends on every collector; one that logged in through
+    an OpenID provider with an end_session_endpoint goes on to end its session
+    there, which comes back to the login page. That last step is a page that moves
+    on by itself (a `Refresh` header) rather than a redirect: a browser applies the
+    form's page's CSP `form-action 'self'` to a redirect answering the form, and would
+    stop at the provider's address."""
+
     write_role = "viewer"  # everyone may log out
 
     async def post(self) -> None:
         if self.session_token is not None:
             await self.dash.auth.end_session(self.session_token)
         self.clear_cookie(SESSION_COOKIE, path="/")
-        self.redirect("/login", status=303)
+        provider = self.dash.providers.get(self.login.provider or "") if self.login else None
+        back = f"{self.request.protocol}://{self.request.host}/login"
+        end = None if provider is None or self.via_bearer \
+            else await provider.end_session_url(back)
+        if end is None:
+            self.redirect("/login", status=303)
+            return
+        self.logged_in, self.login = False, None
+        self.set_header("Refresh", f"0; url={end}")
+        self.render("signout.html", url=end)
 
 
 class HomePage(DashboardHandler):

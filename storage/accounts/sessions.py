@@ -24,6 +24,8 @@ class Login:
     user_id: int | None
     email: str
     role: str
+    # The OpenID provider a session logged in through (its logout ends there too).
+    provider: str | None = None
 
 
 ADMIN_TOKEN = Login(None, "admin token", "admin")
@@ -34,18 +36,20 @@ def token_hash(token: str) -> str:
 
 
 def create(store: Store, token: str, now_us: int, expires_us: int,
-           user_id: int | None = None) -> None:
+           user_id: int | None = None, provider: str | None = None) -> None:
     with store.writer.begin() as conn:
         conn.execute(delete(_T).where(_T.c.expires_us <= now_us))
         conn.execute(_T.insert(), {"token_hash": token_hash(token), "created_us": now_us,
-                                   "expires_us": expires_us, "user_id": user_id})
+                                   "expires_us": expires_us, "user_id": user_id,
+                                   "provider": provider})
 
 
 def lookup(store: Store, token: str, now_us: int) -> Login | None:
     """Who an unexpired session is; None for none, or for a disabled account's. The
     role is read from the account each time, so a change applies at once."""
     with store.reader.connect() as conn:
-        row = conn.execute(select(_T.c.user_id, _U.c.email, _U.c.role, _U.c.disabled_us)
+        row = conn.execute(select(_T.c.user_id, _T.c.provider, _U.c.email, _U.c.role,
+                                  _U.c.disabled_us)
                            .select_from(_T.outerjoin(_U, _U.c.id == _T.c.user_id))
                            .where(and_(_T.c.token_hash == token_hash(token),
                                        _T.c.expires_us > now_us))).first()
@@ -55,7 +59,7 @@ def lookup(store: Store, token: str, now_us: int) -> Login | None:
         return ADMIN_TOKEN
     if row.email is None or row.disabled_us is not None:
         return None
-    return Login(row.user_id, row.email, row.role)
+    return Login(row.user_id, row.email, row.role, row.provider)
 
 
 def active(store: Store, token: str, now_us: int) -> bool:

@@ -19,15 +19,16 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import Connection, and_, delete, func, select, update
 
 from storage import schema
+from storage.accounts.roles import ROLES
 from storage.store import Store
 
-ROLES = ("viewer", "member", "admin")
 MIN_PASSWORD = 10
 MAX_PASSWORD = 1024  # Argon2 hashes any length; this bounds the work a request can ask
 TOKEN_PREFIX = "snd_"
 _U = schema.users
 _T = schema.user_tokens
 _S = schema.dashboard_sessions
+_I = schema.user_identities
 _hasher = PasswordHasher()
 
 
@@ -187,6 +188,7 @@ def delete_user(store: Store, email: str) -> bool:
     with store.writer.begin() as conn:
         _end_sessions(conn, user.id)
         conn.execute(delete(_T).where(_T.c.user_id == user.id))
+        conn.execute(delete(_I).where(_I.c.user_id == user.id))
         conn.execute(delete(_U).where(_U.c.id == user.id))
     return True
 

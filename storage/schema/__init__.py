@@ -22,6 +22,7 @@ from storage.schema.accounts import (
     dashboard_secrets,
     dashboard_sessions,
     login_failures,
+    user_identities,
     user_tokens,
     users,
 )
@@ -77,5 +78,5 @@ __all__ = [
     "metric_request_latency_hourly", "metric_request_rollups",
     "metric_request_rollups_hourly", "metric_series", "outbox", "projects",
     "request_latency", "request_latency_hourly", "request_rollups",
-    "request_rollups_hourly", "resources", "spans", "user_tokens", "users",
+    "request_rollups_hourly", "resources", "spans", "user_identities", "user_tokens", "users",
 ]

@@ -29,6 +29,9 @@ dashboard_sessions = Table(
     Column("expires_us", BigInteger, nullable=False),
     # The team account logged in (migration 0016); NULL for an admin-token login.
     Column("user_id", Integer, nullable=True),
+    # The OpenID provider (dashboard.oidc.providers[].name) it logged in through
+    # (migration 0020), whose end-session endpoint its logout visits; NULL otherwise.
+    Column("provider", String(64), nullable=True),
     Index("ix_dashboard_sessions_expires", "expires_us"),
     Index("ix_dashboard_sessions_user", "user_id"),
 )
@@ -57,6 +60,18 @@ user_tokens = Table(
     Column("created_us", BigInteger, nullable=False),
     Column("revoked_us", BigInteger, nullable=True),
     Index("ix_user_tokens_user", "user_id"),
+)
+
+# Single sign-on identities (migration 0020, storage/accounts/identities.py): the
+# account an OpenID provider's subject (`sub`, stable, unlike an email) logs in as.
+user_identities = Table(
+    "user_identities",
+    metadata,
+    Column("provider", String(64), primary_key=True),
+    Column("subject", String(255), primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Index("ix_user_identities_user", "user_id"),
 )
 
 # Failed logins, one row each, by what was tried (`email:<address>` or

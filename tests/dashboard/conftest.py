@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.dashboard.data import ADMIN_TOKEN
+from tests.support.oidc_provider import IdP, identity_provider
 from tests.support.server import Server, collectors
 
 CHROMIUM = "/usr/bin/chromium"
@@ -36,6 +37,33 @@ def dash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def _dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with collectors(tmp_path_factory.mktemp("dash")) as start:
         yield start(env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[IdP]:
+    """A real OpenID provider (tests/js/oidc_provider.mjs) for the module."""
+    with identity_provider() as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def sso_folder(tmp_path_factory: pytest.TempPathFactory, idp: IdP) -> Path:
+    """A folder with sounding.yaml naming `idp` as two providers, for the SQLite file
+    of `sso` and of any other collector a test starts beside it."""
+    path = tmp_path_factory.mktemp("sso")
+    (path / "sounding.yaml").write_text(idp.sounding_config())
+    return path
+
+
+@pytest.fixture(scope="module")
+def sso(sso_folder: Path, idp: IdP) -> Iterator[Server]:
+    """One collector for the module, logging in through `idp` (its redirect URIs
+    registered there), with the tests' admin token."""
+    with collectors(sso_folder) as start:
+        server = start(config=str(sso_folder / "sounding.yaml"),
+                       env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+        idp.register(server)
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,10 @@ from bench import dashboard_http
 from dashboard.app import Dashboard
 
 # GET routes that are no page to time: the login form, static files, the trace-id
-# box's redirect (it answers from the URL alone) and the project-less setup page.
-UNTIMED = {r"/login", r"/static/(.*)", r"/projects/([^/]+)/traces/lookup", r"/setup"}
+# box's redirect (it answers from the URL alone), the project-less setup page and the
+# single sign-on redirects (to and from an identity provider: tests/dashboard/test_sso.py).
+UNTIMED = {r"/login", r"/static/(.*)", r"/projects/([^/]+)/traces/lookup", r"/setup",
+           r"/login/oidc/([a-z0-9][a-z0-9_-]*)", r"/login/oidc/([a-z0-9][a-z0-9_-]*)/callback"}
 
 
 class _Store:

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 from tornado.web import RequestHandler
 
+from dashboard import oidc_settings
 from dashboard.app import Dashboard
 from extensions.alerts import destinations, rules
 from receiver.http.door import otlp_routes
@@ -72,6 +73,9 @@ def configuration_keys() -> dict[str, Any]:
     conditions = {key for keys_ in rules.CONDITIONS.values() for key in keys_}
     for key in ("on", "destinations", *rules.FILTERS, *sorted(conditions)):
         keys[f"alerts.rules[].{key}"] = NO_DEFAULT
+    for key, default in oidc_settings.PROVIDER_DEFAULTS.items():
+        keys[f"dashboard.oidc.providers[].{key}"] = \
+            NO_DEFAULT if key in oidc_settings.REQUIRED else default
     return keys
 
 
@@ -243,3 +247,17 @@ def test_a_broken_link_fails(tmp_path: Path) -> None:
 
 def test_the_readme_stays_a_front_door() -> None:
     assert len((REPO / "README.md").read_text().splitlines()) <= 300
+
+
+def test_the_single_sign_on_examples_pass_the_checks(tmp_path: Path) -> None:
+    """dashboard.md's Keycloak, Entra ID, Google and Dex examples are a configuration
+    Sounding accepts, as written."""
+    text = (DOCS / "dashboard.md").read_text()
+    start = text.index("```yaml\ndashboard:\n  oidc:")
+    example = text[start + len("```yaml\n"):text.index("```", start + 7)]
+    path = tmp_path / "sounding.yaml"
+    path.write_text(example)
+    loaded = config_mod.load(path, environ={"SOUNDING_DATABASE_URL": "sqlite:///x.db"})
+    names = [p["name"] for p in loaded["dashboard"]["oidc"]["providers"]]
+    assert names == ["keycloak", "entra", "google", "dex"]
+    assert loaded["dashboard"]["sso_only"] is True

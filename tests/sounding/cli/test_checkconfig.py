@@ -23,6 +23,7 @@ SECRETS = {
     "forward_header": "Bearer fwdtoken-Ii99",
     "forward_password": "fwdpass-Jj00",
     "query_token": "querytoken-Kk11",
+    "oidc_client_secret": "oidcclientsecret-Mm22",
 }
 
 CONFIG = f"""
@@ -33,6 +34,10 @@ auth:
 dashboard:
   admin_token: {SECRETS['admin_token']}
   cookie_secret: {SECRETS['cookie_secret']}
+  oidc:
+    providers:
+      - {{name: corp, issuer: "https://login.example.com/realms/corp", client_id: sounding,
+         client_secret: {SECRETS['oidc_client_secret']}, role_map: {{staff: member}}}}
 alerts:
   secrets_key: {SECRETS['secrets_key']}
   destinations:
@@ -77,6 +82,9 @@ def test_every_secret_is_masked_and_the_rest_is_shown(cli: Callable[..., Run],
     assert forward["endpoint"] == ("https://relay:***@collector.example.com"
                                    "?region=eu&token=***")
     assert forward["headers"] == {"Authorization": "***"}
+    corp = shown["dashboard"]["oidc"]["providers"][0]
+    assert (corp["client_id"], corp["client_secret"]) == ("sounding", "***")
+    assert corp["role_map"] == {"staff": "member"}
     # What is not secret is there as configured, defaults filled in.
     assert shown["receivers"]["http"]["port"] == 3000
     assert shown["dashboard"]["session_days"] == 7
@@ -118,3 +126,25 @@ def test_the_old_pipelines_mapping_exits_2_naming_the_new_key(cli: Callable[...,
     assert result.code == 2 and result.out == ""
     assert ("Move the receivers, processors and exporters of service.pipelines.default up "
             "to service.pipeline") in result.err
+
+
+def test_a_bad_identity_provider_exits_2_naming_its_key(cli: Callable[..., Run],
+                                                         tmp_path: Path) -> None:
+    provider = ('{name: corp, issuer: "https://login.example.com", client_id: sounding, '
+                'client_secret: s, role_map: {staff: %s}%s}')
+    cases = {
+        provider % ("boss", ""): "dashboard.oidc.providers[0].role_map['staff'] must be one of",
+        provider % ("member", ", scope: [openid]"):
+            "unknown key dashboard.oidc.providers[0].scope (did you mean scopes?)",
+        provider.replace("client_secret: s, ", "") % ("member", ""):
+            "dashboard.oidc.providers[0].client_secret is required",
+    }
+    for entry, error in cases.items():
+        path = tmp_path / "bad.yaml"
+        path.write_text(f"dashboard:\n  oidc:\n    providers:\n      - {entry}\n")
+        result = cli("check-config", "--config", str(path))
+        assert result.code == 2 and error in result.err, (entry, result.err)
+    path.write_text("dashboard:\n  sso_only: true\n")
+    result = cli("check-config", "--config", str(path))
+    assert result.code == 2
+    assert "dashboard.sso_only needs at least one dashboard.oidc.providers entry" in result.err
