@@ -259,7 +259,7 @@ class SqlExporter(Exporter):
         if outcome is None:
             for signal_name, n in item.counts.items():
                 if n:
-                    telemetry.ACCEPTED.labels(signal_name).inc(n)
+                    telemetry.child(telemetry.ACCEPTED, signal_name).inc(n)
             error: BaseException | None = None
         elif outcome[0] == "unavailable":
             error = StoreUnavailable("the store cannot be reached", self.retry_after)

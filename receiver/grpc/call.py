@@ -67,7 +67,8 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
             log.exception("gRPC %s failed", endpoint)
             error = exc
         else:
-            telemetry.REQUEST_SECONDS.labels(endpoint).observe(time.perf_counter() - started)
+            telemetry.child(telemetry.REQUEST_SECONDS, endpoint).observe(
+                time.perf_counter() - started)
             return response
         # Outside the try: abort() raises to end the call, and must not be caught above.
         status = http_error(error)[0]

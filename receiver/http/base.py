@@ -247,7 +247,7 @@ class DoorHandler(BaseHandler):
     def on_finish(self) -> None:
         self._release_body()
         if self._started:
-            telemetry.REQUEST_SECONDS.labels(self.endpoint).observe(
+            telemetry.child(telemetry.REQUEST_SECONDS, self.endpoint).observe(
                 time.perf_counter() - self._started)
 
     def options(self, *_path_args: str) -> None:
