@@ -18,6 +18,12 @@ collect alone:
         --callgrind-out-file=/dev/null python -m bench.metrics_cost writer
 prints the instructions ("Collected"); divide by the points it prints. `writer 1`
 writes one request per commit, as a lightly loaded collector commits.
+
+`growing` in place of `writer` (`... growing [requests per commit]`, or
+`python -m bench.metrics_cost growing-cpu [per commit]` for the minimum of process CPU)
+writes issue 23's shape instead (bench/payloads_metrics.py `growing_proto`): 200
+cumulative series a request, 40 of them HTTP duration histograms, each request of a
+process later than its last and grown since it, so every point is converted to a delta.
 """
 
 from __future__ import annotations
@@ -57,8 +63,11 @@ def per_point(run: Callable[[], Any], points: int, repeats: int) -> float:
 class Writing:
     """The writer process's side: wire batches in, one transaction per commit."""
 
-    def __init__(self, folder: str, per_commit: int = PER_COMMIT) -> None:
+    def __init__(self, folder: str, per_commit: int = PER_COMMIT, growing: bool = False
+                 ) -> None:
         self.per_commit = per_commit
+        self.growing = growing
+        self.points = payloads_metrics.GROWING_POINTS if growing else POINTS
         path = Path(folder) / "metrics.db"
         Store(f"sqlite:///{path}").upgrade()
         self.conn = sqlite3.connect(path, isolation_level=None)
@@ -73,8 +82,13 @@ class Writing:
         out = []
         for _ in range(requests):
             self.n += 1
-            self.now += 1_000_000
-            body = self.templates[self.n % SLOTS].render(self.n, self.now)
+            if self.growing:  # a process exports every SLOTS seconds
+                self.now += 1_000_000_000
+                body = payloads_metrics.growing_proto(self.n % SLOTS, self.n // SLOTS + 1,
+                                                      self.now)
+            else:
+                self.now += 1_000_000
+                body = self.templates[self.n % SLOTS].render(self.n, self.now)
             out.append(pipeline(Batch(1, metrics=decode_metrics_body(body, True).metrics))
                        .payload)
         return out
@@ -95,9 +109,9 @@ class Writing:
 
 
 def counted(part: str, per_commit: int = PER_COMMIT) -> None:
-    """One run of `part` ("wire": decode + wire of 20 bodies; "writer": 128 requests
-    written after 64 that make every series known, `per_commit` requests per commit)
-    inside sys.call_tracing."""
+    """One run of `part` ("wire": decode + wire of 20 bodies; "writer" or "growing": 128
+    requests written after 64 that make every series known, `per_commit` requests per
+    commit) inside sys.call_tracing."""
     if part == "wire":
         bodies = [t.render(1, time.time_ns()) for t in
                   (payloads_metrics.metrics_proto(i) for i in range(20))]
@@ -106,11 +120,24 @@ def counted(part: str, per_commit: int = PER_COMMIT) -> None:
         print(f"points: {20 * POINTS}")
         return
     with tempfile.TemporaryDirectory() as folder:
-        writing = Writing(folder, per_commit)
+        writing = Writing(folder, per_commit, growing=part == "growing")
         writing.write(writing.payloads(SLOTS))
         payloads = writing.payloads(SLOTS * 2)
         sys.call_tracing(writing.write, (payloads,))
-        print(f"points: {SLOTS * 2 * POINTS}")
+        print(f"points: {SLOTS * 2 * writing.points}")
+        writing.conn.close()
+
+
+def growing_cpu(per_commit: int, repeats: int = 7) -> None:
+    """The minimum over `repeats` runs of the writer's process CPU per point, issue
+    23's shape."""
+    with tempfile.TemporaryDirectory() as folder:
+        writing = Writing(folder, per_commit, growing=True)
+        writing.write(writing.payloads(SLOTS))  # every series seen once
+        requests = SLOTS * 2
+        best = min(writing.write(writing.payloads(requests)) for _ in range(repeats))
+        print(f"writer, growing, {per_commit} a commit: "
+              f"{best / (requests * writing.points) * 1e6:8.2f} us/point")
         writing.conn.close()
 
 
@@ -134,7 +161,9 @@ def main(repeats: int = 7) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] in (["wire"], ["writer"]):  # then optionally requests per commit
+    if sys.argv[1:2] in (["wire"], ["writer"], ["growing"]):  # then optionally per commit
         counted(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else PER_COMMIT)
+    elif sys.argv[1:2] == ["growing-cpu"]:
+        growing_cpu(int(sys.argv[2]) if len(sys.argv) > 2 else PER_COMMIT)
     else:
         main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)

@@ -106,3 +106,54 @@ def metrics_proto(seed: int = 0) -> Template:
     body = request.SerializeToString()
     times = _time_offsets(body, [START_NS, BASE_NS], as_text=False)
     return Template(body, [], times, json=False, spans=SERIES_PER_REQUEST)
+
+
+# The shape of issue 23: one process's cumulative export of 200 series, 40 HTTP server
+# duration histograms (semantic-convention buckets), 80 monotonic sums and 80 gauges,
+# each request later than the last and every value grown since it (no resets: the
+# writer converts every cumulative point to a delta).
+GROWING_HISTOGRAMS, GROWING_SUMS, GROWING_GAUGES = 40, 80, 80
+GROWING_POINTS = GROWING_HISTOGRAMS + GROWING_SUMS + GROWING_GAUGES
+GROWING_ROUTES = ("/api/orders/{id}", "/api/cart", "/api/products", "/api/products/{id}",
+                  "/api/login", "/api/search", "/health", "/api/payments/{id}/capture",
+                  "/api/users/{id}", "/api/reviews")
+
+
+def growing_proto(slot: int, n: int, time_ns: int) -> bytes:
+    """Request number `n` (1, 2, ...) of process `slot`: cumulative since START_NS, each
+    series' values `n` times those of its first request."""
+    rng = random.Random(slot)
+    request = ExportMetricsServiceRequest()
+    rm = request.resource_metrics.add()
+    resource = _resource("checkout")
+    resource["service.instance.id"] = f"checkout-{slot}"
+    rm.resource.attributes.extend(_kv(k, v) for k, v in resource.items())
+    sm = rm.scope_metrics.add()
+    sm.scope.name = "opentelemetry.instrumentation.flask"
+    duration = sm.metrics.add(name="http.server.request.duration", unit="s")
+    duration.histogram.aggregation_temporality = CUMULATIVE
+    for i in range(GROWING_HISTOGRAMS):
+        route = GROWING_ROUTES[i // 4]
+        method, status = (("GET", 200), ("GET", 500), ("POST", 200), ("POST", 500))[i % 4]
+        counts = [rng.randrange(0, 20) * n for _ in range(len(BOUNDS) + 1)]
+        point = duration.histogram.data_points.add(
+            start_time_unix_nano=START_NS, time_unix_nano=time_ns, count=sum(counts),
+            sum=sum(counts) * 0.05, min=0.001, max=12.0, explicit_bounds=BOUNDS,
+            bucket_counts=counts)
+        point.attributes.extend([_kv("http.request.method", method), _kv("http.route", route),
+                                 _kv("http.response.status_code", status),
+                                 _kv("url.scheme", "https")])
+    sums = sm.metrics.add(name="shop.items.sold", unit="{item}")
+    sums.sum.aggregation_temporality = CUMULATIVE
+    sums.sum.is_monotonic = True
+    for i in range(GROWING_SUMS):
+        point = sums.sum.data_points.add(start_time_unix_nano=START_NS,
+                                         time_unix_nano=time_ns,
+                                         as_double=float(rng.randrange(1, 1000) * n))
+        point.attributes.extend([_kv("sku", f"sku-{i}"), _kv("channel", "web")])
+    gauges = sm.metrics.add(name="queue.depth", unit="{message}")
+    for i in range(GROWING_GAUGES):
+        point = gauges.gauge.data_points.add(time_unix_nano=time_ns,
+                                             as_double=rng.random() * n)
+        point.attributes.extend([_kv("queue", f"queue-{i}")])
+    return request.SerializeToString()
