@@ -24,6 +24,7 @@ writes one request per commit, as a lightly loaded collector commits.
 writes issue 23's shape instead (bench/payloads_metrics.py `growing_proto`): 200
 cumulative series a request, 40 of them HTTP duration histograms, each request of a
 process later than its last and grown since it, so every point is converted to a delta.
+`growing-wire` counts decode + wire of that shape (20 processes' second requests).
 """
 
 from __future__ import annotations
@@ -112,6 +113,18 @@ def counted(part: str, per_commit: int = PER_COMMIT) -> None:
     """One run of `part` ("wire": decode + wire of 20 bodies; "writer" or "growing": 128
     requests written after 64 that make every series known, `per_commit` requests per
     commit) inside sys.call_tracing."""
+    if part == "growing-wire":  # 20 processes' second requests, after their first
+        now = time.time_ns()
+
+        def wire(bodies: list[bytes]) -> list[Any]:
+            return [pipeline(Batch(1, metrics=decode_metrics_body(b, True).metrics))
+                    for b in bodies]
+
+        wire([payloads_metrics.growing_proto(i, 1, now) for i in range(20)])
+        sys.call_tracing(wire, ([payloads_metrics.growing_proto(i, 2, now + 1)
+                                 for i in range(20)],))
+        print(f"points: {20 * payloads_metrics.GROWING_POINTS}")
+        return
     if part == "wire":
         bodies = [t.render(1, time.time_ns()) for t in
                   (payloads_metrics.metrics_proto(i) for i in range(20))]
@@ -161,7 +174,7 @@ def main(repeats: int = 7) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] in (["wire"], ["writer"], ["growing"]):  # then optionally per commit
+    if sys.argv[1:2] in (["wire"], ["writer"], ["growing"], ["growing-wire"]):
         counted(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else PER_COMMIT)
     elif sys.argv[1:2] == ["growing-cpu"]:
         growing_cpu(int(sys.argv[2]) if len(sys.argv) > 2 else PER_COMMIT)
