@@ -149,6 +149,7 @@ def rows(plan: Plan, pieces: list[Piece], latency: bool, project_id: int, dialec
         spans = level.spans_l if latency else level.spans_r
         for table in (spans, level.metric_r):
             source: FromClause = table
+            values: list[ColumnElement[Any]]
             if latency:
                 source, bucket, count = latency_source(table, table, dialect)
                 values = [bucket.label("bucket"), count.label("count")]
