@@ -15,12 +15,32 @@ from pathlib import Path
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def process_seconds(pid: int) -> float:
+def _stat(pid: int | str) -> list[str]:
+    """The fields of /proc/PID/stat after the command name ([0] is field 3, the state)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def process_seconds(pid: int) -> float:
+    """CPU time of `pid` and of the children it has reaped: a process that ends between
+    two samples (a decode worker replaced) still counts, in its parent's total."""
+    fields = _stat(pid)
+    # utime + stime + cutime + cstime
+    return sum(int(v) for v in fields[11:15]) / TICKS if fields else 0.0
+
+
+def group(pgid: int) -> list[int]:
+    """Every process of process group `pgid`: a collector started as a group leader
+    with all it starts (writer, decode workers), however deep."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat(entry.name)
+            if len(fields) > 2 and int(fields[2]) == pgid:
+                found.append(int(entry.name))
+    return found
 
 
 def is_writer(pid: int) -> bool:

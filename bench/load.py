@@ -52,6 +52,9 @@ class WorkerResult:
     latencies: list[float] = field(default_factory=list)  # seconds, measured window only
     cpu_seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    # How long after its load was to begin this worker was ready to send (bodies built,
+    # connected): past the warm-up, the measured window opened without all the load.
+    late: float = 0.0
 
 
 RETRY_AFTER = 1.0  # what the collector sends in Retry-After
@@ -140,6 +143,7 @@ def run_worker(spec: WorkerSpec) -> WorkerResult:
     resting: list[tuple[float, _Conn]] = []  # (until, connection), honour_retry_after
     begin = spec.start_at - spec.warmup
     end = spec.start_at + spec.duration
+    result.late = max(0.0, time.time() - begin)
     while time.time() < begin:
         time.sleep(min(0.01, begin - time.time()))
 
@@ -288,6 +292,7 @@ def merge(results: list[WorkerResult]) -> dict[str, Any]:
         "latencies": latencies,
         "cpu_seconds": sum(r.cpu_seconds for r in results),
         "errors": [e for r in results for e in r.errors][:5],
+        "late": max((r.late for r in results), default=0.0),
     }
 
 

@@ -1,8 +1,9 @@
 """CPU per point of the metrics path, without HTTP: decode, the wire form, and the
 writer's part on a real SQLite file.
 
-`python -m bench.metrics_cost` times, on this tree, the bench's metrics export (50
-series, protobuf, bench/payloads_metrics.py) through decode, decode + Sounding's
+`python -m bench.metrics_cost [repeats [requests per commit]]` times, on this tree, the
+bench's metrics export (200 cumulative series, protobuf, bench/payloads_metrics.py)
+through decode, decode + Sounding's
 processors + the wire encoding (what the collector's event loop or a decode worker
 does), and the writer process's part: unpickling the wire batches and
 BatchWriter.write, 8 requests per group commit, on a fresh SQLite file with the
@@ -17,14 +18,9 @@ collect alone:
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect=sys_call_tracing \
         --callgrind-out-file=/dev/null python -m bench.metrics_cost writer
 prints the instructions ("Collected"); divide by the points it prints. `writer 1`
-writes one request per commit, as a lightly loaded collector commits.
-
-`growing` in place of `writer` (`... growing [requests per commit]`, or
-`python -m bench.metrics_cost growing-cpu [per commit]` for the minimum of process CPU)
-writes issue 23's shape instead (bench/payloads_metrics.py `growing_proto`): 200
-cumulative series a request, 40 of them HTTP duration histograms, each request of a
-process later than its last and grown since it, so every point is converted to a delta.
-`growing-wire` counts decode + wire of that shape (20 processes' second requests).
+writes one request per commit, as a lightly loaded collector commits. `wire` counts
+each process's second export, after its first: the series are known by then, as
+after an SDK's first interval (storage/wire/points.py keeps their keys).
 """
 
 from __future__ import annotations
@@ -49,7 +45,7 @@ from storage.writer.commit import BatchWriter
 
 SLOTS = 64
 PER_COMMIT = 8
-POINTS = payloads_metrics.SERIES_PER_REQUEST
+POINTS = payloads_metrics.POINTS_PER_REQUEST
 
 
 def per_point(run: Callable[[], Any], points: int, repeats: int) -> float:
@@ -64,11 +60,8 @@ def per_point(run: Callable[[], Any], points: int, repeats: int) -> float:
 class Writing:
     """The writer process's side: wire batches in, one transaction per commit."""
 
-    def __init__(self, folder: str, per_commit: int = PER_COMMIT, growing: bool = False
-                 ) -> None:
+    def __init__(self, folder: str, per_commit: int = PER_COMMIT) -> None:
         self.per_commit = per_commit
-        self.growing = growing
-        self.points = payloads_metrics.GROWING_POINTS if growing else POINTS
         path = Path(folder) / "metrics.db"
         Store(f"sqlite:///{path}").upgrade()
         self.conn = sqlite3.connect(path, isolation_level=None)
@@ -83,13 +76,8 @@ class Writing:
         out = []
         for _ in range(requests):
             self.n += 1
-            if self.growing:  # a process exports every SLOTS seconds
-                self.now += 1_000_000_000
-                body = payloads_metrics.growing_proto(self.n % SLOTS, self.n // SLOTS + 1,
-                                                      self.now)
-            else:
-                self.now += 1_000_000
-                body = self.templates[self.n % SLOTS].render(self.n, self.now)
+            self.now += 1_000_000
+            body = self.templates[self.n % SLOTS].render(self.n, self.now)
             out.append(pipeline(Batch(1, metrics=decode_metrics_body(body, True).metrics))
                        .payload)
         return out
@@ -110,51 +98,32 @@ class Writing:
 
 
 def counted(part: str, per_commit: int = PER_COMMIT) -> None:
-    """One run of `part` ("wire": decode + wire of 20 bodies; "writer" or "growing": 128
-    requests written after 64 that make every series known, `per_commit` requests per
-    commit) inside sys.call_tracing."""
-    if part == "growing-wire":  # 20 processes' second requests, after their first
-        now = time.time_ns()
+    """One run of `part` ("wire": decode + wire of 20 bodies; "writer": 128 requests
+    written after 64 that make every series known, `per_commit` requests per commit)
+    inside sys.call_tracing."""
+    if part == "wire":
+        templates = [payloads_metrics.metrics_proto(i) for i in range(20)]
 
         def wire(bodies: list[bytes]) -> list[Any]:
             return [pipeline(Batch(1, metrics=decode_metrics_body(b, True).metrics))
                     for b in bodies]
 
-        wire([payloads_metrics.growing_proto(i, 1, now) for i in range(20)])
-        sys.call_tracing(wire, ([payloads_metrics.growing_proto(i, 2, now + 1)
-                                 for i in range(20)],))
-        print(f"points: {20 * payloads_metrics.GROWING_POINTS}")
-        return
-    if part == "wire":
-        bodies = [t.render(1, time.time_ns()) for t in
-                  (payloads_metrics.metrics_proto(i) for i in range(20))]
-        sys.call_tracing(lambda: [pipeline(Batch(1, metrics=decode_metrics_body(
-            b, True).metrics)) for b in bodies], ())
+        # Each process's second export is counted: its series were seen in its first,
+        # as a collector has seen an SDK's series after its first interval.
+        wire([t.render(0, time.time_ns()) for t in templates])
+        sys.call_tracing(wire, ([t.render(1, time.time_ns()) for t in templates],))
         print(f"points: {20 * POINTS}")
         return
     with tempfile.TemporaryDirectory() as folder:
-        writing = Writing(folder, per_commit, growing=part == "growing")
+        writing = Writing(folder, per_commit)
         writing.write(writing.payloads(SLOTS))
         payloads = writing.payloads(SLOTS * 2)
         sys.call_tracing(writing.write, (payloads,))
-        print(f"points: {SLOTS * 2 * writing.points}")
+        print(f"points: {SLOTS * 2 * POINTS}")
         writing.conn.close()
 
 
-def growing_cpu(per_commit: int, repeats: int = 7) -> None:
-    """The minimum over `repeats` runs of the writer's process CPU per point, issue
-    23's shape."""
-    with tempfile.TemporaryDirectory() as folder:
-        writing = Writing(folder, per_commit, growing=True)
-        writing.write(writing.payloads(SLOTS))  # every series seen once
-        requests = SLOTS * 2
-        best = min(writing.write(writing.payloads(requests)) for _ in range(repeats))
-        print(f"writer, growing, {per_commit} a commit: "
-              f"{best / (requests * writing.points) * 1e6:8.2f} us/point")
-        writing.conn.close()
-
-
-def main(repeats: int = 7) -> None:
+def main(repeats: int = 7, per_commit: int = PER_COMMIT) -> None:
     body = payloads_metrics.metrics_proto(0).render(1, time.time_ns())
     cases: list[tuple[str, Callable[[], Any]]] = [
         ("decode", lambda: decode_metrics_body(body, True)),
@@ -165,7 +134,7 @@ def main(repeats: int = 7) -> None:
         cost = per_point(lambda run=run: [run() for _ in range(20)], 20 * POINTS, repeats)
         print(f"{name:28s} {cost:8.2f} us/point")
     with tempfile.TemporaryDirectory() as folder:
-        writing = Writing(folder)
+        writing = Writing(folder, per_commit)
         writing.write(writing.payloads(SLOTS))  # every series seen once
         requests = SLOTS * 2
         best = min(writing.write(writing.payloads(requests)) for _ in range(repeats))
@@ -174,9 +143,7 @@ def main(repeats: int = 7) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] in (["wire"], ["writer"], ["growing"], ["growing-wire"]):
+    if sys.argv[1:2] in (["wire"], ["writer"]):  # then optionally requests per commit
         counted(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else PER_COMMIT)
-    elif sys.argv[1:2] == ["growing-cpu"]:
-        growing_cpu(int(sys.argv[2]) if len(sys.argv) > 2 else PER_COMMIT)
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+        main(*(int(a) for a in sys.argv[1:3]))  # [repeats [requests per commit]]

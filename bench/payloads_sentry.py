@@ -4,8 +4,9 @@ made unique per request by writing the request number into the event id and the
 trace id, so that no event is taken for a retry (the store keeps one copy of an
 event id) and no span for one already stored.
 
-- `sentry_event`: one envelope, one error event (a chained exception with in-app
-  frames and source context, tags, user, request, breadcrumbs): about 3 KB.
+- `sentry_event`: one envelope, one error event as sentry-sdk sends an unhandled
+  exception of a web request (10 frames with source context and variables, 10
+  breadcrumbs, contexts, request, modules): about 10 KB.
 - `sentry_mix`: what an SDK sends over time, in turn: an error event, a
   transaction of 8 spans with a client report, another transaction, an event
   with a client report. Each envelope carries one event or one transaction.
@@ -26,42 +27,106 @@ SDK = {"name": "sentry.python", "version": "2.75.0"}
 SPANS_PER_TRANSACTION = 8
 
 
-def _frame(function: str, lineno: int, context: str, in_app: bool = True) -> dict[str, Any]:
-    path = "/srv/shop/orders.py" if in_app else "/usr/lib/python3.11/site-packages/lib.py"
-    return {"filename": path.rsplit("/", 1)[-1], "abs_path": path, "function": function,
-            "module": "shop.orders" if in_app else "lib", "lineno": lineno,
-            "pre_context": ["def load_order(order_id):", "    try:"] if in_app else [],
-            "context_line": context,
-            "post_context": ["    except KeyError as exc:", "        raise"] if in_app else [],
-            "vars": {"order_id": "'42'"}, "in_app": in_app}
+# The application of the event: a Flask view calling a service that fails in the
+# database layer. (module, function, lineno, source lines around it, in_app)
+_STACK = (
+    ("flask.app", "wsgi_app", 1511, "response = self.full_dispatch_request()", False),
+    ("flask.app", "full_dispatch_request", 919, "rv = self.dispatch_request()", False),
+    ("flask.app", "dispatch_request", 902,
+     "return self.ensure_sync(self.view_functions[rule.endpoint])(**view_args)", False),
+    ("shop.api.views", "post_order", 141, "order = orders.place_order(cart, user=g.user)",
+     True),
+    ("shop.services.orders", "place_order", 88,
+     "total = pricing.total(cart, currency=user.currency)", True),
+    ("shop.services.pricing", "total", 57, "rate = self.rates.load(currency)", True),
+    ("shop.services.rates", "load", 33, "row = self.repo.find_rate(currency, day=today())",
+     True),
+    ("shop.db.repository", "find_rate", 72, "return self.session.execute(query).one()", True),
+    ("sqlalchemy.engine.result", "one", 1812, "return self._only_one_row(True, True, False)",
+     False),
+    ("sqlalchemy.engine.result", "_only_one_row", 760,
+     'raise exc.NoResultFound("No row was found when one was required")', False),
+)
+FRAMES = len(_STACK)
+BREADCRUMBS = 10
+
+
+def _frame(module: str, function: str, lineno: int, line: str, in_app: bool
+           ) -> dict[str, Any]:
+    """A frame as sentry-sdk sends it: five lines of source each side, local variables."""
+    path = module.replace(".", "/") + ".py"
+    root = "/srv/shop/" if in_app else "/usr/local/lib/python3.11/site-packages/"
+    indent = "        "
+    return {
+        "filename": path, "abs_path": root + path, "function": function, "module": module,
+        "lineno": lineno,
+        "pre_context": [f"    def {function}(self, *args):", f"{indent}started = time.monotonic()",
+                        f"{indent}log.debug('%r', args)", f"{indent}if self.closed:",
+                        f"{indent}    raise Closed()"],
+        "context_line": indent + line,
+        "post_context": [f"{indent}self.timer.observe(started)", f"{indent}return result", "",
+                         "    def close(self):", f"{indent}self.closed = True"],
+        "vars": {"self": f"<{module.rsplit('.', 1)[-1].title()} object at 0x7f3a2c1b4e50>",
+                 "currency": "'EUR'"},
+        "in_app": in_app,
+    }
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + \
+        f".{int(seconds % 1 * 1e6):06d}Z"
 
 
 def _event(now_s: float) -> dict[str, Any]:
-    frames = [_frame("dispatch", 880, "return handler(request)", in_app=False),
-              _frame("load_order", 43, "return find_order({}, order_id)"),
-              _frame("find_order", 38, "return orders[order_id]")]
+    """An unhandled exception in a web request, as sentry-sdk 2 sends it (captured from
+    the real SDK behind its WSGI integration, then written out here): 10 frames with
+    source context and variables, 10 breadcrumbs, the trace, runtime and OS contexts,
+    the request, the installed modules: about 10 KB."""
     return {
-        "event_id": EVENT_ID, "timestamp": now_s, "platform": "python", "level": "error",
-        "release": "shop@2.1.0", "environment": "production", "server_name": "web-1",
-        "exception": {"values": [
-            {"type": "KeyError", "value": "'42'", "module": None,
-             "mechanism": {"type": "generic", "handled": True},
-             "stacktrace": {"frames": frames[1:]}},
-            {"type": "LookupError", "value": "order 42 not found", "module": None,
-             "mechanism": {"type": "chained", "handled": True, "source": "__cause__"},
-             "stacktrace": {"frames": frames[:2]}}]},
-        "tags": {"service": "orders", "region": "eu-west-1"},
-        "user": {"id": "user-42", "ip_address": "10.0.0.7"},
-        "request": {"method": "GET", "url": "https://shop.example.com/orders/42",
-                    "headers": {"User-Agent": "Mozilla/5.0", "Accept": "*/*"}},
-        "contexts": {"trace": {"trace_id": TRACE_ID, "span_id": "1122334455667788"},
-                     "runtime": {"name": "CPython", "version": "3.11.2"},
-                     "os": {"name": "Linux", "version": "6.1"}},
+        "level": "error", "platform": "python", "event_id": EVENT_ID,
+        "timestamp": _iso(now_s),
+        "exception": {"values": [{
+            "type": "NoResultFound", "value": "No row was found when one was required",
+            "module": "sqlalchemy.exc", "mechanism": {"type": "wsgi", "handled": False},
+            "stacktrace": {"frames": [_frame(*f) for f in _STACK]}}]},
         "breadcrumbs": {"values": [
-            {"timestamp": now_s - 1, "category": "query", "message": "SELECT 1",
-             "level": "info", "type": "default"}] * 5},
-        "extra": {"cart": {"items": 3}},
-        "sdk": SDK,
+            {"timestamp": _iso(now_s - 1 + i / 20), "type": "default", "category": "query",
+             "level": "info", "message": f"SELECT value FROM rates WHERE currency = %(c_{i})s",
+             "data": {"db.system": "postgresql"}}
+            for i in range(BREADCRUMBS)]},
+        "contexts": {
+            "trace": {"trace_id": TRACE_ID, "span_id": "b678ec06b1048340",
+                      "parent_span_id": None, "op": "http.server", "description": None,
+                      "origin": "auto.http.flask",
+                      "data": {"thread.id": "140102048988032", "thread.name": "MainThread"}},
+            "runtime": {"name": "CPython", "version": "3.11.7",
+                        "build": "3.11.7 (main, May  9 2026, 07:35:25) [GCC 12.2.0]"},
+            "os": {"name": "Linux", "version": "6.1.0-28-cloud-amd64"},
+            "flask": {"app": "shop.api", "debug": False}},
+        "user": {"id": "user-42", "email": "ada@example.com", "ip_address": "203.0.113.9"},
+        "transaction": "/api/orders", "transaction_info": {"source": "url"},
+        "tags": {"service": "orders", "region": "eu-west-1"},
+        "extra": {"sys.argv": ["/srv/shop/.venv/bin/gunicorn", "shop.api:app"]},
+        "modules": {name: version for name, version in (
+            ("flask", "3.1.0"), ("werkzeug", "3.1.3"), ("sqlalchemy", "2.0.36"),
+            ("psycopg", "3.2.3"), ("gunicorn", "23.0.0"), ("sentry-sdk", "2.75.0"),
+            ("jinja2", "3.1.4"), ("itsdangerous", "2.2.0"), ("click", "8.1.7"),
+            ("markupsafe", "3.0.2"), ("blinker", "1.9.0"), ("redis", "5.2.0"),
+            ("requests", "2.32.3"), ("urllib3", "2.2.3"), ("certifi", "2024.8.30"),
+            ("pydantic", "2.10.2"), ("typing-extensions", "4.12.2"), ("greenlet", "3.1.1"))},
+        "request": {"url": "https://shop.example.com/api/orders", "method": "POST",
+                    "query_string": "source=cart",
+                    "env": {"SERVER_NAME": "shop.example.com", "SERVER_PORT": "443"},
+                    "headers": {"Host": "shop.example.com",
+                                "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/131.0",
+                                "Accept": "application/json", "Content-Type": "application/json",
+                                "Cookie": "[Filtered]", "X-Request-Id": "req-000281734"}},
+        "release": "shop@2.1.0", "environment": "production", "server_name": "web-1",
+        "sdk": {**SDK, "name": "sentry.python.flask",
+                "packages": [{"name": "pypi:sentry-sdk", "version": SDK["version"]}],
+                "integrations": ["argv", "atexit", "dedupe", "excepthook", "flask", "logging",
+                                 "modules", "sqlalchemy", "stdlib", "threading"]},
+        "_meta": {"request": {"headers": {"Cookie": {"": {"rem": [["!config", "s"]]}}}}},
     }
 
 
@@ -94,7 +159,12 @@ def _client_report(now_s: float) -> dict[str, Any]:
 
 
 def _envelope(items: list[tuple[str, dict[str, Any]]]) -> bytes:
-    header = {"event_id": EVENT_ID, "sent_at": "2026-11-24T00:00:00.000000Z", "sdk": SDK}
+    # The dynamic sampling context sentry-sdk puts in the header of what it sends.
+    header = {"event_id": EVENT_ID, "sent_at": "2026-11-24T00:00:00.000000Z",
+              "trace": {"trace_id": TRACE_ID, "sample_rand": "0.837326",
+                        "environment": "production", "release": "shop@2.1.0",
+                        "public_key": "0123456789abcdef0123456789abcdef",
+                        "transaction": "/api/orders", "sample_rate": "1.0", "sampled": "true"}}
     parts = [json.dumps(header, separators=(",", ":")).encode()]
     for kind, payload in items:
         body = json.dumps(payload, separators=(",", ":")).encode()

@@ -79,7 +79,7 @@ def render(results: list[ScenarioResult], floor: Floor | None,
         f"- Machine: {machine()}",
         f"- Store: {db_label}, durable acknowledgement (202 only after commit)",
         "- Load: two load processes on loopback, keep-alive connections, request bodies "
-        "built before the clock starts (`make bench` / `python -m bench`, bench/__main__.py); "
+        "built before the clock starts (`python -m bench ingest`, bench/ingest.py); "
         "a fresh `sounding serve` and database per row",
         "",
         "| Scenario | Saturation | Collector CPU µs/record | p50 ms at half rate | "

@@ -70,11 +70,13 @@ def _specs(scenario: Scenario, address: tuple[str, int], start_at: float, warmup
 
 def _phase(scenario: Scenario, server: BenchServer | BenchCluster, warmup: float,
            duration: float, rate: float = 0.0, connections: int = 0, prebuild: int = 0,
-           honour_retry_after: bool = False) -> dict[str, Any]:
+           honour_retry_after: bool = False, lead: float = 2.0) -> dict[str, Any]:
     address = server.grpc if scenario.transport == "grpc" else server.http
     assert address is not None
-    # Workers build their bodies first; the window opens once all of them can be ready.
-    start_at = time.time() + 2.0 + prebuild * 0.002
+    # Workers build their bodies first; the window opens once all of them can be ready
+    # (`lead` seconds for a worker process to start; the result's "late" says by how
+    # much a worker missed that on a busy machine).
+    start_at = time.time() + lead + prebuild * 0.002
     specs = _specs(scenario, address, start_at, warmup, duration, rate,
                    connections or scenario.connections, prebuild, honour_retry_after)
     samples: list[cpu.Sample] = []

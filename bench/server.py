@@ -1,7 +1,9 @@
-"""Start `sounding serve` as a user would, and read its peak memory from /proc."""
+"""Start a source tree's `sounding serve` as a user would, and read its processes' peak
+memory from /proc."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -11,9 +13,12 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
+from bench import cpu
 
 LISTENING = re.compile(r"Sounding listening on ((?:http|grpc)://(\S+):(\d+))")
 # Word characters only, so that it can be the public key of a DSN (the Sentry rows).
@@ -40,14 +45,66 @@ def _status_kb(pid: int, field: str) -> int:
     return 0
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+@contextlib.contextmanager
+def database(postgres: str | None, folder: Path) -> Iterator[str]:
+    """A fresh database: a SQLite file in `folder`, or with `postgres` (an admin URL) a
+    new PostgreSQL database beside it, dropped afterwards."""
+    if not postgres:
+        yield f"sqlite:///{folder / f'bench-{uuid.uuid4().hex[:8]}.db'}"
+        return
+    import psycopg
+
+    admin = postgres.replace("postgresql+psycopg://", "postgresql://")
+    name = f"sounding_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{admin.rsplit('/', 1)[0]}/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def tree_path(tree: Path, folder: Path) -> str:
+    """PYTHONPATH for the code of source tree `tree`: the tree, then in `folder` the
+    distribution metadata of its own pyproject.toml. Sounding finds its components
+    through entry points, and the installed metadata (of the checkout the virtual
+    environment was installed from) may name modules or objects an older tree does
+    not have; the first `sounding` distribution on the path is the one read."""
+    project = tomllib.loads((tree / "pyproject.toml").read_text())["project"]
+    groups = {"console_scripts": project.get("scripts", {}),
+              **project.get("entry-points", {})}
+    info = folder / f"sounding-{project['version']}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: sounding\nVersion: {project['version']}\n")
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in entries.items())
+        + "\n" for group, entries in groups.items()))
+    return os.pathsep.join((str(tree), str(folder)))
+
+
 class BenchServer:
-    def __init__(self, db_url: str, env: dict[str, str] | None = None) -> None:
+    """`sounding serve` of the source tree `tree` (this one by default), run as
+    `python -m sounding serve` from that directory, which Python puts first on its
+    path: the editable install (which maps `sounding` to one checkout) cannot shadow
+    it, nor its entry points those of the tree (`tree_path`). It leads its own process
+    group, so that every process it starts (the writer, the decode workers) can be
+    found and counted (bench/cpu.py)."""
+
+    def __init__(self, db_url: str, env: dict[str, str] | None = None,
+                 tree: Path = REPO) -> None:
         self.db_url = db_url
+        self.tree = tree
         self.workdir = Path(tempfile.mkdtemp(prefix="sounding-bench-"))
         self.log_path = self.workdir / "server.log"
-        exe = shutil.which("sounding", path=str(Path(sys.executable).parent)) or "sounding"
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith("SOUNDING")}
+        full_env = {k: v for k, v in os.environ.items()
+                    if not k.startswith("SOUNDING") and k != "PYTHONPATH"}
         full_env.update({
+            "PYTHONPATH": tree_path(tree, self.workdir / "metadata"),
             "SOUNDING_DATABASE_URL": db_url,
             "SOUNDING_HTTP_HOST": "127.0.0.1",
             "SOUNDING_HTTP_PORT": "0",
@@ -58,8 +115,9 @@ class BenchServer:
             **(env or {}),
         })
         self._log = self.log_path.open("w")
-        self.proc = subprocess.Popen([exe, "serve"], env=full_env, cwd=self.workdir,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen([sys.executable, "-m", "sounding", "serve"], env=full_env,
+                                     cwd=tree, process_group=0, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
         self.http: tuple[str, int] | None = None
         self.grpc: tuple[str, int] | None = None
         self._ready = threading.Event()
@@ -68,6 +126,8 @@ class BenchServer:
             self.proc.kill()
             raise RuntimeError(f"sounding serve did not start:\n{self.log_path.read_text()}")
         time.sleep(0.5)  # let a gRPC line printed right after the HTTP one arrive
+        # Where the collector runs, hence whose code `-m sounding` imported.
+        self.cwd: Path = Path(os.readlink(f"/proc/{self.proc.pid}/cwd")).resolve()
         self.peak_children_kb = 0
 
     def _pump(self) -> None:
@@ -86,7 +146,7 @@ class BenchServer:
         self._ready.set()
 
     def pids(self) -> list[int]:
-        return [self.proc.pid, *children(self.proc.pid)]
+        return cpu.group(self.proc.pid)
 
     def peak_rss_mb(self) -> float:
         """VmHWM of the collector and of any helper process it runs, summed."""
@@ -104,6 +164,10 @@ class BenchServer:
         return code
 
     def count(self, sql: str) -> int:
+        # Imported here: every load process imports this module (for BENCH_KEY), and
+        # SQLAlchemy would add to the time it takes to be ready on a busy machine.
+        from sqlalchemy import create_engine, text
+
         engine = create_engine(self.db_url)
         try:
             with engine.connect() as conn:

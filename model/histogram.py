@@ -24,6 +24,7 @@ MIN_BUCKET = math.ceil(math.log(MIN_MS) / _LOG_GAMMA)
 COARSE_FACTOR = 5
 COARSE_GAMMA = GAMMA**COARSE_FACTOR
 COARSE_ACCURACY = (COARSE_GAMMA - 1) / (COARSE_GAMMA + 1)  # 0.04996
+_LOG_COARSE_GAMMA = COARSE_FACTOR * _LOG_GAMMA
 
 
 def bucket_of(duration_ms: float) -> int:
@@ -57,6 +58,24 @@ def coarse_value(bucket: int) -> float:
         return 2 * COARSE_GAMMA**bucket / (COARSE_GAMMA + 1)
     except OverflowError:
         return math.inf
+
+
+def bucket_at_most(ms: float) -> int:
+    """The highest bucket that reads at most `ms` both fine and coarse (bucket_value,
+    and coarse_value of its coarse bucket): the last fine bucket of the highest coarse
+    bucket wholly at or below `ms`. Its values read from 0.86 * ms (coarse) up to
+    below `ms`. For counts known only to be at most `ms`, so that no reading of them,
+    minutes or hours, passes it; bucket_of(ms) reads up to 1% past it fine, 5% coarse.
+    At or below MIN_MS: the lowest bucket, as for bucket_of."""
+    if ms <= MIN_MS:
+        return MIN_BUCKET
+    return max(MIN_BUCKET, math.floor(math.log(ms) / _LOG_COARSE_GAMMA) * COARSE_FACTOR)
+
+
+def lowest_reading(bucket: int) -> float:
+    """The lower of a bucket's two readings, fine and coarse (the coarse one, for a
+    bucket that ends its coarse bucket, as bucket_at_most's do)."""
+    return min(bucket_value(bucket), coarse_value(coarse_of(bucket)))
 
 
 def coarsen(counts: Mapping[int, int]) -> dict[int, int]:

@@ -33,14 +33,27 @@ HTTP_FIELDS = ("http.request.method", "http.response.status_code", "url.full", "
 CATEGORIES = ("http", "database", "search", "messaging", "custom")
 
 
+# Each attribute name: the field it gives, and its rank among that field's names (0:
+# the current name).
+_FIELD_OF: dict[str, tuple[str, int]] = {
+    name: (current, rank) for current, names in SEMANTIC_FIELDS.items()
+    for rank, name in enumerate(names)}
+
+
 def semantic_fields(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The fields the span's attributes give, each from its best-ranked name. Walks
+    the few attributes found rather than every name of every field: a span carries
+    two to four of them, and this runs once per span."""
     found: dict[str, Any] = {}
-    for current, names in SEMANTIC_FIELDS.items():
-        for name in names:
-            value = attributes.get(name)
-            if value is not None:
-                found[current] = value
-                break
+    ranks: dict[str, int] = {}
+    for name, value in attributes.items():
+        field = _FIELD_OF.get(name)
+        if field is None or value is None:
+            continue
+        current, rank = field
+        if rank < ranks.get(current, len(SEMANTIC_FIELDS[current])):
+            found[current] = value
+            ranks[current] = rank
     return found
 
 

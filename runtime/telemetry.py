@@ -16,9 +16,18 @@ from prometheus_client import Counter, Gauge, Histogram, Info, disable_created_m
 # metric is collected; process-wide, so the forward exporter's are covered too.
 disable_created_metrics()
 
-BUILD = Info("sounding_build", "The running Sounding: its version and Python's")
-BUILD.info({"version": metadata.version("sounding"), "python": platform.python_version(),
-            "implementation": platform.python_implementation()})
+BUILD = Info("sounding_build",
+              "The running Sounding: its version, Python's, and the event loop of serve")
+
+
+def build_info(event_loop: str = "") -> None:
+    """Set sounding_build_info; `serve` names its event loop (runtime/eventloop.py)."""
+    BUILD.info({"version": metadata.version("sounding"), "python": platform.python_version(),
+                "implementation": platform.python_implementation(),
+                **({"event_loop": event_loop} if event_loop else {})})
+
+
+build_info()
 
 ACCEPTED = Counter("sounding_records_accepted", "Records committed to the store", ["signal"])
 RECORDS_REFUSED = Counter(

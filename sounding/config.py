@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from model.errors import ConfigError
+from runtime import eventloop
 from runtime.configcheck import check_keys, nearest, require_int, require_mapping
 from runtime.factory import SECTIONS, factory_for, type_of
 
@@ -50,6 +51,9 @@ DEFAULTS: dict[str, Any] = {
         "refused_seconds": 10,
     },
     "service": {
+        # The asyncio event loop (runtime/eventloop.py): "auto" is uvloop where it is
+        # installed, else the standard one; "uvloop" or "asyncio" to choose.
+        "event_loop": "auto",
         # Worker processes that decode and process large trace requests off the event
         # loop (runtime/offload.py): "auto" is one per core beyond the first, at most
         # four; 0 decodes everything on the event loop.
@@ -252,6 +256,9 @@ def _refuse_pipelines(service: dict[str, Any]) -> None:
 
 def _validate_service(config: dict[str, Any]) -> None:
     service = config["service"]
+    if service.get("event_loop", "auto") not in eventloop.CHOICES:
+        raise ConfigError(f"service.event_loop must be one of {', '.join(eventloop.CHOICES)}, "
+                          f"got {service.get('event_loop')!r}")
     if service.get("decode_workers", "auto") != "auto":
         require_int("service", service, "decode_workers", 0)
     require_int("service", service, "decode_min_bytes", 0)

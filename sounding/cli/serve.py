@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from model.errors import ConfigError, PortUnavailable
+from runtime import eventloop, telemetry
 from sounding import config as config_mod
 from sounding import exitwatch
 from sounding.service import Service, serve
@@ -80,8 +81,11 @@ async def serve_then_watch(config: dict[str, Any]) -> None:
 
 def cmd_serve(config: dict[str, Any], args: argparse.Namespace) -> int:
     override_ports(config, args)
+    name, new_loop = eventloop.loop_factory(config["service"]["event_loop"])
+    telemetry.build_info(event_loop=name)
     try:
-        asyncio.run(serve_then_watch(config))
+        with asyncio.Runner(loop_factory=new_loop) as runner:
+            runner.run(serve_then_watch(config))
     except PortUnavailable as exc:
         # One line: which port, and what moves it. Nothing was created yet.
         moves = [exc.setting, config_mod.env_var_for(exc.setting)]

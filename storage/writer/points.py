@@ -47,6 +47,9 @@ POINT_COLUMNS = ("project_id", *POINT_FIELDS, "received_us")
 _POINT = rows.METRIC_WIRE.getter(*POINT_FIELDS)
 _META = rows.METRIC_WIRE.getter("cumulative", "kind", "to_ms")
 _KIND, _TO_MS = rows.METRIC_WIRE.getter("kind"), rows.METRIC_WIRE.getter("to_ms")
+# The min and max of a point as it came: for a delta converted from a cumulative
+# point, those of the cumulative point (see _apply).
+_RANGE = rows.METRIC_WIRE.getter("min", "max")
 _REQUEST = rows.METRIC_WIRE.getter("service", "env", "method", "route", "status")
 _KEY, _TIME = (rows.METRIC_WIRE.position(name) for name in ("series_key", "time_ns"))
 _START, _VALUE = (POINT_FIELDS.index(name) for name in ("start_ns", "value"))
@@ -260,7 +263,8 @@ class MetricsWriter:
             kind = _KIND(p)
             if parsed is None and values[_BUCKETS]:
                 parsed = orjson.loads(values[_BUCKETS])
-            explicit = explicit_targets(kind, values, to_ms, parsed)
+            low, high = _RANGE(p)
+            explicit = explicit_targets(kind, parsed, to_ms, low, high)
             total = values[_SUM]
             if explicit is not None and total is not None:
                 targets, counts = explicit
@@ -272,7 +276,7 @@ class MetricsWriter:
                 vectors[(key, targets)] = (list(counts) if vector is None else
                                            [a + b for a, b in zip(vector, counts, strict=True)])
             else:
-                spread = sounding_buckets(kind, values, to_ms, parsed)
+                spread = sounding_buckets(kind, values, to_ms, low, high, parsed)
                 count = sum(spread.values())
                 if not count:
                     continue
@@ -355,7 +359,12 @@ def _cumulative(kind: str, values: Sequence[Any]) -> dict[str, Any]:
 
 def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
     """The stored row's values set to the delta. The min and max of a cumulative
-    histogram are over its whole time: they say nothing of the delta's, so unset."""
+    histogram are over its whole time, not the delta's own, so the row has none. They
+    still bound every value in the delta: _rollups keeps the delta's counts within
+    them (read from the point as it came), as it keeps a delta point's within its
+    own. Without them an OTLP bucket's counts would go to its upper bound: 300 ms
+    requests in (250 ms, 500 ms] read as about 490 ms, where a delta temporality
+    SDK's read 300 ms."""
     if kind == "sum":
         values[_VALUE] = diff["value"]
         return

@@ -70,3 +70,20 @@ def test_coarse_buckets_are_five_fine_ones_and_within_5_percent() -> None:
         got = histogram.quantile(coarse_hist, q, histogram.coarse_value)
         assert got is not None
         assert abs(got - exact(values, q)) <= histogram.COARSE_ACCURACY * exact(values, q) + 1e-9
+
+
+def test_bucket_at_most_reads_at_most_its_bound_fine_and_coarse() -> None:
+    rng = random.Random(7)
+    bounds = [rng.lognormvariate(0, 4) for _ in range(5000)] + [
+        5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10_000, 1e300]
+    for ms in bounds:
+        b = histogram.bucket_at_most(ms)
+        readings = (histogram.bucket_value(b), histogram.coarse_value(histogram.coarse_of(b)))
+        assert histogram.lowest_reading(b) == min(readings)
+        if ms <= histogram.MIN_MS:
+            assert b == histogram.MIN_BUCKET
+            continue
+        # Never past the bound, and no lower than a coarse bucket below it.
+        assert all(0.85 * ms < r <= ms for r in readings), (ms, readings)
+    # bucket_of's bucket of the same bound reads past it: 517 ms for 500 ms, coarse.
+    assert histogram.coarse_value(histogram.coarse_of(histogram.bucket_of(500))) > 500

@@ -11,9 +11,10 @@ one JSON line: {"result": "SUCCESS" | "FAILURE"}. It stops at end of input.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from typing import Any
 
-from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
@@ -22,9 +23,21 @@ from opentelemetry.sdk.resources import Resource
 BOUNDARIES = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
 
 
+def exporter() -> Any:
+    """The exporter OTEL_EXPORTER_OTLP_PROTOCOL names, as the SDK's auto-configuration
+    picks it (each exporter reads the rest of the environment itself)."""
+    if os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+    else:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import (  # type: ignore
+            OTLPMetricExporter,
+        )
+    return OTLPMetricExporter()
+
+
 def main() -> None:
     # Exports only when told: an interval far longer than any test.
-    reader = PeriodicExportingMetricReader(OTLPMetricExporter(),
+    reader = PeriodicExportingMetricReader(exporter(),
                                            export_interval_millis=3_600_000)
     provider = MeterProvider(metric_readers=[reader], resource=Resource.create(
         {"service.name": "shop", "deployment.environment.name": "prod"}))

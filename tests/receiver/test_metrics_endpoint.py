@@ -34,8 +34,19 @@ def test_the_classic_text_format_by_default_with_build_info_and_no_created_serie
     assert build.name == "sounding_build_info" and build.value == 1
     assert build.labels["version"] == sounding.__version__
     assert re.fullmatch(r"3\.\d+\.\d+\S*", build.labels["python"])
+    assert build.labels["event_loop"] == "uvloop"  # service.event_loop auto, uvloop installed
     assert "sounding_request_seconds" in families  # histograms are there...
     assert "_created" not in response.text  # ...without their creation time
+
+
+def test_the_standard_event_loop_when_configured_serves_and_says_so(
+        start: Callable[..., Server], sqlite_url: str) -> None:
+    server = start(sqlite_url, env={"SOUNDING__SERVICE__EVENT_LOOP": "asyncio"})
+    assert server.post("/ingest/errors", {"exception_class": "E", "message": "m",
+                                          "backtrace": ["a.py:1 in f"],
+                                          "fingerprint": "loop"}).status_code == 202
+    assert re.search(r'^sounding_build_info\{.*event_loop="asyncio"',
+                     _get(server, "/metrics").text, re.M)
 
 
 @pytest.mark.parametrize("accept", [PROMETHEUS_ACCEPT, "application/openmetrics-text"])

@@ -60,6 +60,8 @@ def test_file_then_environment(tmp_path: Path) -> None:
      "sqlite_wal_max_bytes must be an integer >= 1048576"),
     ("[unclosed", "not valid YAML"),
     ("logging:\n  repeat_seconds: 0\n", "logging.repeat_seconds must be a number > 0"),
+    ("service:\n  event_loop: tokio\n", "service.event_loop must be one of auto, uvloop, "
+     "asyncio, got 'tokio'"),
 ])
 def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "c.yaml"

@@ -267,9 +267,10 @@ def test_performance_takes_metrics_or_spans_per_service_never_both(store: Store)
     assert routes == {"/a": (6, 3), "/b": (3, 3)}
     series = performance.series(store, 1, start, end, 60, service="web")
     assert sum(series.count) == 6
-    # p95 of web's 6 requests: in the (0.1, 1] s bucket, read as its upper bound.
+    # p95 of web's 6 requests: in the (0.1, 1] s bucket, read just inside its upper
+    # bound (histogram.bucket_at_most: never past it, from the minutes or the hours).
     web = performance.window(store, 1, start, end, service="web")
-    assert web.p95_ms == pytest.approx(1000, rel=0.01)
+    assert web.p95_ms is not None and 890 < web.p95_ms <= 1000
     # A range in which web sent no metric: its span rows count.
     before = performance.window(store, 1, start, start + 120, service="web")
     assert before.count == 6 and before.p95_ms == pytest.approx(5.0, rel=0.01)
