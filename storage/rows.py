@@ -290,8 +290,8 @@ REQUEST_LATENCY = "request_latency"
 # The same rollups from HTTP server duration metrics, kept apart so that the
 # performance queries take, per service, either these or the others, never both
 # (storage/queries/performance.py).
+# Their rows hold their latency buckets (storage/writer/rollups.py).
 METRIC_REQUEST_ROLLUPS = "metric_request_rollups"
-METRIC_REQUEST_LATENCY = "metric_request_latency"
 # The last cumulative point of each series the writer turns into deltas.
 METRIC_CUMULATIVE = "metric_cumulative"
 # Alert facts (storage/alerts/outbox.py): the writer records new groups and regressions in
@@ -318,7 +318,6 @@ ROLLUP_KEY = _form(
 REQUEST_ROLLUPS_HOURLY = "request_rollups_hourly"
 REQUEST_LATENCY_HOURLY = "request_latency_hourly"
 METRIC_REQUEST_ROLLUPS_HOURLY = "metric_request_rollups_hourly"
-METRIC_REQUEST_LATENCY_HOURLY = "metric_request_latency_hourly"
 HOURLY_KEY = _form(
     "hourly rollup key",
     *ROLLUP_KEY.columns[:-1],

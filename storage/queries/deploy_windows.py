@@ -15,7 +15,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, func, literal, or_, select, true, union_all
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    FromClause,
+    Select,
+    and_,
+    func,
+    literal,
+    or_,
+    select,
+    true,
+    union_all,
+)
 
 from model import histogram
 from storage.queries import performance as pq
@@ -65,13 +77,13 @@ def windows(conn: Connection, project_id: int, asked: Sequence[Window]
     totals: dict[int, list[tuple[bool, str, int, int]]] = {}
     hists: dict[tuple[int, bool, str], dict[int, int]] = {}  # (segment, metric, service)
     if seg_rows:
-        lateral = conn.dialect.name == "postgresql"
+        dialect = conn.dialect.name
         where = {seg: (level.time, env, lo, hi) for level, rows in seg_rows.items()
                  for seg, lo, hi, env in rows}
         base = (str(conn.engine.url), "deploy windows", project_id)
         sums: dict[tuple[int, bool, str], Totals] = {}
         for seg, kind, metric, service, _b, n, e, d in conn.execute(
-                _select(project_id, seg_rows, lateral, (_METERED, _TOTALS))):
+                _select(project_id, seg_rows, dialect, (_METERED, _TOTALS))):
             if kind == _METERED:
                 metered.setdefault(seg, set()).add(service)
             else:
@@ -91,7 +103,7 @@ def windows(conn: Connection, project_id: int, asked: Sequence[Window]
                     for level, rows in seg_rows.items()}
             got: dict[tuple[int, bool, str], dict[int, int]] = {}
             for seg, _k, metric, service, bucket, n, _e, _d in conn.execute(
-                    _select(project_id, {k: v for k, v in read.items() if v}, lateral,
+                    _select(project_id, {k: v for k, v in read.items() if v}, dialect,
                             (_LATENCY,))):
                 into = got.setdefault((seg, bool(metric), service), {})
                 into[int(bucket)] = int(n)
@@ -119,39 +131,47 @@ def windows(conn: Connection, project_id: int, asked: Sequence[Window]
 
 
 def _select(project_id: int, seg_rows: dict[reads.Level, list[tuple[int, int, int, str | None]]],
-            lateral: bool, kinds: tuple[int, ...]) -> Select[Any]:
+            dialect: str, kinds: tuple[int, ...]) -> Select[Any]:
     """Per segment: the services with metric rows in it (any env), and per service the
     sums of the rollups and of the latency rows per bucket, of spans and of metrics.
-    With `lateral` (PostgreSQL) each segment reads its rows through a LATERAL
+    On PostgreSQL each segment reads its rows through a LATERAL
     subquery, an index range scan of (project, time) per segment whatever the planner
     guesses of the list (without, on a database without statistics yet, it read the
     project's every row once per segment). SQLite, which has no LATERAL, loops over
     the segments and uses the index by itself."""
+    lateral = dialect == "postgresql"
     parts: list[Select[Any]] = []
     for level, rows in seg_rows.items():
         s = rows_cte(f"segments_{level.time}", ("s", "lo", "hi", "env"), rows)
         for kind, metric, table in (
                 (_METERED, True, level.metric_r),
                 (_TOTALS, False, level.spans_r), (_TOTALS, True, level.metric_r),
-                (_LATENCY, False, level.spans_l), (_LATENCY, True, level.metric_l)):
+                (_LATENCY, False, level.spans_l), (_LATENCY, True, level.metric_r)):
             if kind not in kinds:
                 continue
             on = and_(table.c.project_id == project_id, table.c[level.time] >= s.c.lo,
                       table.c[level.time] < s.c.hi)
             if kind != _METERED:
                 on = and_(on, or_(s.c.env.is_(None), table.c.env == s.c.env))
-            keys = [table.c.service, *([table.c.bucket] if kind == _LATENCY else [])]
-            sums = [func.sum(table.c["count"]).label("n"),
+            # SQLite reads each segment's rows through a join, PostgreSQL through LATERAL.
+            source: FromClause = table if lateral else s.join(table, on)
+            bucket = None
+            count: ColumnElement[Any] = table.c["count"]
+            if kind == _LATENCY:
+                source, bucket, count = reads.latency_source(source, table, dialect)
+            keys = [table.c.service, *([bucket.label("bucket")] if bucket is not None else [])]
+            sums = [func.sum(count).label("n"),
                     *((func.sum(table.c.error_count).label("e"),
                        func.sum(table.c.duration_sum_ms).label("d")) if kind == _TOTALS
                       else (literal(0).label("e"), literal(0.0).label("d")))]
             if kind == _METERED:
                 sums = [literal(0).label("n"), literal(0).label("e"), literal(0.0).label("d")]
             if lateral:
-                sub = select(*keys, *sums).where(on).group_by(*keys).lateral()
+                sub = (select(*keys, *sums).select_from(source).where(on).group_by(*keys)
+                       .lateral())
                 got = select(s.c.s, *sub.c).select_from(s.join(sub, true())).subquery()
             else:
-                got = (select(s.c.s, *keys, *sums).select_from(s.join(table, on))
+                got = (select(s.c.s, *keys, *sums).select_from(source)
                        .group_by(s.c.s, *keys).subquery())
             parts.append(select(got.c.s, literal(kind).label("kind"),
                                 literal(int(metric)).label("metric"), got.c.service,

@@ -91,7 +91,7 @@ def quantile_accuracy(start_s: int, end_s: int) -> float:
 def services(store: Store, project_id: int, start_s: int, end_s: int) -> list[ServiceEnv]:
     """The (service, environment) pairs with requests in the range, busiest first."""
     plan = reads.plan_for(start_s, end_s, hours=True)
-    r = reads.rows(plan, plan.pieces, False, project_id)
+    r = reads.rows(plan, plan.pieces, False, project_id, store.dialect)
     with store.reader.connect() as conn:
         rows = conn.execute(select(r.c.service, r.c.env, func.sum(r.c.count).label("n"))
                             .group_by(r.c.service, r.c.env)

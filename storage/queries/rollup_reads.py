@@ -4,6 +4,10 @@ it is long, minutes otherwise and at its ends), the rows that count (a service's
 metric rollups when it has any in the range, its span and request rollups
 otherwise), and the latency histograms per block of time, cached while the block's
 totals are unchanged (storage/queries/latency_cache.py).
+
+The latency buckets of the rollups of requests and spans are rows of their own;
+those of the metric-fed rollups are in the rollup row, a JSON object of counts by
+bucket (storage/writer/rollups.py), read as rows by `latency_source`.
 """
 
 from __future__ import annotations
@@ -13,17 +17,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
+    BigInteger,
     ColumnElement,
     CompoundSelect,
     Connection,
     FromClause,
+    Integer,
     Select,
     Subquery,
     Table,
     and_,
+    cast,
     func,
     literal,
     select,
+    true,
     union,
     union_all,
 )
@@ -41,16 +50,14 @@ class Level:
     spans_r: Table
     spans_l: Table
     metric_r: Table
-    metric_l: Table
     time: str
     coarse: bool  # latency buckets of histogram.coarse_of
 
 
 _MINUTES = Level(schema.request_rollups, schema.request_latency,
-                 schema.metric_request_rollups, schema.metric_request_latency, "minute", False)
+                 schema.metric_request_rollups, "minute", False)
 _HOURS = Level(schema.request_rollups_hourly, schema.request_latency_hourly,
-               schema.metric_request_rollups_hourly, schema.metric_request_latency_hourly,
-               "hour", True)
+               schema.metric_request_rollups_hourly, "hour", True)
 # Ranges longer than this read their whole hours from the hourly rollups, whose
 # quantiles are within histogram.COARSE_ACCURACY (5%); counts are exact either way.
 LONG_RANGE_S = 6 * 3600
@@ -114,26 +121,44 @@ def measured(plan: Plan, project_id: int) -> Select[Any] | CompoundSelect:
 
 
 _ROLLUP_VALUES = ("count", "error_count", "duration_sum_ms")
-_LATENCY_VALUES = ("bucket", "count")
 
 
-def rows(plan: Plan, pieces: list[Piece], latency: bool, project_id: int,
+def latency_source(source: FromClause, table: Table, dialect: str
+                   ) -> tuple[FromClause, ColumnElement[Any], ColumnElement[Any]]:
+    """What reads `table`'s latency buckets as rows: `source` (a FROM holding `table`,
+    a latency table or a metric-fed rollups table) with, for the latter, its buckets'
+    JSON spread into a row per bucket, and the bucket and count columns."""
+    if "bucket" in table.c:
+        return source, table.c.bucket, table.c["count"]
+    spread = (func.json_each_text(cast(table.c.buckets, JSON)) if dialect == "postgresql"
+              else func.json_each(table.c.buckets)).table_valued("key", "value")
+    return (source.join(spread, true()), cast(spread.c.key, Integer),
+            cast(spread.c.value, BigInteger))
+
+
+def rows(plan: Plan, pieces: list[Piece], latency: bool, project_id: int, dialect: str,
          **match: str | None) -> Subquery:
-    """The rows of the pieces that count, rollups or latency, with the time as `t` and
-    `coarse` 1 for coarse buckets: a service's metric rows when it has any in the
-    plan's range, its other rows otherwise. One statement for every piece."""
+    """The rows of the pieces that count, rollups or latency (`bucket`, `count`), with
+    the time as `t` and `coarse` 1 for coarse buckets: a service's metric rows when it
+    has any in the plan's range, its other rows otherwise. One statement for every
+    piece."""
     metered = measured(plan, project_id)
-    values = _LATENCY_VALUES if latency else _ROLLUP_VALUES
     parts: list[Select[Any]] = []
     for piece in pieces:
         level = piece.level
-        spans, metric = (level.spans_l, level.metric_l) if latency else (level.spans_r,
-                                                                        level.metric_r)
-        for table in (spans, metric):
+        spans = level.spans_l if latency else level.spans_r
+        for table in (spans, level.metric_r):
+            source: FromClause = table
+            values: list[ColumnElement[Any]]
+            if latency:
+                source, bucket, count = latency_source(table, table, dialect)
+                values = [bucket.label("bucket"), count.label("count")]
+            else:
+                values = [table.c[v] for v in _ROLLUP_VALUES]
             part = select(table.c.service, table.c.env, table.c.method, table.c.route,
                           table.c[level.time].label("t"),
                           literal(int(level.coarse)).label("coarse"),
-                          *(table.c[v] for v in values)).where(
+                          *values).select_from(source).where(
                 where(table, level.time, project_id, piece.start_s, piece.end_s, **match))
             parts.append(part.where(table.c.service.not_in(metered)) if table is spans
                          else part)
@@ -151,7 +176,8 @@ def read(conn: Connection, store: Store, plan: Plan, project_id: int,
     no block holds parts of two pieces of the plan). Histograms of blocks whose totals
     are those they were read with come from the cache
     (storage/queries/latency_cache.py); latency rows are read only for the others."""
-    r = rows(plan, plan.pieces, False, project_id, **match)
+    dialect = conn.dialect.name
+    r = rows(plan, plan.pieces, False, project_id, dialect, **match)
     block = ((r.c.t - origin) // literal(block_s)).label("block")
     totals: dict[Block, list[Any]] = {}
     for row in conn.execute(
@@ -182,7 +208,7 @@ def read(conn: Connection, store: Store, plan: Plan, project_id: int,
     hi = origin + (max(missed) + 1) * block_s
     pieces = [Piece(p.level, max(p.start_s, lo), min(p.end_s, hi)) for p in plan.pieces
               if p.start_s < hi and lo < p.end_s]
-    lat = rows(plan, pieces, True, project_id, **match)
+    lat = rows(plan, pieces, True, project_id, dialect, **match)
     lblock = ((lat.c.t - origin) // literal(block_s)).label("block")
     read: dict[Block, dict[int, int]] = {}
     coarsen = plan.coarse

@@ -65,12 +65,10 @@ SWEPT_TABLES: dict[str, tuple[Target, ...]] = {
     "metric_points": (Target("metric_points", "time_ns", NS),),
     "error_occurrences": (Target("error_events", "ts_us", US),),
     "rollups": (Target("request_rollups", "minute", 1, latency="request_latency"),
-                Target("metric_request_rollups", "minute", 1,
-                       latency="metric_request_latency"),
+                Target("metric_request_rollups", "minute", 1),  # buckets in the row
                 Target("request_rollups_hourly", "hour", 1,
                        latency="request_latency_hourly"),
-                Target("metric_request_rollups_hourly", "hour", 1,
-                       latency="metric_request_latency_hourly"),
+                Target("metric_request_rollups_hourly", "hour", 1),
                 Target("error_group_hourly", "hour", 1)),
     "deploys": (Target("deploys", "ts_us", US),),
 }

@@ -50,8 +50,6 @@ from storage.schema.queues import maintenance_leases, outbox
 from storage.schema.rollups import (
     HOURLY_KEY,
     ROLLUP_KEY,
-    metric_request_latency,
-    metric_request_latency_hourly,
     metric_request_rollups,
     metric_request_rollups_hourly,
     request_latency,
@@ -74,8 +72,7 @@ __all__ = [
     "alert_state", "api_keys", "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
-    "metric_cumulative", "metric_points", "metric_request_latency",
-    "metric_request_latency_hourly", "metric_request_rollups",
+    "metric_cumulative", "metric_points", "metric_request_rollups",
     "metric_request_rollups_hourly", "metric_series", "outbox", "projects",
     "request_latency", "request_latency_hourly", "request_rollups",
     "request_rollups_hourly", "resources", "spans", "user_identities", "user_tokens", "users",

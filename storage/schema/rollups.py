@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import BigInteger, Column, Float, Index, Integer, Table
+from sqlalchemy import BigInteger, Column, Float, Index, Integer, Table, Text
 
 from storage import rows
 from storage.schema.columns import form_columns, metadata
@@ -44,7 +44,15 @@ request_latency = Table(
 
 # The same rollups fed by HTTP server duration metrics (storage/writer/points.py),
 # apart from those of requests and spans: per service, the performance queries take
-# one source or the other, never both (storage/queries/performance.py).
+# one source or the other, never both (storage/queries/performance.py). Each row
+# holds its latency histogram, `buckets`: a JSON object of counts by bucket, merged
+# by the upsert (storage/writer/rollups.py). A duration metric's point carries a
+# dozen buckets or more, and a row per bucket was most of the writer's cost of a
+# metric point (migration 0020).
+def _buckets_column() -> Column[Any]:
+    return Column("buckets", Text, nullable=False, server_default="{}")
+
+
 metric_request_rollups = Table(
     rows.METRIC_REQUEST_ROLLUPS,
     metadata,
@@ -52,42 +60,33 @@ metric_request_rollups = Table(
     Column("count", BigInteger, nullable=False),
     Column("error_count", BigInteger, nullable=False),
     Column("duration_sum_ms", Float, nullable=False),
+    _buckets_column(),
     Index("ix_metric_request_rollups_project_minute", "project_id", "minute"),
 )
 
-metric_request_latency = Table(
-    rows.METRIC_REQUEST_LATENCY,
-    metadata,
-    *_rollup_key_columns(),
-    Column("bucket", Integer, primary_key=True),
-    Column("count", BigInteger, nullable=False),
-    Index("ix_metric_request_latency_project_minute", "project_id", "minute"),
-)
-
-# The four tables above per hour, with coarse latency buckets (model/histogram.py:
-# five fine buckets each, quantiles within 5%): a week is 168 rows per route instead
-# of 10,080, for the performance page's long ranges (storage/queries/performance.py).
+# The tables above per hour, with coarse latency buckets (model/histogram.py: five
+# fine buckets each, quantiles within 5%): a week is 168 rows per route instead of
+# 10,080, for the performance page's long ranges (storage/queries/performance.py).
 # Written in the same transaction as the per-minute rows (storage/writer/hourly.py).
 HOURLY_KEY = rows.HOURLY_KEY.column_names
 
 
-def _hourly_tables(rollups: str, latency: str) -> tuple[Table, Table]:
-    return (
-        Table(rollups, metadata,
-              *form_columns(rows.HOURLY_KEY, primary_key=HOURLY_KEY),
-              Column("count", BigInteger, nullable=False),
-              Column("error_count", BigInteger, nullable=False),
-              Column("duration_sum_ms", Float, nullable=False),
-              Index(f"ix_{rollups}_project_hour", "project_id", "hour")),
-        Table(latency, metadata,
-              *form_columns(rows.HOURLY_KEY, primary_key=HOURLY_KEY),
-              Column("bucket", Integer, primary_key=True),  # a coarse bucket
-              Column("count", BigInteger, nullable=False),
-              Index(f"ix_{latency}_project_hour", "project_id", "hour")),
-    )
+def _hourly_rollups(name: str, *buckets: Column[Any]) -> Table:
+    return Table(name, metadata,
+                 *form_columns(rows.HOURLY_KEY, primary_key=HOURLY_KEY),
+                 Column("count", BigInteger, nullable=False),
+                 Column("error_count", BigInteger, nullable=False),
+                 Column("duration_sum_ms", Float, nullable=False),
+                 *buckets,
+                 Index(f"ix_{name}_project_hour", "project_id", "hour"))
 
 
-request_rollups_hourly, request_latency_hourly = _hourly_tables(
-    rows.REQUEST_ROLLUPS_HOURLY, rows.REQUEST_LATENCY_HOURLY)
-metric_request_rollups_hourly, metric_request_latency_hourly = _hourly_tables(
-    rows.METRIC_REQUEST_ROLLUPS_HOURLY, rows.METRIC_REQUEST_LATENCY_HOURLY)
+request_rollups_hourly = _hourly_rollups(rows.REQUEST_ROLLUPS_HOURLY)
+request_latency_hourly = Table(
+    rows.REQUEST_LATENCY_HOURLY, metadata,
+    *form_columns(rows.HOURLY_KEY, primary_key=HOURLY_KEY),
+    Column("bucket", Integer, primary_key=True),  # a coarse bucket
+    Column("count", BigInteger, nullable=False),
+    Index(f"ix_{rows.REQUEST_LATENCY_HOURLY}_project_hour", "project_id", "hour"))
+metric_request_rollups_hourly = _hourly_rollups(rows.METRIC_REQUEST_ROLLUPS_HOURLY,
+                                                _buckets_column())

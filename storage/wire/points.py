@@ -5,7 +5,10 @@ HTTP server durations into request rollups.
 
 A series is keyed by the first 16 bytes of blake2b over its name, kind, unit,
 resource id, scope and attributes (sorted by key, as JSON): the same series from a
-restarted process, or from another collector, has the same key.
+restarted process, or from another collector, has the same key. An SDK sends each
+of its series again every interval: the key and the attributes' JSON are kept per
+process (`series_key`), by what they are made of, so that a series sent again costs
+a dict lookup instead of sorting, serialising and hashing its attributes.
 """
 
 from __future__ import annotations
@@ -87,6 +90,36 @@ def buckets_json(point: MetricPoint) -> str | None:
     return None
 
 
+# What series_key made: (prefix, attributes as decoded, in their order, and their
+# values' types) -> (key, attributes' JSON). The types are in the key because 1,
+# 1.0 and True are equal in Python but not in JSON (-0.0 and 0.0, equal floats, do
+# share the key first made of either). Bounded: emptied when full.
+SeriesParts = tuple[bytes, tuple[tuple[str, Any], ...], tuple[type, ...]]
+_SERIES_KEYS: dict[SeriesParts, tuple[bytes, str]] = {}
+MAX_SERIES_KEYS = 100_000
+
+
+def series_key(prefix: bytes, attributes: dict[str, Any]) -> tuple[bytes, str]:
+    """(the series key, its attributes' JSON) of a point with these attributes of the
+    metric whose key starts with `prefix`. The attributes of one series come in the
+    same order each time from one SDK; in another order they are a second entry of
+    the same key. A value that cannot be a dict key (a list or map) is not kept."""
+    try:
+        parts = (prefix, tuple(attributes.items()), tuple(map(type, attributes.values())))
+        found = _SERIES_KEYS.get(parts)
+    except TypeError:
+        parts, found = None, None
+    if found is not None:
+        return found
+    text = dumps(dict(sorted(attributes.items())))
+    found = (hashlib.blake2b(prefix + text.encode(), digest_size=16).digest(), text)
+    if parts is not None:
+        if len(_SERIES_KEYS) >= MAX_SERIES_KEYS:
+            _SERIES_KEYS.clear()
+        _SERIES_KEYS[parts] = found
+    return found
+
+
 def _to_ms(point: MetricPoint) -> float:
     default_unit = REQUEST_DURATIONS.get(point.name)
     if default_unit is None or point.kind not in (HISTOGRAM, EXPONENTIAL_HISTOGRAM):
@@ -114,7 +147,6 @@ def encode_metrics(points: list[MetricPoint], resources: ResourceRows
     series: dict[bytes, Row] = {}
     out = []
     series_row, point_row = rows.METRIC_SERIES.row, rows.METRIC_WIRE.row
-    blake2b = hashlib.blake2b
     # What the points of one metric share: the start of their series key's hash,
     # the resource id, the unit's scale to milliseconds, how its points read and
     # whether the writer converts them.
@@ -132,8 +164,7 @@ def encode_metrics(points: list[MetricPoint], resources: ResourceRows
             shared = metrics[metric_key] = (prefix, resource, _to_ms(p), points_reading(p),
                                             int(is_cumulative(p)))
         prefix, resource, to_ms, reading, cumulative = shared
-        attributes = dumps(dict(sorted(p.attributes.items())))
-        key = blake2b(prefix + attributes.encode(), digest_size=16).digest()
+        key, attributes = series_key(prefix, p.attributes)
         if key not in series:
             series[key] = series_row(
                 series_key=key, name=p.name, kind=p.kind, unit=p.unit,

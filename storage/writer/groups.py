@@ -272,9 +272,10 @@ def write_requests(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> N
 
 def upsert_rollups(cursor: Any, dialect: str, rollups: dict[RollupKey, list[Any]],
                    buckets: dict[tuple[RollupKey, int], int], rollups_table: str,
-                   latency_table: str) -> None:
+                   latency_table: str | None) -> None:
     """Add per-minute counts ([count, error count, duration sum in ms] per key) and
-    latency buckets to a pair of rollup tables, in key order."""
+    latency buckets to a pair of rollup tables, or to one holding its buckets
+    (`latency_table` None: storage/writer/rollups.py), in key order."""
     if not rollups:
         return
     upsert_pair(cursor, dialect, (rollups_table, latency_table), ROLLUP_KEY,

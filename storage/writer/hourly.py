@@ -17,11 +17,11 @@ from storage import rows
 from storage.writer.copy import copy_types
 from storage.writer.rollups import upsert_pair
 
-# The hourly pair of each per-minute pair of tables.
-HOURLY = {
+# The hourly tables of each per-minute rollups table: counts and latency, or counts
+# holding their buckets (storage/writer/rollups.py).
+HOURLY: dict[str, tuple[str, str | None]] = {
     rows.REQUEST_ROLLUPS: (rows.REQUEST_ROLLUPS_HOURLY, rows.REQUEST_LATENCY_HOURLY),
-    rows.METRIC_REQUEST_ROLLUPS: (rows.METRIC_REQUEST_ROLLUPS_HOURLY,
-                                  rows.METRIC_REQUEST_LATENCY_HOURLY),
+    rows.METRIC_REQUEST_ROLLUPS: (rows.METRIC_REQUEST_ROLLUPS_HOURLY, None),
 }
 HOURLY_KEY = rows.HOURLY_KEY.column_names
 _HOURLY_KEY_TYPES = copy_types(rows.HOURLY_KEY, HOURLY_KEY)
@@ -35,7 +35,7 @@ def _hour(key: Key) -> Key:
 def upsert_hourly(cursor: Any, dialect: str, rollups: dict[Key, list[Any]],
                   buckets: dict[tuple[Key, int], int], minute_table: str) -> None:
     """Add a commit's per-minute counts and fine latency buckets, as written to
-    `minute_table`, to its hourly pair."""
+    `minute_table`, to its hourly tables."""
     if not rollups:
         return
     hours: dict[Key, list[Any]] = {}

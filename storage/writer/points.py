@@ -1,6 +1,7 @@
 """The metrics part of a group commit: series, points, cumulative-to-delta
 conversion with its state in the store, and HTTP server durations into the request
-rollups kept for metrics (metric_request_rollups, metric_request_latency).
+rollups kept for metrics (metric_request_rollups and its hourly table, whose rows hold
+their latency buckets: storage/writer/rollups.py).
 
 Conversion (the rules: storage/writer/metric_delta.py) reads and writes the state of each
 converted series inside the commit's transaction. On PostgreSQL the state rows are
@@ -39,7 +40,7 @@ from storage.writer.placeholders import mark, marks
 
 SERIES, POINTS = rows.METRIC_SERIES.table, rows.METRIC_POINTS.table
 STATE = rows.METRIC_CUMULATIVE
-ROLLUPS, LATENCY = rows.METRIC_REQUEST_ROLLUPS, rows.METRIC_REQUEST_LATENCY
+ROLLUPS = rows.METRIC_REQUEST_ROLLUPS
 SERIES_COLUMNS = ("project_id", *rows.METRIC_SERIES.names, "received_us")
 POINT_FIELDS = tuple(f for f in rows.METRIC_POINTS.names)
 POINT_COLUMNS = ("project_id", *POINT_FIELDS, "received_us")
@@ -293,7 +294,7 @@ class MetricsWriter:
             for bucket, n in zip(targets, counts, strict=True):
                 if n:
                     buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
-        upsert_rollups(cursor, self.dialect, rollups, buckets, ROLLUPS, LATENCY)
+        upsert_rollups(cursor, self.dialect, rollups, buckets, ROLLUPS, None)
 
 
 class StateCache:

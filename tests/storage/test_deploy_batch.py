@@ -4,6 +4,8 @@ the same data, on both engines."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sqlalchemy import insert
 
@@ -27,15 +29,11 @@ def metric_minutes(db: Db, service: str, env: str, minutes: list[int], ms: float
     per_hour = {h: sum(1 for m in minutes if m // HOUR * HOUR == h) for h in hours}
     with db.store.writer.begin() as conn:
         conn.execute(insert(schema.metric_request_rollups), [
-            {**key, "minute": m, "count": 5, "error_count": 1, "duration_sum_ms": 5 * ms}
-            for m in minutes])
-        conn.execute(insert(schema.metric_request_latency), [
-            {**key, "minute": m, "bucket": bucket, "count": 5} for m in minutes])
+            {**key, "minute": m, "count": 5, "error_count": 1, "duration_sum_ms": 5 * ms,
+             "buckets": json.dumps({bucket: 5})} for m in minutes])
         conn.execute(insert(schema.metric_request_rollups_hourly), [
-            {**key, "hour": h, "count": 5 * n, "error_count": n, "duration_sum_ms": 5 * n * ms}
-            for h, n in per_hour.items()])
-        conn.execute(insert(schema.metric_request_latency_hourly), [
-            {**key, "hour": h, "bucket": histogram.coarse_of(bucket), "count": 5 * n}
+            {**key, "hour": h, "count": 5 * n, "error_count": n, "duration_sum_ms": 5 * n * ms,
+             "buckets": json.dumps({histogram.coarse_of(bucket): 5 * n})}
             for h, n in per_hour.items()])
 
 

@@ -182,7 +182,7 @@ def test_error_origin_migration_adds_keys_unique_where_set_and_goes_back(empty_d
 
 
 METRIC_TABLES = {"metric_series", "metric_points", "metric_cumulative",
-                 "metric_request_rollups", "metric_request_latency"}
+                 "metric_request_rollups"}
 
 
 def test_metrics_migration_goes_both_ways(empty_db_url: str) -> None:
