@@ -48,7 +48,7 @@ request_latency = Table(
 # holds its latency histogram, `buckets`: a JSON object of counts by bucket, merged
 # by the upsert (storage/writer/rollups.py). A duration metric's point carries a
 # dozen buckets or more, and a row per bucket was most of the writer's cost of a
-# metric point (migration 0020).
+# metric point (migration 0021).
 def _buckets_column() -> Column[Any]:
     return Column("buckets", Text, nullable=False, server_default="{}")
 

@@ -1,4 +1,4 @@
-"""Migration 0020 (storage/migrations/versions/0020_metric_latency_in_rollups.py) on
+"""Migration 0021 (storage/migrations/versions/0021_metric_latency_in_rollups.py) on
 SQLite and PostgreSQL: the metric-fed rollups' latency rows go into their rollup rows'
 `buckets` and back out, with every count."""
 
@@ -61,10 +61,10 @@ def test_latency_rows_go_into_the_rollup_rows_and_back(empty_db_url: str) -> Non
     assert _buckets(store, "metric_request_rollups") == minutes
     assert _buckets(store, "metric_request_rollups_hourly") == hours
 
-    migrate(store, command.downgrade, "0019")
+    migrate(store, command.downgrade, "0020")
     assert _latency(store, "metric_request_latency", "minute") == minutes
     assert _latency(store, "metric_request_latency_hourly", "hour") == hours
-    with store.writer.begin() as conn:  # as the writer of 0019 wrote, and a row of none
+    with store.writer.begin() as conn:  # as the writer before 0021 wrote, and a row of none
         conn.execute(sa.text(
             f"INSERT INTO metric_request_latency ({KEY_COLUMNS}, minute, bucket, count) "
             f"VALUES (:p, 'web', 'prod', 'POST', '/b', :m, 170, 2)"), {"p": project, "m": MINUTE})

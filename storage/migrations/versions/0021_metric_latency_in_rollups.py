@@ -9,15 +9,15 @@ per bucket.
 Both ways carry the counts over: up, each row's buckets gathered into its JSON
 (bucket numbers as text keys); down, the JSON spread back into a row per bucket.
 
-Revision ID: 0020
-Revises: 0019
+Revision ID: 0021
+Revises: 0020
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0020"
-down_revision = "0019"
+revision = "0021"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 
