@@ -24,6 +24,7 @@ Series rows never change once written: the writer remembers the keys it committe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -269,7 +270,7 @@ class MetricsWriter:
             if explicit is not None and total is not None:
                 targets, counts = explicit
                 count = sum(counts)
-                if not count:
+                if not count or not _plausible(count, total * to_ms):
                     continue
                 total_ms = total * to_ms
                 vector = vectors.get((key, targets))
@@ -282,6 +283,8 @@ class MetricsWriter:
                     continue
                 total_ms = (total * to_ms if total is not None
                             else sum(histogram.bucket_value(b) * n for b, n in spread.items()))
+                if not _plausible(count, total_ms):
+                    continue
                 for bucket, n in spread.items():
                     buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
             agg = rollups.get(key)
@@ -295,6 +298,21 @@ class MetricsWriter:
                 if n:
                     buckets[(key, bucket)] = buckets.get((key, bucket), 0) + n
         upsert_rollups(cursor, self.dialect, rollups, buckets, ROLLUPS, None)
+
+
+# The most requests one point may add to the request rollups. A point is stored
+# whatever its count (within 64 bits), but one claiming more requests than this in
+# one interval measures no server: its counts would overflow the rollups' 64-bit
+# counters after a few such points (PostgreSQL then refused every later commit that
+# touched the row, for good). At this bound, a row of one minute or one hour would
+# need billions of such points to overflow.
+MAX_POINT_REQUESTS = 2**32
+
+
+def _plausible(count: int, total_ms: float) -> bool:
+    """Whether a point's requests go into the rollups (see MAX_POINT_REQUESTS); a
+    duration total that is not finite (a sum past float range) is left out too."""
+    return count <= MAX_POINT_REQUESTS and math.isfinite(total_ms)
 
 
 class StateCache:

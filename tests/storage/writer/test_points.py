@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+import requests
 import sqlalchemy as sa
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.metrics.v1 import metrics_pb2
 
 from model.records import (
     EXPONENTIAL_HISTOGRAM,
@@ -24,6 +31,7 @@ from model.records import (
 from storage.queries import performance
 from storage.store import Store
 from storage.wire.batch import write_batches
+from tests.support.server import Server
 
 S = 1_000_000_000
 T0 = 1_764_000_000 * S  # a minute's start
@@ -286,3 +294,40 @@ def test_values_json_cannot_carry_are_stored_as_null(store: Store) -> None:
     assert gauge["value"] is None and gauge["flags"] == 1
     assert summary["sum"] is None and summary["count"] == 3
     assert as_json(summary["buckets"]) == {"quantiles": [[0.5, 2.0], [0.99, None]]}
+
+
+def _duration_point(count: int, total_s: float, at_ns: int) -> bytes:
+    """One delta point of http.server.request.duration, every request under 100 ms."""
+    request = ExportMetricsServiceRequest()
+    resource = request.resource_metrics.add()
+    name = resource.resource.attributes.add()
+    name.key, name.value.string_value = "service.name", "web"
+    metric = resource.scope_metrics.add().metrics.add()
+    metric.name, metric.unit = "http.server.request.duration", "s"
+    metric.histogram.aggregation_temporality = metrics_pb2.AGGREGATION_TEMPORALITY_DELTA
+    point = metric.histogram.data_points.add()
+    point.start_time_unix_nano, point.time_unix_nano = at_ns - 10**9, at_ns
+    point.count, point.sum = count, total_s
+    point.explicit_bounds.extend([0.1, 1.0])
+    point.bucket_counts.extend([count, 0, 0])
+    for key, value in (("http.route", "/x"), ("http.request.method", "GET")):
+        attribute = point.attributes.add()
+        attribute.key, attribute.value.string_value = key, value
+    return request.SerializeToString()
+
+
+def test_a_point_of_implausibly_many_requests_is_stored_but_left_out_of_the_rollups(
+        start: Callable[..., Server], db_url: str) -> None:
+    # Two points of 2^63 - 1 requests overflowed the rollup row's BIGINT count: on
+    # PostgreSQL every later commit touching that row failed (500), for good.
+    server = start(db_url)
+    now = time.time_ns() // 60_000_000_000 * 60_000_000_000 + 5 * 10**9
+    sent = [(2**63 - 1, 1.8e274), (2**63 - 1, 1.0), (5, 0.25)]
+    for n, (count, total) in enumerate(sent):
+        answer = requests.post(server.base + "/ingest/v1/metrics",
+                               data=_duration_point(count, total, now + n * 10**6),
+                               headers={"Authorization": f"Bearer {server.key}",
+                                        "Content-Type": "application/x-protobuf"}, timeout=30)
+        assert answer.status_code == 202, answer.text
+    assert server.query("SELECT count(*) FROM metric_points") == [(3,)]
+    assert server.query("SELECT sum(count) FROM metric_request_rollups") == [(5,)]
