@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from runtime import channel
 from runtime.retry import Backoff
-from runtime.supervisor import STABLE_AFTER, ChildFailed
+from runtime.supervisor import STABLE_AFTER, ChildFailed, keep_trying
 
 log = logging.getLogger(__name__)
 
@@ -112,16 +112,8 @@ class Attachment:
         self._again = loop.create_task(self._reconnecting())
 
     async def _reconnecting(self) -> None:
-        why = f"the connection to {self.name} closed"
-        while not self._closing:
-            delay = self.backoff.next()
-            log.warning("%s; connecting again in %.2f s", why, delay)
-            await asyncio.sleep(delay)
-            try:
-                await self._connect()
-                return
-            except ChildFailed as exc:  # keep trying; the owner answers 503 meanwhile
-                why = str(exc)
+        await keep_trying(self._connect, self.backoff, f"the connection to {self.name} closed",
+                          "connecting", lambda: self._closing)
 
     def _close(self) -> None:
         self._ready = False

@@ -104,6 +104,20 @@ def receive(sock: socket.socket) -> list[Item] | None:
     return unpack(packet, fds)
 
 
+def receive_config(sock: socket.socket) -> Any:
+    """A supervised child's configuration, the first message its parent sends
+    (runtime/supervisor.py: `("config", config)`); None when the parent closed before
+    sending it (it stopped while the child was starting)."""
+    try:
+        received = receive(sock)
+    except OSError:
+        received = None
+    if not received:
+        return None
+    ((_, config), _), *_rest = received
+    return config
+
+
 def send(sock: socket.socket, message: Message, payload: bytes | None = None) -> None:
     """One message, blocking (the helper process's side)."""
     for packet, fds in pack([(message, payload)]):

@@ -27,7 +27,7 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from runtime import channel, logsetup
@@ -40,6 +40,23 @@ STABLE_AFTER = 10.0  # a child up this long resets the backoff
 
 class ChildFailed(RuntimeError):
     """The child did not start: it exited, said why, or did not answer in time."""
+
+
+async def keep_trying(attempt: Callable[[], Awaitable[None]], backoff: Backoff, why: str,
+                      doing: str, stopped: Callable[[], bool]) -> None:
+    """`attempt` again after each of `backoff`'s delays until it succeeds or `stopped()`:
+    a child started again here, a serve worker's connection to the group's writer in
+    runtime/attach.py. Each wait is logged with why (the last ChildFailed's reason);
+    the owner answers 503 meanwhile."""
+    while not stopped():
+        delay = backoff.next()
+        log.warning("%s; %s again in %.2f s", why, doing, delay)
+        await asyncio.sleep(delay)
+        try:
+            await attempt()
+            return
+        except ChildFailed as exc:
+            why = str(exc)
 
 
 class Supervisor:
@@ -196,16 +213,8 @@ class Supervisor:
 
     async def _restarting(self) -> None:
         code = await self._reap()
-        why = f"{self.name} exited with code {code}"
-        while not self._closing:
-            delay = self.backoff.next()
-            log.warning("%s; starting it again in %.2f s", why, delay)
-            await asyncio.sleep(delay)
-            try:
-                await self._spawn()
-                return
-            except ChildFailed as exc:  # keep trying; the owner answers 503 meanwhile
-                why = str(exc)
+        await keep_trying(self._spawn, self.backoff, f"{self.name} exited with code {code}",
+                          "starting it", lambda: self._closing)
 
     def _close(self) -> None:
         self._ready = False

@@ -48,13 +48,9 @@ async def _serve(sock: socket.socket, config: dict[str, Any]) -> None:
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=int(argv[1]))
-    try:
-        received = channel.receive(sock)
-    except OSError:
-        received = None
-    if not received:
+    settings = channel.receive_config(sock)
+    if settings is None:
         return 0  # the leader stopped before it configured us
-    ((_, settings), _), *_rest = received
     logsetup.configure_from_env()  # as the leader logs (runtime/supervisor.py)
     group.join(group.Place(group.WORKER, settings["directory"], settings["index"],
                            settings["workers"]))

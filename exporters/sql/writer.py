@@ -278,13 +278,9 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sock = socket.socket(fileno=int(argv[1]))
-    try:
-        received = channel.receive(sock)
-    except OSError:
-        received = None
-    if not received:
+    config = channel.receive_config(sock)
+    if config is None:
         return 0  # the collector stopped before it configured us
-    ((_, config), _), *_rest = received
     logsetup.configure_from_env()  # as the collector logs (runtime/supervisor.py)
     WriterLoop(sock, config).run()
     return 0
