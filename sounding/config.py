@@ -262,9 +262,7 @@ def _refuse_pipelines(service: dict[str, Any]) -> None:
 
 def _validate_service(config: dict[str, Any]) -> None:
     service = config["service"]
-    if service.get("event_loop", "auto") not in eventloop.CHOICES:
-        raise ConfigError(f"service.event_loop must be one of {', '.join(eventloop.CHOICES)}, "
-                          f"got {service.get('event_loop')!r}")
+    eventloop.loop_factory(service.get("event_loop", "auto"))  # ConfigError if unusable
     if service.get("decode_workers", "auto") != "auto":
         require_int("service", service, "decode_workers", 0)
     if service.get("workers", 1) != "auto":
