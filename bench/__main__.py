@@ -12,6 +12,8 @@ group, from /proc) per record, and records/s. About 3 minutes; `--quick` about 1
     python -m bench --quick                        # 5 s windows
     python -m bench --only traces_json,sentry_mix  # any scenario of bench/scenarios.py
     python -m bench --compare HEAD~3               # REV and this tree, alternately
+    python -m bench --workers 2 --collector-cpus 1 --load-cpus 0
+                                                   # serve workers on pinned cores
     python -m bench ingest ...      # issue 4's run: saturation, latency, floor, overload;
                                     # rewrites the generated table of bench/RESULTS.md
     python -m bench dashboard ...   # the dashboard query benchmark (issue 5), when present
@@ -83,7 +85,20 @@ def doors_main(argv: list[str]) -> int:
                              "alternately with this tree's, and print the ratio")
     parser.add_argument("--rounds", type=int, default=2, metavar="N",
                         help="with --compare: rounds per side, the best kept (default 2)")
+    parser.add_argument("--workers", metavar="N",
+                        help="service.workers of every collector (default: each tree's "
+                             "own default; give it with --compare, whose REV may differ)")
+    parser.add_argument("--collector-cpus", metavar="LIST",
+                        help="the cores the collector may use, as taskset takes them "
+                             "(e.g. 1 or 1-3); its `auto` workers follow")
+    parser.add_argument("--load-cpus", metavar="LIST",
+                        help="the cores the load generator may use (e.g. 0)")
     args = parser.parse_args(argv)
+    collector = doors.Collector({"SOUNDING_WORKERS": args.workers} if args.workers else {},
+                                args.collector_cpus)
+    if args.load_cpus:
+        # This process and the load processes it starts (they inherit it).
+        os.sched_setaffinity(0, cpu_list(args.load_cpus))
     names = args.only.split(",") if args.only else list(doors.DOORS)
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
@@ -95,22 +110,34 @@ def doors_main(argv: list[str]) -> int:
     load_before = os.getloadavg()
     if args.compare:
         rounds = doors.run_compare(args.compare, names, warmup, seconds, args.connections,
-                                   args.postgres, args.rounds)
+                                   args.postgres, args.rounds, collector)
         text = doors.compare_table(args.compare, rounds)
         ok = all(r.ok for pair in rounds.values() for side in pair for r in side)
     else:
-        results = doors.run_doors(names, warmup, seconds, args.connections, args.postgres)
+        results = doors.run_doors(names, warmup, seconds, args.connections, args.postgres,
+                                  collector)
         text = doors.table(results)
         ok = all(r.ok for r in results)
     from bench.report import machine
 
     print(f"\n{machine()}; {warmup:.0f} s warm-up, {seconds:.0f} s measured, "
-          f"{args.connections} connections per door; load average "
+          f"{args.connections} connections per door; service.workers "
+          f"{args.workers or 'as each tree sets it'}; collector on cores "
+          f"{args.collector_cpus or 'any'}, load on {args.load_cpus or 'any'}; load average "
           f"{' '.join(f'{x:.2f}' for x in load_before)} before, "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} after; "
           f"{time.monotonic() - started:.0f} s in all\n", flush=True)
     print(text, flush=True)
     return 0 if ok else 1
+
+
+def cpu_list(text: str) -> set[int]:
+    """taskset's list form: "0", "1-3", "0,2"."""
+    cores: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cores.update(range(int(first), int(last or first) + 1))
+    return cores
 
 
 if __name__ == "__main__":

@@ -80,13 +80,22 @@ class DoorResult:
                 and self.stored in (None, self.acked))
 
 
+@dataclass(frozen=True)
+class Collector:
+    """How each collector is started: `env` on top of the bench's own (for example
+    SOUNDING_WORKERS), and `cpus` the cores it may run on (taskset's list), all when
+    None."""
+    env: dict[str, str] = field(default_factory=dict)
+    cpus: str | None = None
+
+
 def measure(name: str, tree: Path, db_url: str, warmup: float, seconds: float,
-            connections: int = CONNECTIONS) -> DoorResult:
+            connections: int = CONNECTIONS, collector: Collector = Collector()) -> DoorResult:
     """One door on the collector of source tree `tree`, on a fresh database `db_url`."""
     scenario = SCENARIOS[name]
     result = DoorResult(name, scenario.label, scenario.unit)
     try:
-        server = BenchServer(db_url, tree=tree)
+        server = BenchServer(db_url, collector.env, tree=tree, cpus=collector.cpus)
     except Exception as exc:  # noqa: BLE001 - one broken row must not lose the others
         result.failed = f"did not start: {str(exc).strip().splitlines()[-1][:200]}"
         return result
@@ -235,21 +244,22 @@ def prepare(tree: Path) -> str:
 
 
 def run_doors(names: Sequence[str], warmup: float, seconds: float, connections: int,
-              postgres: str | None) -> list[DoorResult]:
+              postgres: str | None, collector: Collector = Collector()) -> list[DoorResult]:
     print(f"this tree: {prepare(REPO)}", flush=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="sounding-bench-") as tmp:
         for name in names:
             print(f"{name} ...", flush=True)
             with database(postgres, Path(tmp)) as url:
-                result = measure(name, REPO, url, warmup, seconds, connections)
+                result = measure(name, REPO, url, warmup, seconds, connections, collector)
             print(describe(result), flush=True)
             results.append(result)
     return results
 
 
 def run_compare(rev: str, names: Sequence[str], warmup: float, seconds: float,
-                connections: int, postgres: str | None, rounds: int
+                connections: int, postgres: str | None, rounds: int,
+                collector: Collector = Collector()
                 ) -> dict[str, tuple[list[DoorResult], list[DoorResult]]]:
     out: dict[str, tuple[list[DoorResult], list[DoorResult]]] = {}
     with worktree(rev) as other, tempfile.TemporaryDirectory(prefix="sounding-bench-") as tmp:
@@ -263,7 +273,8 @@ def run_compare(rev: str, names: Sequence[str], warmup: float, seconds: float,
                     print(f"{name}, round {i + 1}, {who} ...", flush=True)
                     # Each side its own fresh database: REV's migrations may differ.
                     with database(postgres, Path(tmp)) as url:
-                        result = measure(name, tree, url, warmup, seconds, connections)
+                        result = measure(name, tree, url, warmup, seconds, connections,
+                                         collector)
                     print(describe(result), flush=True)
                     out[name][side].append(result)
     return out

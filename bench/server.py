@@ -96,7 +96,7 @@ class BenchServer:
     found and counted (bench/cpu.py)."""
 
     def __init__(self, db_url: str, env: dict[str, str] | None = None,
-                 tree: Path = REPO) -> None:
+                 tree: Path = REPO, cpus: str | None = None) -> None:
         self.db_url = db_url
         self.tree = tree
         self.workdir = Path(tempfile.mkdtemp(prefix="sounding-bench-"))
@@ -115,7 +115,11 @@ class BenchServer:
             **(env or {}),
         })
         self._log = self.log_path.open("w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "sounding", "serve"], env=full_env,
+        # taskset execs the collector in its own place: the pid (and its process group)
+        # is the collector's, and every process it starts inherits the cores.
+        pinned = ["taskset", "-c", cpus] if cpus else []
+        self.proc = subprocess.Popen([*pinned, sys.executable, "-m", "sounding", "serve"],
+                                     env=full_env,
                                      cwd=tree, process_group=0, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True)
         self.http: tuple[str, int] | None = None

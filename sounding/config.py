@@ -54,11 +54,12 @@ DEFAULTS: dict[str, Any] = {
         # The asyncio event loop (runtime/eventloop.py): "auto" is uvloop where it is
         # installed, else the standard one; "uvloop" or "asyncio" to choose.
         "event_loop": "auto",
-        # Serve processes (sounding/group.py): "auto" is one per core; 1 serves in one
-        # process. Above 1, a leader binds the ports and owns the writer, and this many
-        # workers serve the ports and hand their batches to that one writer. Only the
-        # sql exporter can be shared so ("auto" is then 1 beside any other).
-        "workers": 1,
+        # Serve processes (sounding/group.py): "auto" is one per core this process may
+        # run on; 1 serves in one process. Above 1, a leader binds the ports and owns the
+        # writer, and this many workers serve the ports and hand their batches to that
+        # one writer. Only the sql exporter can be shared so ("auto" is then 1 beside
+        # any other).
+        "workers": "auto",
         # Worker processes that decode and process large trace requests off the event
         # loop (runtime/offload.py): "auto" is one per core beyond the first, at most
         # four; 0 decodes everything on the event loop.
@@ -265,7 +266,7 @@ def _validate_service(config: dict[str, Any]) -> None:
     eventloop.loop_factory(service.get("event_loop", "auto"))  # ConfigError if unusable
     if service.get("decode_workers", "auto") != "auto":
         require_int("service", service, "decode_workers", 0)
-    if service.get("workers", 1) != "auto":
+    if service.get("workers", "auto") != "auto":
         require_int("service", service, "workers", 1)
     require_int("service", service, "decode_min_bytes", 0)
     require_int("service", service, "decode_max_bytes", 1)
@@ -284,7 +285,7 @@ def _validate_service(config: dict[str, Any]) -> None:
     if not pipeline.get("exporters"):
         raise ConfigError("the pipeline needs at least one exporter")
     _check_group_stages(pipeline)
-    if service.get("workers", 1) not in ("auto", 1) and unshared_exporters(pipeline):
+    if service.get("workers", "auto") not in ("auto", 1) and unshared_exporters(pipeline):
         raise ConfigError(
             f"service.workers {service['workers']}: the exporters "
             f"{', '.join(unshared_exporters(pipeline))} cannot be shared by several serve "

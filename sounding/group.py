@@ -51,10 +51,11 @@ STOP_TIMEOUT = 75.0  # a worker's drain: its receivers' 30 s each, then its comm
 
 def workers_of(config: dict[str, Any]) -> int:
     """How many serve workers `service.workers` asks for; 1 serves in one process."""
-    value = config["service"].get("workers", 1)
+    value = config["service"].get("workers", "auto")
     if value != "auto":
         return int(value)
-    cores = os.cpu_count() or 1
+    # The cores this process may run on (taskset, a cpuset), not the machine's.
+    cores = len(os.sched_getaffinity(0)) or 1
     unshared = config_mod.unshared_exporters(config["service"]["pipeline"])
     if cores > 1 and unshared:
         log.info("service.workers auto: one process, since the exporters %s cannot be "

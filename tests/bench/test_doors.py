@@ -1,9 +1,12 @@
 """The --compare table of bench/doors.py: each side's best round (least CPU per
-record), and the ratio of this tree's to REV's."""
+record), and the ratio of this tree's to REV's; the cores a collector and the load are
+pinned to."""
 
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 from bench.doors import DoorResult, best, compare_table, ratio
 
@@ -40,3 +43,25 @@ def test_a_side_without_a_measurement_has_no_ratio() -> None:
                         failed="did not start")
     row = compare_table("v0.1", {"errors_batch": ([failed], [_round(60.0)])}).splitlines()[2]
     assert row == "| /ingest/errors/batch, 100 errors | – | 60.0 | – | – | 1,000 | –; 60.0 |"
+
+
+def test_a_cpu_list_as_taskset_takes_it() -> None:
+    from bench.__main__ import cpu_list
+
+    assert cpu_list("0") == {0}
+    assert cpu_list("1-3") == {1, 2, 3}
+    assert cpu_list("0,2-3") == {0, 2, 3}
+
+
+def test_a_pinned_collector_and_every_process_it_starts_run_on_its_cores(
+        tmp_path: Path) -> None:
+    from bench.server import BenchServer
+
+    server = BenchServer(f"sqlite:///{tmp_path / 'b.db'}", {"SOUNDING_WORKERS": "2"}, cpus="0")
+    try:
+        pids = server.pids()
+        assert len(pids) >= 4, server.log()  # the leader, its writer, two serve workers
+        assert {pid: os.sched_getaffinity(pid) for pid in pids} == {pid: {0} for pid in pids}
+    finally:
+        assert server.stop() == 0, server.log()
+        server.cleanup()

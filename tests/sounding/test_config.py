@@ -224,7 +224,11 @@ def test_serve_workers_share_only_the_sql_writer(tmp_path: Path) -> None:
         config.load(path, environ={})
     path.write_text(sidecar + "  workers: auto\n")
     assert group.workers_of(config.load(path, environ={})) == 1
-    assert group.workers_of(config.load(None, environ={"SOUNDING_WORKERS": "auto"})) == \
-        (os.cpu_count() or 1)
+    path.write_text(sidecar)  # the default, auto: one process beside forward
+    assert group.workers_of(config.load(path, environ={})) == 1
+    cores = len(os.sched_getaffinity(0))
+    assert group.workers_of(config.load(None, environ={"SOUNDING_WORKERS": "auto"})) == cores
+    # With nothing set, one serve worker per core this process may run on.
+    assert group.workers_of(config.load(None, environ={})) == cores
     with pytest.raises(ConfigError, match="service.workers must be an integer >= 1"):
         config.load(None, environ={"SOUNDING_WORKERS": "0"})

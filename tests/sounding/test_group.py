@@ -154,6 +154,14 @@ class Load:
         wait_until(lambda: len(self.acked) >= acked, f"{acked} requests acknowledged")
 
 
+def test_with_nothing_set_serve_runs_one_worker_per_core_it_may_use(
+        start: Callable[..., Server]) -> None:
+    server = start(env={"SOUNDING_WORKERS": None})  # the default, as `make run` starts
+    cores = len(os.sched_getaffinity(0))
+    assert len(workers(server)) == (cores if cores > 1 else 0), server.log()
+    assert server.post("/ingest/errors", error("default")).status_code == 202
+
+
 def test_the_group_serves_health_on_every_worker_and_is_unhealthy_without_its_writer(
         start: Callable[..., Server]) -> None:
     server = start_group(start)

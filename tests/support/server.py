@@ -106,7 +106,7 @@ class Server:
 
 
 def start_server(db_url: str, keys: dict[str, str] | None = None,
-                 env: dict[str, str] | None = None, config: str | None = None,
+                 env: dict[str, str | None] | None = None, config: str | None = None,
                  wait_for: int = 1, cwd: Path | None = None) -> Server:
     keys = {"acme": "test-key-acme"} if keys is None else keys
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SOUNDING")}
@@ -127,9 +127,15 @@ def start_server(db_url: str, keys: dict[str, str] | None = None,
         # Not shedding on event-loop lag: on a busy test machine the loop is late at
         # random; tests/runtime/test_admission.py turns it on where it is tested.
         "SOUNDING__SERVICE__MAX_EVENT_LOOP_LAG_MS": "0",
+        # One serve process, not the default of one per core: the suite starts some 600
+        # collectors, and a group costs each start two more processes (and their CPU).
+        # tests/sounding/test_group.py runs the group, as the default does, and starts
+        # one with nothing set (None removes a variable).
+        "SOUNDING_WORKERS": "1",
         "PYTHONUNBUFFERED": "1",
     })
     full_env.update(env or {})
+    full_env = {k: v for k, v in full_env.items() if v is not None}
     args = [sys.executable, "-m", "sounding"]
     if config:
         args += ["--config", config]
