@@ -22,8 +22,9 @@ import hashlib
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
-from sqlalchemy import Connection, and_, delete, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, or_, select, update
 
 from storage import schema
 from storage.store import Store
@@ -154,13 +155,12 @@ def create(store: Store, name: str, scopes: Iterable[str], now_us: int, created_
 
 def authenticate(store: Store, bearer: str, now_us: int) -> Token | None:
     """The token `bearer` is, when it works: not revoked, not expired, and a personal
-    one's account enabled; None otherwise. Notes its use (at most once a minute)."""
+    one's account enabled; None otherwise. Notes its use (at most once a minute).
+    On every request a token comes with: one prepared query, and a write a minute."""
     if not bearer.startswith(PREFIX):
         return None
     with store.reader.connect() as conn:
-        found = _tokens(conn, and_(
-            _T.c.token_hash == token_hash(bearer), _T.c.revoked_us.is_(None),
-            or_(_T.c.expires_us.is_(None), _T.c.expires_us > now_us)))
+        found = _build(conn.execute(_WORKING, {"hash": token_hash(bearer), "now": now_us}))
     if not found:
         return None
     token = found[0]
@@ -168,10 +168,8 @@ def authenticate(store: Store, bearer: str, now_us: int) -> Token | None:
         return None  # a disabled account's
     if token.last_used_us is None or token.last_used_us <= now_us - LAST_USED_EVERY_US:
         with store.writer.begin() as conn:
-            conn.execute(update(_T).where(and_(_T.c.id == token.id, or_(
-                _T.c.last_used_us.is_(None),
-                _T.c.last_used_us <= now_us - LAST_USED_EVERY_US))
-            ).values(last_used_us=now_us))
+            conn.execute(_NOTE_USE, {"token": token.id, "now": now_us,
+                                     "before": now_us - LAST_USED_EVERY_US})
         token = replace(token, last_used_us=now_us)
     return token
 
@@ -206,20 +204,39 @@ def delete_of_user(conn: Connection, user_id: int) -> None:
     conn.execute(delete(_T).where(_T.c.user_id == user_id))
 
 
-def _tokens(conn: Connection, where: object) -> list[Token]:
-    query = (select(_T, _U.c.email, _U.c.role, _U.c.disabled_us)
-             .select_from(_T.outerjoin(_U, _U.c.id == _T.c.user_id)).order_by(_T.c.id))
-    if where is not None:
-        query = query.where(where)  # type: ignore[arg-type]
-    rows = list(conn.execute(query))
-    limited = [r.id for r in rows if not r.all_projects]
+# A token, its account and its projects (one row each; one row with no project for a
+# token over all of them), in one query.
+_SELECT = (select(_T, _U.c.email, _U.c.role, _U.c.disabled_us, _P.c.project_id)
+           .select_from(_T.outerjoin(_U, _U.c.id == _T.c.user_id)
+                        .outerjoin(_P, _P.c.token_id == _T.c.id))
+           .order_by(_T.c.id))
+_WORKING = _SELECT.where(
+    _T.c.token_hash == bindparam("hash"), _T.c.revoked_us.is_(None),
+    or_(_T.c.expires_us.is_(None), _T.c.expires_us > bindparam("now")))
+_NOTE_USE = update(_T).where(
+    _T.c.id == bindparam("token"),
+    or_(_T.c.last_used_us.is_(None), _T.c.last_used_us <= bindparam("before"))
+).values(last_used_us=bindparam("now"))
+
+
+def _tokens(conn: Connection, where: Any) -> list[Token]:
+    return _build(conn.execute(_SELECT if where is None else _SELECT.where(where)))
+
+
+def _build(rows: Iterable[Any]) -> list[Token]:
+    tokens: dict[int, Token] = {}
     chosen: dict[int, set[int]] = {}
-    if limited:
-        for link in conn.execute(select(_P).where(_P.c.token_id.in_(limited))):
-            chosen.setdefault(link.token_id, set()).add(link.project_id)
-    return [Token(
-        id=r.id, name=r.name, user_id=r.user_id, scopes=frozenset(r.scopes.split()),
-        project_ids=None if r.all_projects else frozenset(chosen.get(r.id, ())),
-        created_us=r.created_us, created_by=r.created_by, expires_us=r.expires_us,
-        last_used_us=r.last_used_us, revoked_us=r.revoked_us, email=r.email,
-        role=None if r.disabled_us is not None else r.role) for r in rows]
+    for r in rows:
+        if r.id not in tokens:
+            tokens[r.id] = Token(
+                id=r.id, name=r.name, user_id=r.user_id, scopes=frozenset(r.scopes.split()),
+                project_ids=None, created_us=r.created_us, created_by=r.created_by,
+                expires_us=r.expires_us, last_used_us=r.last_used_us,
+                revoked_us=r.revoked_us, email=r.email,
+                role=None if r.disabled_us is not None else r.role)
+        if not r.all_projects:
+            mine = chosen.setdefault(r.id, set())
+            if r.project_id is not None:
+                mine.add(r.project_id)
+    return [replace(t, project_ids=frozenset(chosen[i])) if i in chosen else t
+            for i, t in tokens.items()]
