@@ -70,8 +70,9 @@ class AccessHandler(RequestHandler):
         self.logged_in = await self._authenticated()
         if not self.logged_in:
             if self.api or self.request.method not in SAFE_METHODS:
-                raise HTTPError(401, "log in first: send 'Authorization: Bearer <admin token>' "
-                                     "or the session cookie of /login")
+                raise HTTPError(401, "log in first: send 'Authorization: Bearer <admin token "
+                                     "or API token>' (a working one: not revoked or "
+                                     "expired) or the session cookie of /login")
             target = self.request.uri or "/"
             self.redirect("/login?" + urlencode({"next": target}))
             return
@@ -81,8 +82,9 @@ class AccessHandler(RequestHandler):
             self.require_role(self.write_role)
         self.authorize(None if self.across_projects else Pending.PROJECT)
 
-    # Who is acting, and what they may do: a team account (its email and role), or
-    # the admin token's holder, an admin.
+    # Who is acting, and what they may do: a team account (its email and role, also
+    # through its personal token), the admin token's holder or a service token (an
+    # admin by role, held by its scopes alone).
     ROLES = ("viewer", "member", "admin")
 
     def actor(self) -> str:
