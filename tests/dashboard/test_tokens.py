@@ -164,6 +164,22 @@ def test_a_personal_token_is_held_to_its_role_and_its_scopes(served: Served) -> 
         users.enable(served.store, "member@example.com")
 
 
+def test_a_change_through_a_token_names_who_made_it(served: Served) -> None:
+    base = served.server.base
+    url = f"{base}/api/v1/projects/acme/error-groups/{served.group['acme']}"
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    for secret, actor in ((served.token("project-admin"), "service token test"),
+                          (served.token("project-admin", user="member@example.com"),
+                           "member@example.com")):
+        for status in ("ignored", "open"):
+            changed = requests.post(url + "/status", json={"status": status}, timeout=10,
+                                    headers={"Authorization": f"Bearer {secret}"})
+            assert changed.status_code == OK, changed.text
+        history = requests.get(url, headers=admin, timeout=10).json()["history"]
+        assert [(h["to_status"], h["actor"]) for h in history[:2]] == [
+            ("open", actor), ("ignored", actor)]
+
+
 def test_expired_and_revoked_tokens_are_refused(served: Served) -> None:
     now = now_us()
     expired = served.token("admin", now=now - 2 * DAY_US, expires_us=now - DAY_US)
