@@ -88,7 +88,7 @@ class AccountHandler(DashboardHandler):
     def user_id(self) -> int:
         if self.login is None or self.login.user_id is None:
             raise HTTPError(400, "the admin token has no account: log in with an email and "
-                                 "password to have a password")
+                                 "password to change your password")
         return self.login.user_id
 
     async def show(self, **shown: Any) -> None:
