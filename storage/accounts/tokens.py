@@ -86,6 +86,8 @@ class Token:
             return "revoked"
         if self.expires_us is not None and self.expires_us <= now_us:
             return "expired"
+        if self.user_id is not None and self.role is None:
+            return "account disabled"
         return "active"
 
 

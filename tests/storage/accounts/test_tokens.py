@@ -93,6 +93,7 @@ def test_personal_tokens_follow_their_account(store: Store) -> None:
     assert tokens.authenticate(store, secret, NOW).role == "member"  # type: ignore[union-attr]
     users.disable(store, ana.email, NOW)
     assert tokens.authenticate(store, secret, NOW) is None
+    assert tokens.get(store, token.id).state(NOW) == "account disabled"  # type: ignore
     users.enable(store, ana.email)
     assert tokens.authenticate(store, secret, NOW) is not None
     assert users.delete_user(store, ana.email)
