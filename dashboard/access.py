@@ -8,17 +8,26 @@ request that authenticates with the session cookie must carry the `_xsrf` token
 and the login form one derived from its own signed nonce cookie. Tornado's
 double-submit check (a cookie equal to a field) is not used: an attacker able to
 set one cookie on the victim's browser could choose both. A request with
-`Authorization: Bearer <admin token or personal token>` carries no ambient credential
+`Authorization: Bearer <admin token or API token>` carries no ambient credential
 a forged cross-site request could use, so it needs none.
 
 Roles (viewer < member < admin) are checked here, server-side, before any handler
 runs: a request of another method than GET/HEAD/OPTIONS needs the handler's
 `write_role` ("member" unless the class says otherwise), so a new POST route is
 closed to viewers by default; handlers may ask for more with require_role().
+
+An API token (storage/accounts/tokens.py) is also held to its scopes and projects, by
+one check, `authorize`: before the handler runs, the scope this handler needs for the
+method (`read_scopes` for GET/HEAD/OPTIONS, `write_scope` otherwise; a handler acting
+beyond one project, `across_projects`, needs a token over all projects), and again
+for the project as soon as the handler loads it (dashboard/scope.py `load_project`).
+A personal token is held to its account's role as well: it never does more than
+either allows.
 """
 
 from __future__ import annotations
 
+import enum
 import hmac
 from urllib.parse import urlencode
 
@@ -31,11 +40,21 @@ from storage.accounts.sessions import Login
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
+class Pending(enum.Enum):
+    PROJECT = "not known yet"  # authorize(): the scope alone, before the project
+
+
 class AccessHandler(RequestHandler):
     api = False  # JSON errors and 401 instead of HTML and a redirect to the login
     login_required = True
     # The least role that may send this handler anything but GET/HEAD/OPTIONS.
     write_role = "member"
+    # The scopes an API token needs here (any one of read_scopes for GET/HEAD/OPTIONS,
+    # write_scope for the rest; `admin` holds all): docs/dashboard.md#api-tokens.
+    read_scopes: tuple[str, ...] = ("read",)
+    write_scope = "project-admin"
+    # Acting beyond one project (accounts, tokens): no token limited to projects.
+    across_projects = False
 
     def initialize(self, dash: DashboardContext) -> None:
         self.dash = dash
@@ -51,8 +70,9 @@ class AccessHandler(RequestHandler):
         self.logged_in = await self._authenticated()
         if not self.logged_in:
             if self.api or self.request.method not in SAFE_METHODS:
-                raise HTTPError(401, "log in first: send 'Authorization: Bearer <admin token>' "
-                                     "or the session cookie of /login")
+                raise HTTPError(401, "log in first: send 'Authorization: Bearer <admin token "
+                                     "or API token>' (a working one: not revoked or "
+                                     "expired) or the session cookie of /login")
             target = self.request.uri or "/"
             self.redirect("/login?" + urlencode({"next": target}))
             return
@@ -60,9 +80,11 @@ class AccessHandler(RequestHandler):
             if not self.via_bearer:
                 self.check_xsrf_cookie()
             self.require_role(self.write_role)
+        self.authorize(None if self.across_projects else Pending.PROJECT)
 
-    # Who is acting, and what they may do: a team account (its email and role), or
-    # the admin token's holder, an admin.
+    # Who is acting, and what they may do: a team account (its email and role, also
+    # through its personal token), the admin token's holder or a service token (an
+    # admin by role, held by its scopes alone).
     ROLES = ("viewer", "member", "admin")
 
     def actor(self) -> str:
@@ -82,6 +104,34 @@ class AccessHandler(RequestHandler):
         """Refuse (403) a request whose login has less than `role`, server-side."""
         if self.ROLES.index(self.role()) < self.ROLES.index(role):
             raise HTTPError(403, f"this needs the {role} role")
+
+    def authorize(self, project_id: int | None | Pending = Pending.PROJECT) -> None:
+        """The one check of an API token's reach (none for the admin token or a
+        session), by storage/accounts/tokens.py's rule (`Token.allows`): the scope this
+        request needs (by method), in the project it acts in: `project_id` once known,
+        None for beyond any one project (only a token over all projects), PROJECT while
+        not known yet (the scope alone). A project out of the token's reach is answered
+        as one that does not exist (404): the token learns nothing of it."""
+        token = self.login.token if self.login else None
+        if token is None:
+            return
+        needed = (self.read_scopes if self.request.method in SAFE_METHODS
+                  else (self.write_scope,))
+        if not any(token.has_scope(scope) for scope in needed):
+            raise HTTPError(403, f"this token's scopes ({', '.join(sorted(token.scopes))}) "
+                                 f"do not allow this: it needs {' or '.join(needed)}")
+        if isinstance(project_id, Pending) or any(
+                token.allows(scope, project_id) for scope in needed):
+            return
+        if project_id is None:
+            raise HTTPError(403, "this token is limited to some projects; this needs a "
+                                 "token over all projects")
+        raise HTTPError(404, "there is no such project for this token")
+
+    def token_reaches(self, project_id: int) -> bool:
+        """Whether this request may see the project (lists of projects)."""
+        token = self.login.token if self.login else None
+        return token is None or token.reaches(project_id)
 
     async def _authenticated(self) -> bool:
         header = self.request.headers.get("Authorization")

@@ -21,7 +21,6 @@ from storage.queries import errors as eq
 from storage.queries import facets as fq
 from storage.queries import logs as lq
 from storage.queries import metric_series as mq
-from storage.queries import projects as pq
 
 MAX_LIMIT = 500
 MAX_STEPS = 1000  # points per line of a metric chart
@@ -125,8 +124,7 @@ class ApiHandler(DashboardHandler):
 
 class ProjectsApi(ApiHandler):
     async def get(self) -> None:
-        self.write_json({"projects": [asdict(p) for p in await self.run(
-            pq.list_projects, self.store)]})
+        self.write_json({"projects": [asdict(p) for p in await self.list_projects()]})
 
 
 class ErrorGroupsApi(ApiHandler):
@@ -202,6 +200,8 @@ class ErrorGroupStatusApi(ApiHandler):
 
 class ReleaseApi(ApiHandler):
     """The groups first seen in a release (a deploy's version), oldest first."""
+
+    read_scopes = ("read", "releases")  # a release's tool (sentry-cli) may read it
 
     async def get(self, project_name: str, release: str) -> None:
         project = await self.load_project(project_name)

@@ -20,7 +20,6 @@ from dashboard.traceargs import PAGE_SIZE as TRACE_PAGE
 from storage.groups import status as group_status
 from storage.queries import errors as eq
 from storage.queries import metric_series as mq
-from storage.queries import projects as pq
 from storage.queries.newest import newest_us
 
 PAGE_SIZE = 50
@@ -135,7 +134,7 @@ class LogoutPage(DashboardHandler):
 
 class HomePage(DashboardHandler):
     async def get(self) -> None:
-        self.projects = await self.run(pq.list_projects, self.store)
+        await self.list_projects()
         if not self.projects:
             self.render("empty.html", how=None)
             return

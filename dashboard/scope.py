@@ -33,11 +33,20 @@ class ScopeHandler(AccessHandler, QueryArgsHandler):
         """A blocking query, off the event loop that also serves ingest."""
         return await asyncio.to_thread(fn, *args, **kwargs)
 
+    async def list_projects(self) -> list[pq.Project]:
+        """The projects this request may see (an API token: its own), for menus and
+        lists; kept as `self.projects`."""
+        self.projects = [p for p in await self.run(pq.list_projects, self.store)
+                         if self.token_reaches(p.id)]
+        return self.projects
+
     async def load_project(self, name: str) -> pq.Project:
-        self.projects = await self.run(pq.list_projects, self.store)
-        project = next((p for p in self.projects if p.name == name), None)
+        """The project a route names, once this request may act in it (authorize):
+        a 404 when there is none, or none this request's token reaches."""
+        project = next((p for p in await self.list_projects() if p.name == name), None)
         if project is None:
             raise HTTPError(404, f"there is no project named {name!r}")
+        self.authorize(project.id)
         self.project = project
         return project
 

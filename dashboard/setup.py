@@ -18,7 +18,6 @@ from tornado.web import HTTPError
 
 from dashboard.base import DashboardHandler
 from storage import keys
-from storage.queries import projects as pq
 
 MAX_NAME = 200  # projects.name's column
 
@@ -38,6 +37,7 @@ class SetupPage(DashboardHandler):
     (which may name a new project): a new key and its DSN, shown once."""
 
     write_role = "admin"  # it makes ingest keys
+    write_scope = "ingest-admin"
 
     def ingest_address(self) -> tuple[str, bool]:
         """(scheme://host[:port] SDKs send to, whether it is only a guess)."""
@@ -49,7 +49,7 @@ class SetupPage(DashboardHandler):
 
     async def get(self, project_name: str | None = None) -> None:
         if project_name is None:  # /setup: the first project, named in the form
-            self.projects = await self.run(pq.list_projects, self.store)
+            await self.list_projects()
         else:
             await self.load_project(project_name)
         address, guessed = self.ingest_address()
@@ -60,6 +60,9 @@ class SetupPage(DashboardHandler):
 
     async def post(self, _project_in_path: str | None = None) -> None:
         name = project_name_arg(self.get_argument("project", ""))
+        existing = next((p for p in await self.list_projects() if p.name == name), None)
+        # A project a token does not reach, or a new one, is beyond its projects.
+        self.authorize(existing.id if existing else None)
         key, key_id = await self.run(keys.create_key, self.store, name, True)
         project = await self.load_project(name)
         address, guessed = self.ingest_address()

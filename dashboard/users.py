@@ -1,10 +1,11 @@
 """The Users page (admins: add accounts, change roles, disable, enable, delete) and
-the Account page (anyone logged in with an account: personal API tokens, password).
+the Account page (anyone logged in with an account: their password; their API tokens
+are on the Tokens page, dashboard/tokens.py).
 
-A password typed here goes only to storage/accounts/users.py, which keeps its Argon2id hash;
-a new personal token is shown in the page once, never in a redirect or a log line.
+A password typed here goes only to storage/accounts/users.py, which keeps its Argon2id hash.
 Every POST goes through DashboardHandler.prepare, which checks the anti-forgery
-token and the handler's `write_role`.
+token and the handler's `write_role`; an API token needs the `admin` scope over all
+projects here.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from storage.accounts import users
 DONE = {
     "created": "Account added.", "role": "Role changed.", "disabled": "Account disabled.",
     "enabled": "Account enabled.", "deleted": "Account deleted.",
-    "revoked": "Token revoked.", "password": "Password changed; your other sessions ended.",
+    "password": "Password changed; your other sessions ended.",
 }
 ACTIONS = ("create", "set-role", "disable", "enable", "delete")
 
@@ -29,6 +30,9 @@ class UsersPage(DashboardHandler):
     """GET /users; POST /users with `action` one of ACTIONS and `email`."""
 
     write_role = "admin"
+    read_scopes = ("admin",)
+    write_scope = "admin"
+    across_projects = True
 
     async def get(self) -> None:
         self.require_role("admin")
@@ -76,21 +80,20 @@ class UsersPage(DashboardHandler):
 
 
 class AccountHandler(DashboardHandler):
-    write_role = "viewer"  # one's own tokens and password: any role
+    write_role = "viewer"  # one's own password: any role
+    read_scopes = ("admin",)
+    write_scope = "admin"
+    across_projects = True
 
     def user_id(self) -> int:
         if self.login is None or self.login.user_id is None:
             raise HTTPError(400, "the admin token has no account: log in with an email and "
-                                 "password to have personal tokens")
+                                 "password to change your password")
         return self.login.user_id
 
     async def show(self, **shown: Any) -> None:
-        user_id = self.login.user_id if self.login else None
-        tokens = [] if user_id is None else await self.run(users.list_tokens, self.store,
-                                                            user_id)
-        shown.setdefault("token", None)
         shown.setdefault("problem", None)
-        self.render("account.html", tokens=tokens, section="account",
+        self.render("account.html", section="account",
                     done=DONE.get(self.get_argument("done", "")), **shown)
 
 
@@ -99,26 +102,6 @@ class AccountPage(AccountHandler):
 
     async def get(self) -> None:
         await self.show()
-
-
-class CreateToken(AccountHandler):
-    """POST /account/tokens, field `name`: a personal API token, shown once."""
-
-    async def post(self) -> None:
-        token, token_id = await self.run(users.create_token, self.store, self.user_id(),
-                                         self.get_body_argument("name", ""), self.now_us)
-        await self.show(token=token, token_id=token_id)
-
-
-class RevokeToken(AccountHandler):
-    """POST /account/tokens/{id}/revoke."""
-
-    async def post(self, raw_id: str) -> None:
-        revoked = await self.run(users.revoke_token, self.store, self.user_id(),
-                                 self.row_id(raw_id, "token"), self.now_us)
-        if not revoked:
-            raise HTTPError(404, f"no active token {raw_id} of yours")
-        self.redirect("/account?done=revoked", status=303)
 
 
 class ChangePassword(AccountHandler):
@@ -149,7 +132,5 @@ def routes(args: dict[str, Any]) -> list[Any]:
     return [
         (r"/users", UsersPage, args),
         (r"/account", AccountPage, args),
-        (r"/account/tokens", CreateToken, args),
-        (r"/account/tokens/([0-9]+)/revoke", RevokeToken, args),
         (r"/account/password", ChangePassword, args),
     ]

@@ -1,5 +1,6 @@
-"""The command line: `sounding serve | check-config | projects | keys | users | admin-token |
-db upgrade|vacuum | version`, one module per concept; `sounding.cli:main` is the entry point."""
+"""The command line: `sounding serve | check-config | projects | keys | users | tokens |
+admin-token | db upgrade|vacuum | version`, one module per concept; `sounding.cli:main` is
+the entry point."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from model.errors import ConfigError
 from runtime import logsetup
 from sounding import config as config_mod
-from sounding.cli import checkconfig, db, keys, projects, serve, users
+from sounding.cli import checkconfig, db, keys, projects, serve, tokens, users
 from sounding.cli.common import config_option
 
 
@@ -39,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     projects.register(sub, common)
     keys.register(sub, common)
     users.register(sub, common)
+    tokens.register(sub, common)
     db.register(sub, common)
     # --config taken (and not read) here too, so that every command accepts it.
     sub.add_parser("version", parents=[common], help="print the version").set_defaults(

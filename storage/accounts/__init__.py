@@ -1,1 +1,1 @@
-"""Team accounts, their sessions, failed logins and the dashboard's secrets."""
+"""Team accounts, their sessions, API tokens, failed logins and the dashboard's secrets."""

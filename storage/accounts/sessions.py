@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, and_, delete, select
 
 from storage import schema
+from storage.accounts.tokens import Token
 from storage.store import Store
 
 _T = schema.dashboard_sessions
@@ -20,12 +21,16 @@ _U = schema.users
 
 @dataclass(frozen=True)
 class Login:
-    """Who a session or token is: a team account, or (user_id None) the admin token."""
+    """Who a session or token is: a team account, or (user_id None) the admin token
+    or a service token."""
     user_id: int | None
     email: str
     role: str
     # The OpenID provider a session logged in through (its logout ends there too).
     provider: str | None = None
+    # The API token a request came with (storage/accounts/tokens.py): what it may do
+    # is also limited by its scopes and projects (dashboard/access.py `authorize`).
+    token: Token | None = None
 
 
 ADMIN_TOKEN = Login(None, "admin token", "admin")

@@ -1,32 +1,30 @@
-"""Team accounts (`users`) and their personal API tokens (`user_tokens`).
+"""Team accounts (`users`); their API tokens are storage/accounts/tokens.py's.
 
 A password is kept only as an Argon2id hash (argon2-cffi: salt and parameters in the
 encoded string, so stronger parameters later still verify old hashes, which are then
-re-hashed on the next login). A personal token is shown once and kept as its SHA-256:
-it is random and long, so a slow hash would add nothing. Disabling an account,
-deleting it or changing its password ends its sessions on every collector.
+re-hashed on the next login). Disabling an account, deleting it or changing its
+password ends its sessions on every collector; a disabled account's tokens stop
+working, a deleted one's are deleted.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import secrets
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Connection, and_, delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, update
 
 from storage import schema
+from storage.accounts import tokens
 from storage.accounts.roles import ROLES
 from storage.store import Store
 
 MIN_PASSWORD = 10
 MAX_PASSWORD = 1024  # Argon2 hashes any length; this bounds the work a request can ask
-TOKEN_PREFIX = "snd_"
 _U = schema.users
-_T = schema.user_tokens
 _S = schema.dashboard_sessions
 _I = schema.user_identities
 _hasher = PasswordHasher()
@@ -48,14 +46,6 @@ class User:
     role: str
     created_us: int
     disabled_us: int | None
-
-
-@dataclass(frozen=True)
-class Token:
-    id: int
-    name: str
-    created_us: int
-    revoked_us: int | None
 
 
 def normal_email(email: str) -> str:
@@ -187,49 +177,7 @@ def delete_user(store: Store, email: str) -> bool:
         return False
     with store.writer.begin() as conn:
         _end_sessions(conn, user.id)
-        conn.execute(delete(_T).where(_T.c.user_id == user.id))
+        tokens.delete_of_user(conn, user.id)
         conn.execute(delete(_I).where(_I.c.user_id == user.id))
         conn.execute(delete(_U).where(_U.c.id == user.id))
     return True
-
-
-# Personal API tokens.
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def create_token(store: Store, user_id: int, name: str, now_us: int) -> tuple[str, int]:
-    """(token, id): the token is shown once and kept only as its hash."""
-    label = name.strip()[:200] or "token"
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    with store.writer.begin() as conn:
-        token_id = conn.execute(_T.insert().values(
-            user_id=user_id, token_hash=token_hash(token), name=label, created_us=now_us
-        ).returning(_T.c.id)).scalar_one()
-    return token, int(token_id)
-
-
-def list_tokens(store: Store, user_id: int) -> list[Token]:
-    with store.reader.connect() as conn:
-        return [Token(r.id, r.name, r.created_us, r.revoked_us) for r in conn.execute(
-            select(_T.c.id, _T.c.name, _T.c.created_us, _T.c.revoked_us)
-            .where(_T.c.user_id == user_id).order_by(_T.c.id))]
-
-
-def revoke_token(store: Store, user_id: int, token_id: int, now_us: int) -> bool:
-    with store.writer.begin() as conn:
-        return conn.execute(update(_T).where(and_(
-            _T.c.id == token_id, _T.c.user_id == user_id, _T.c.revoked_us.is_(None)))
-            .values(revoked_us=now_us)).rowcount > 0
-
-
-def token_user(store: Store, token: str) -> User | None:
-    """The enabled account of an unrevoked personal token, or None."""
-    if not token.startswith(TOKEN_PREFIX):
-        return None
-    with store.reader.connect() as conn:
-        row = conn.execute(select(*_COLUMNS).join(_T, _T.c.user_id == _U.c.id).where(and_(
-            _T.c.token_hash == token_hash(token), _T.c.revoked_us.is_(None),
-            _U.c.disabled_us.is_(None)))).first()
-    return None if row is None else _user(row)

@@ -19,11 +19,12 @@ how the rest of storage reads it, and importing this package declares every tabl
 that a foreign key by name always finds its table."""
 
 from storage.schema.accounts import (
+    api_token_projects,
+    api_tokens,
     dashboard_secrets,
     dashboard_sessions,
     login_failures,
     user_identities,
-    user_tokens,
     users,
 )
 from storage.schema.alerts import (
@@ -69,11 +70,12 @@ from storage.schema.signals import (
 __all__ = [
     "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY",
     "ROLLUP_KEY", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
-    "alert_state", "api_keys", "dashboard_secrets", "dashboard_sessions", "deploys",
+    "alert_state", "api_keys", "api_token_projects", "api_tokens", "dashboard_secrets",
+    "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",
     "metric_request_rollups_hourly", "metric_series", "outbox", "projects",
     "request_latency", "request_latency_hourly", "request_rollups",
-    "request_rollups_hourly", "resources", "spans", "user_identities", "user_tokens", "users",
+    "request_rollups_hourly", "resources", "spans", "user_identities", "users",
 ]

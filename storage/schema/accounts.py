@@ -3,7 +3,7 @@ tokens and the failed logins that throttle guessing. Every secret is kept as a h
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, ForeignKey, Index, Integer, String, Table
+from sqlalchemy import BigInteger, Boolean, Column, ForeignKey, Index, Integer, String, Table
 
 from storage.schema.columns import metadata
 
@@ -49,17 +49,34 @@ users = Table(
     Column("disabled_us", BigInteger, nullable=True),
 )
 
-# Personal API tokens (storage/accounts/users.py): the SHA-256 of the token, never the token.
-user_tokens = Table(
-    "user_tokens",
+# API tokens (migration 0022, storage/accounts/tokens.py): personal (`user_id`, acting as
+# that account) or service (`user_id` NULL); the SHA-256 of the token, never the token.
+# `scopes` is the token's scopes, space-separated; `all_projects` false limits it to
+# the projects of `api_token_projects`. `last_used_us` is written at most once a minute.
+api_tokens = Table(
+    "api_tokens",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
     Column("token_hash", String(64), nullable=False, unique=True),
     Column("name", String(200), nullable=False),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=True),
+    Column("scopes", String(200), nullable=False),
+    Column("all_projects", Boolean, nullable=False),
     Column("created_us", BigInteger, nullable=False),
+    # Who made it: an account's email, "admin token", or "cli".
+    Column("created_by", String(320), nullable=False),
+    Column("expires_us", BigInteger, nullable=True),
+    Column("last_used_us", BigInteger, nullable=True),
     Column("revoked_us", BigInteger, nullable=True),
-    Index("ix_user_tokens_user", "user_id"),
+    Index("ix_api_tokens_user", "user_id"),
+)
+
+# The projects a token limited to some reaches (storage/accounts/tokens.py).
+api_token_projects = Table(
+    "api_token_projects",
+    metadata,
+    Column("token_id", Integer, ForeignKey("api_tokens.id"), primary_key=True),
+    Column("project_id", Integer, ForeignKey("projects.id"), primary_key=True),
 )
 
 # Single sign-on identities (migration 0020, storage/accounts/identities.py): the

@@ -41,8 +41,8 @@ LEAST_ROLE = {
     r"/api/v1/projects/([^/]+)/error-groups/merge": "member",
     r"/api/v1/projects/([^/]+)/error-groups/([0-9]+)/unmerge": "member",
     r"/users": "admin",
-    r"/account/tokens": "viewer",
-    r"/account/tokens/([0-9]+)/revoke": "viewer",
+    r"/tokens": "viewer",
+    r"/tokens/([0-9]+)/revoke": "viewer",
     r"/account/password": "viewer",
 }
 RANK = {"viewer": 0, "member": 1, "admin": 2}
@@ -143,8 +143,8 @@ def test_personal_tokens_carry_their_accounts_role(
     for role in ("viewer", "member"):
         session = logins[role]
         xsrf = xsrf_of(session.get(server.base + "/account", timeout=10).text)
-        page = session.post(server.base + "/account/tokens", timeout=10,
-                            data={"_xsrf": xsrf, "name": "ci"}).text
+        page = session.post(server.base + "/tokens", timeout=10,
+                            data={"_xsrf": xsrf, "name": "ci", "scope": "admin"}).text
         tokens[role] = re.search(r'id="new-token">(snd_[^<]+)<', page).group(1)  # type: ignore
     status_url = server.base + "/api/v1/projects/acme/error-groups/1/status"
     for role, token in tokens.items():
@@ -154,11 +154,11 @@ def test_personal_tokens_carry_their_accounts_role(
         changed = requests.post(status_url, headers=headers, json={"status": "resolved"},
                                 timeout=10)
         assert (changed.status_code == 403) == (role == "viewer"), changed.text
-    # Revoked (by id, from the account page): refused at once.
+    # Revoked (by id, from the Tokens page): refused at once.
     session = logins["viewer"]
-    page = session.get(server.base + "/account", timeout=10).text
-    token_id = re.search(r'/account/tokens/(\d+)/revoke', page).group(1)  # type: ignore
-    assert session.post(server.base + f"/account/tokens/{token_id}/revoke", timeout=10,
+    page = session.get(server.base + "/tokens", timeout=10).text
+    token_id = re.search(r'/tokens/(\d+)/revoke', page).group(1)  # type: ignore
+    assert session.post(server.base + f"/tokens/{token_id}/revoke", timeout=10,
                         data={"_xsrf": xsrf_of(page)}).status_code == 200
     assert requests.get(server.base + "/api/v1/projects", timeout=10, headers={
         "Authorization": f"Bearer {tokens['viewer']}"}).status_code == 401

@@ -1,6 +1,7 @@
 """storage/accounts/users.py, storage/accounts/login_throttle.py and the account of a
 session, on both engines: passwords kept only as Argon2id hashes and verified, roles, disabling or a
-new password ending the account's sessions, personal tokens, and the throttle."""
+new password ending the account's sessions, and the throttle (API tokens:
+test_tokens.py)."""
 
 from __future__ import annotations
 
@@ -61,26 +62,6 @@ def test_disabling_or_a_new_password_ends_the_sessions(store: Store) -> None:
     assert users.verify(store, "bo@example.com", PASSWORD) is None
     assert sessions.lookup(store, "admin-1", NOW) == sessions.ADMIN_TOKEN  # untouched
     assert not users.disable(store, "nobody@example.com", NOW)
-
-
-def test_personal_tokens_are_hashed_revocable_and_die_with_the_account(store: Store) -> None:
-    ana = users.create(store, "ana@example.com", PASSWORD, "viewer", NOW)
-    token, token_id = users.create_token(store, ana.id, "ci", NOW)
-    other, _ = users.create_token(store, ana.id, "laptop", NOW)
-    with store.reader.connect() as conn:
-        hashes = list(conn.execute(select(schema.user_tokens.c.token_hash)).scalars())
-    assert token not in hashes and users.token_hash(token) in hashes
-    assert users.token_user(store, token) == ana
-    assert users.token_user(store, token + "x") is None
-    assert [t.name for t in users.list_tokens(store, ana.id)] == ["ci", "laptop"]
-    assert not users.revoke_token(store, ana.id + 1, token_id, NOW)  # not theirs
-    assert users.revoke_token(store, ana.id, token_id, NOW)
-    assert users.token_user(store, token) is None
-    assert users.token_user(store, other) == ana
-    users.disable(store, "ana@example.com", NOW)
-    assert users.token_user(store, other) is None
-    assert users.delete_user(store, "ana@example.com")
-    assert users.list_users(store) == [] and users.list_tokens(store, ana.id) == []
 
 
 def test_the_throttle_counts_failures_in_the_window(store: Store) -> None:
