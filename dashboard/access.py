@@ -27,6 +27,7 @@ from tornado.web import HTTPError, RequestHandler
 from dashboard.auth import LOGIN_COOKIE, LOGIN_FORM_DAYS, SESSION_COOKIE
 from dashboard.context import DashboardContext
 from storage.accounts.sessions import Login
+from storage.audit.log import ADMIN_TOKEN, SYSTEM, Actor
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -43,6 +44,9 @@ class AccessHandler(RequestHandler):
         self.logged_in = False
         self.session_token: str | None = None  # of a valid session cookie
         self.login: Login | None = None  # who is logged in
+        # The API token a bearer request authenticated with, as the audit log names it
+        # (Actor.token(id, name)); None for a session, the admin token or no token.
+        self.token_actor: Actor | None = None
         self._login_nonce: str | None = None
 
     async def prepare(self) -> None:
@@ -65,9 +69,17 @@ class AccessHandler(RequestHandler):
     # the admin token's holder, an admin.
     ROLES = ("viewer", "member", "admin")
 
-    def actor(self) -> str:
-        """The name recorded for a change this request makes (audit trail)."""
-        return self.login.email if self.login else "admin token"
+    def actor(self) -> Actor:
+        """Who the audit log (and a group's history, by its name) records for a change
+        this request makes: the API token it came with, else the account logged in,
+        else the admin token's holder."""
+        if self.token_actor is not None:
+            return self.token_actor
+        if self.login is None:  # no change is made without a login (prepare)
+            return SYSTEM
+        if self.login.user_id is None:
+            return ADMIN_TOKEN
+        return Actor.user(self.login.user_id, self.login.email)
 
     def role(self) -> str:
         """The logged-in role: one of ROLES (none logged in: the least)."""

@@ -60,7 +60,7 @@ class SetupPage(DashboardHandler):
 
     async def post(self, _project_in_path: str | None = None) -> None:
         name = project_name_arg(self.get_argument("project", ""))
-        key, key_id = await self.run(keys.create_key, self.store, name, True)
+        key, key_id = await self.run(keys.create_key, self.store, name, True, self.actor())
         project = await self.load_project(name)
         address, guessed = self.ingest_address()
         shown = keys.dsn(key, address, project.id)
