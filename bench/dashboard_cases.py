@@ -16,6 +16,7 @@ from dashboard.timerange import parse as parse_range
 from storage import schema
 from storage.alerts import outbox as outbox
 from storage.alerts import settings
+from storage.queries import audit as aq
 from storage.queries import errors as eq
 from storage.queries import logs as lq
 from storage.queries import metric_series as mq
@@ -104,4 +105,7 @@ def cases(store: Store, project_id: int, end_us: int, trace_id: str
         "deploys and impact, 7 days, env production (24 h windows)":
             lambda: views.deploys_view(store, p, week, "production", False, "24h", end_us),
         "alerts page (recent alerts, destinations, rules)": alerts_page,
+        "audit log, newest 50": lambda: aq.entries(store, aq.Filter(), 50),
+        "audit log, project's group actions, page 3":
+            lambda: aq.entries(store, aq.Filter(action="group", project_id=p), 50, 100),
     }

@@ -36,6 +36,7 @@ from tornado.web import HTTPError, RequestHandler
 from dashboard.auth import LOGIN_COOKIE, LOGIN_FORM_DAYS, SESSION_COOKIE
 from dashboard.context import DashboardContext
 from storage.accounts.sessions import Login
+from storage.audit.log import ADMIN_TOKEN, SYSTEM, Actor
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -87,9 +88,20 @@ class AccessHandler(RequestHandler):
     # admin by role, held by its scopes alone).
     ROLES = ("viewer", "member", "admin")
 
-    def actor(self) -> str:
-        """The name recorded for a change this request makes (audit trail)."""
-        return self.login.email if self.login else "admin token"
+    def actor(self) -> Actor:
+        """Who the audit log (and a group's history, by its name) records for a change
+        this request makes: the API token it came with (a personal one too: the token,
+        not its account, so that a leaked token's changes can be told apart), else the
+        account logged in, else the admin token's holder."""
+        token = self.login.token if self.login else None
+        if token is not None:
+            return Actor.token(token.id, f"{token.email} (token {token.name})" if token.email
+                               else f"service token {token.name}")
+        if self.login is None:  # no change is made without a login (prepare)
+            return SYSTEM
+        if self.login.user_id is None:
+            return ADMIN_TOKEN
+        return Actor.user(self.login.user_id, self.login.email)
 
     def role(self) -> str:
         """The logged-in role: one of ROLES (none logged in: the least)."""

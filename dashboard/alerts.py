@@ -93,7 +93,7 @@ class AddDestination(AlertsHandler):
     async def post(self, project_name: str) -> None:
         project = await self.load_project(project_name)
         try:
-            await self.run(self.admin.add_destination, project.id, self.form())
+            await self.run(self.admin.add_destination, project.id, self.form(), self.actor())
         except ConfigError as exc:
             await self.refused(project_name, exc)
             return
@@ -105,7 +105,7 @@ class RemoveDestination(AlertsHandler):
         project = await self.load_project(project_name)
         try:
             removed = await self.run(self.admin.remove_destination, project.id,
-                                     self.row_id(raw_id, "destination"))
+                                     self.row_id(raw_id, "destination"), self.actor())
         except ConfigError as exc:
             await self.refused(project_name, exc)
             return
@@ -119,7 +119,7 @@ class AddRule(AlertsHandler):
         project = await self.load_project(project_name)
         names = [n.strip() for n in self.get_body_arguments("destinations") if n.strip()]
         try:
-            await self.run(self.admin.add_rule, project.id, self.form(), names)
+            await self.run(self.admin.add_rule, project.id, self.form(), names, self.actor())
         except ConfigError as exc:
             await self.refused(project_name, exc)
             return
@@ -130,7 +130,7 @@ class RemoveRule(AlertsHandler):
     async def post(self, project_name: str, raw_id: str) -> None:
         project = await self.load_project(project_name)
         removed = await self.run(self.admin.remove_rule, project.id,
-                                 self.row_id(raw_id, "rule"))
+                                 self.row_id(raw_id, "rule"), self.actor())
         if not removed:
             raise HTTPError(404, f"no rule {raw_id} in this project")
         self.done("rule-removed")

@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import alerts, api, api_bulk, merging, pages, setup, sso, tokens, users
+from dashboard import alerts, api, api_bulk, audit, merging, pages, setup, sso, tokens, users
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -70,6 +70,7 @@ class Dashboard:
             *merging.routes(P, API, args),
             *users.routes(args),
             *tokens.routes(args),
+            *audit.routes(args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),
             (API + r"/error-groups/bulk-status", api_bulk.ErrorGroupsBulkStatusApi, args),

@@ -17,6 +17,7 @@ from tornado.web import HTTPError
 
 from dashboard.base import DashboardHandler
 from dashboard.pages import _safe_next
+from storage.audit.log import Actor
 from storage.groups import merge
 from storage.groups.status import MAX_BULK
 from storage.queries import errors as eq
@@ -26,7 +27,7 @@ ID_DIGITS = 19
 
 
 def merge_into_largest(store: Store, project_id: int, group_ids: list[int],
-                       actor: str) -> int:
+                       actor: Actor) -> int:
     """Merge the groups into the one with the most events (a tie: the first of
     `group_ids`); returns its id. Unknown ids are left to merge() to name."""
     found = {g.id: g for g in eq.groups_by_id(store, project_id, group_ids)}

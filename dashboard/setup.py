@@ -63,7 +63,7 @@ class SetupPage(DashboardHandler):
         existing = next((p for p in await self.list_projects() if p.name == name), None)
         # A project a token does not reach, or a new one, is beyond its projects.
         self.authorize(existing.id if existing else None)
-        key, key_id = await self.run(keys.create_key, self.store, name, True)
+        key, key_id = await self.run(keys.create_key, self.store, name, True, self.actor())
         project = await self.load_project(name)
         address, guessed = self.ingest_address()
         shown = keys.dsn(key, address, project.id)

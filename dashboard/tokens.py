@@ -90,7 +90,7 @@ class RevokeToken(TokensHandler):
 
     async def post(self, raw_id: str) -> None:
         revoked = await self.run(tokens.revoke, self.store, self.row_id(raw_id, "token"),
-                                 self.now_us, self.own_id())
+                                 self.now_us, self.actor(), self.own_id())
         if not revoked:
             raise HTTPError(404, f"no active token {raw_id} you may revoke")
         self.redirect("/tokens?done=revoked", status=303)

@@ -66,17 +66,18 @@ class UsersPage(DashboardHandler):
         self.redirect(f"/users?done={code}", status=303)
 
     def change(self, action: str, email: str) -> bool:
+        actor = self.actor()
         if action == "create":
             users.create(self.store, email, self.get_body_argument("password", "", strip=False),
-                         self.get_body_argument("role", ""), self.now_us)
+                         self.get_body_argument("role", ""), self.now_us, actor)
             return True
         if action == "set-role":
-            return users.set_role(self.store, email, self.get_body_argument("role", ""))
+            return users.set_role(self.store, email, self.get_body_argument("role", ""), actor)
         if action == "disable":
-            return users.disable(self.store, email, self.now_us)
+            return users.disable(self.store, email, self.now_us, actor)
         if action == "enable":
-            return users.enable(self.store, email)
-        return users.delete_user(self.store, email)
+            return users.enable(self.store, email, actor)
+        return users.delete_user(self.store, email, actor)
 
 
 class AccountHandler(DashboardHandler):
@@ -118,7 +119,7 @@ class ChangePassword(AccountHandler):
             return
         try:
             await self.run(users.set_password, self.store, self.login.email,
-                           self.get_body_argument("new", "", strip=False))
+                           self.get_body_argument("new", "", strip=False), self.actor())
         except ValueError as exc:
             self.set_status(400)
             await self.show(problem=str(exc))

@@ -13,6 +13,7 @@ from typing import Any
 
 from dashboard.timerange import TimeRange
 from dashboard.waterfall import LogMark, WaterfallRow, place_logs, waterfall
+from storage.audit.log import Actor
 from storage.groups import status as group_status
 from storage.queries import culprit as cq
 from storage.queries import deploys as dq
@@ -33,7 +34,7 @@ MAX_CORRELATED = 25
 
 
 def change_status(store: Store, project_id: int, group_id: int, status: str,
-                  actor: str | None = None, next_release: bool = False,
+                  actor: Actor | None = None, next_release: bool = False,
                   snooze: group_status.Snooze | None = None) -> eq.Group | None:
     """Set a group's status (one of eq.STATUSES) as `actor`; the updated group, or None
     when the project has no such group. The Resolve/Ignore/Reopen buttons and the API

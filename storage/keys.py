@@ -1,4 +1,10 @@
-"""Projects and their ingest keys. Only a SHA-256 of each key is stored."""
+"""Projects and their ingest keys. Only a SHA-256 of each key is stored.
+
+A key made, revoked or rotated (by `sounding keys` or the setup page) and a project
+made with it are recorded in the audit log in their transaction, by the key's id;
+keys of the configuration file, added at every start, are not: the file is their
+record.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ from model.keyhash import hash_key as hash_key
 from model.keyhash import key_id_of as key_id_of
 from model.timeutil import now_us
 from storage import schema
+from storage.audit.log import SYSTEM, Actor, Target, record
 from storage.store import Store
 from storage.upsert import insert
 
@@ -49,34 +56,45 @@ def dsn(key: str, address: str, project_id: int) -> str:
     return f"{scheme}://{key}@{rest.rstrip('/')}/{project_id}"
 
 
-def ensure_project(conn: Connection, name: str) -> int:
+def ensure_project(conn: Connection, name: str, actor: Actor | None = None) -> int:
+    """The project's id, made if missing (recorded in the audit log as made by
+    `actor`, when one is given)."""
     p = schema.projects
-    conn.execute(insert(conn.dialect.name, p).on_conflict_do_nothing(),
-                 {"name": name, "created_us": now_us()})
+    made = conn.execute(insert(conn.dialect.name, p).on_conflict_do_nothing()
+                        .returning(p.c.id), {"name": name, "created_us": now_us()}).first()
+    if made is not None and actor is not None:
+        record(conn, actor, "project.create", Target("project", made[0], int(made[0])),
+               after={"name": name})
     project_id = conn.execute(select(p.c.id).where(p.c.name == name)).scalar_one()
     return int(project_id)
 
 
-def add_key(conn: Connection, project: str, key: str) -> str:
-    """Register `key` for `project` (created if needed); idempotent. Returns the key id."""
-    project_id = ensure_project(conn, project)
+def add_key(conn: Connection, project: str, key: str, actor: Actor | None = None) -> str:
+    """Register `key` for `project` (created if needed); idempotent. Returns the key id.
+    With `actor`, the project (if made now) and the key are recorded in the audit log."""
+    project_id = ensure_project(conn, project, actor)
     key_hash = hash_key(key)
     k = schema.api_keys
     existing = conn.execute(select(k.c.project_id).where(k.c.key_hash == key_hash)).first()
     if existing is not None and existing.project_id != project_id:
         raise ValueError(f"key {key_id_of(key_hash)} already belongs to another project")
-    conn.execute(insert(conn.dialect.name, k).on_conflict_do_nothing(), {
+    added = conn.execute(insert(conn.dialect.name, k).on_conflict_do_nothing()
+                         .returning(k.c.key_id), {
         "project_id": project_id, "key_hash": key_hash, "key_id": key_id_of(key_hash),
-        "created_us": now_us()})
+        "created_us": now_us()}).first()
+    if added is not None and actor is not None:
+        record(conn, actor, "key.create", Target("key", added[0], project_id),
+               after={"project": project})
     return key_id_of(key_hash)
 
 
-def create_key(store: Store, project: str, sentry: bool = False) -> tuple[str, str]:
+def create_key(store: Store, project: str, sentry: bool = False,
+               actor: Actor = SYSTEM) -> tuple[str, str]:
     """A new random key for `project` (`sentry`: in Sentry's form, see new_key):
     (key, key id). The key is shown once, never stored."""
     key = new_key(sentry)
     with store.writer.begin() as conn:
-        key_id = add_key(conn, project, key)
+        key_id = add_key(conn, project, key, actor)
     return key, key_id
 
 
@@ -106,19 +124,22 @@ def list_keys(store: Store) -> list[KeyInfo]:
     return [KeyInfo(r.key_id, r.name, r.created_us, r.revoked_us) for r in rows]
 
 
-def revoke_key(store: Store, key_id: str) -> int:
+def revoke_key(store: Store, key_id: str, actor: Actor = SYSTEM) -> int:
     """Revoke every active key whose id starts with `key_id` (one due to be revoked
-    later too: now); returns how many."""
+    later too: now); returns how many (each recorded in the audit log)."""
     k = schema.api_keys
     if len(key_id) < 6:
         raise ValueError("give at least 6 characters of the key id")
     now = now_us()
     with store.writer.begin() as conn:
-        result = conn.execute(
+        revoked = conn.execute(
             update(k).where(and_(k.c.key_id.startswith(key_id, autoescape=True),
                                  active(now)))
-            .values(revoked_us=now))
-    return int(result.rowcount or 0)
+            .values(revoked_us=now).returning(k.c.key_id, k.c.project_id)).all()
+        for row in revoked:
+            record(conn, actor, "key.revoke", Target("key", row.key_id, int(row.project_id)),
+                   after={"revoked_us": now}, at_us=now)
+    return len(revoked)
 
 
 def project_for_hash(store: Store, key_hash: str) -> int | None:
@@ -151,8 +172,8 @@ def active_key_count(store: Store) -> int:
             select(func.count()).select_from(k).where(active())).scalar_one())
 
 
-def rotate_key(store: Store, project: str, revoke_at_us: int, sentry: bool = False
-               ) -> tuple[str, str, int]:
+def rotate_key(store: Store, project: str, revoke_at_us: int, sentry: bool = False,
+               actor: Actor = SYSTEM) -> tuple[str, str, int]:
     """A new key for an existing `project`, and its other active keys revoked at
     `revoke_at_us` (now, or later for a grace period; a key already due sooner keeps
     its time), in one transaction: (key, key id, how many keys were scheduled)."""
@@ -163,9 +184,12 @@ def rotate_key(store: Store, project: str, revoke_at_us: int, sentry: bool = Fal
     key = new_key(sentry)
     with store.writer.begin() as conn:
         key_id = add_key(conn, project, key)
-        result = conn.execute(
+        scheduled = conn.execute(
             update(k).where(and_(k.c.project_id == project_id, k.c.key_hash != hash_key(key),
                                  or_(k.c.revoked_us.is_(None),
                                      k.c.revoked_us > max(revoke_at_us, now_us()))))
-            .values(revoked_us=revoke_at_us))
-    return key, key_id, int(result.rowcount or 0)
+            .values(revoked_us=revoke_at_us).returning(k.c.key_id)).scalars().all()
+        record(conn, actor, "key.rotate", Target("key", key_id, project_id),
+               after={"project": project, "older_keys": sorted(scheduled),
+                      "older_revoked_us": revoke_at_us})
+    return key, key_id, len(scheduled)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from storage import keys, schema
+from storage.audit.log import SYSTEM, Actor
 from storage.store import Store
 
 MAX_NAME = 200  # schema.projects.name
@@ -21,8 +22,9 @@ class ProjectInfo:
     active_keys: int
 
 
-def create_project(store: Store, name: str) -> tuple[int, bool]:
-    """(project id, whether it was created now); ValueError for an unusable name."""
+def create_project(store: Store, name: str, actor: Actor = SYSTEM) -> tuple[int, bool]:
+    """(project id, whether it was created now, then recorded in the audit log as
+    made by `actor`); ValueError for an unusable name."""
     name = name.strip()
     if not name or len(name) > MAX_NAME:
         raise ValueError(f"a project name is 1 to {MAX_NAME} characters")
@@ -30,7 +32,7 @@ def create_project(store: Store, name: str) -> tuple[int, bool]:
     if existing is not None:
         return existing, False
     with store.writer.begin() as conn:
-        return keys.ensure_project(conn, name), True
+        return keys.ensure_project(conn, name, actor), True
 
 
 def list_projects(store: Store) -> list[ProjectInfo]:

@@ -29,6 +29,7 @@ from model.errors import ConfigError
 from model.timeutil import now_us
 from storage.alerts import outbox
 from storage.alerts import settings as stored
+from storage.audit.log import SYSTEM, Actor
 from storage.queries import projects as pq
 from storage.store import Store
 
@@ -113,9 +114,11 @@ class AlertsAdmin:
         return Overview(self.box is not None, files, mine,
                         stored.rules(self.store, project_id))
 
-    def add_destination(self, project_id: int, form: dict[str, str]) -> int:
+    def add_destination(self, project_id: int, form: dict[str, str],
+                        actor: Actor = SYSTEM) -> int:
         """Check, seal and store a destination from the form; its id. ConfigError
-        (naming the field, never echoing a credential) when it cannot be."""
+        (naming the field, never echoing a credential) when it cannot be. Each change
+        here is recorded in the audit log as made by `actor`."""
         if self.box is None:
             raise ConfigError("set alerts.secrets_key (32+ characters) to add destinations "
                               "here: their credentials are stored sealed with it")
@@ -129,13 +132,14 @@ class AlertsAdmin:
         sealed = self.box.seal(json.dumps(secret).encode(), _context(project_id, name))
         shown = {k: v for k, v in dest.redacted(config).items() if k not in ("name", "type")}
         added = stored.add_destination(self.store, project_id, name, config["type"], shown,
-                                       sealed)
+                                       sealed, actor)
         if added is None:
             raise ConfigError(f"destination.name: this project already has {name!r}")
         self.changed()
         return added
 
-    def remove_destination(self, project_id: int, destination_id: int) -> bool:
+    def remove_destination(self, project_id: int, destination_id: int,
+                           actor: Actor = SYSTEM) -> bool:
         mine = {d.id: d.name for d in stored.destinations(self.store, project_id)}
         if destination_id not in mine:
             return False
@@ -144,21 +148,22 @@ class AlertsAdmin:
         if users:
             raise ConfigError(f"destination {mine[destination_id]!r} is used by rule "
                               f"{', '.join(f'#{i}' for i in users)}: remove the rule first")
-        removed = stored.remove_destination(self.store, project_id, destination_id)
+        removed = stored.remove_destination(self.store, project_id, destination_id, actor)
         self.changed()
         return removed
 
-    def add_rule(self, project_id: int, form: dict[str, str], names: list[str]) -> int:
+    def add_rule(self, project_id: int, form: dict[str, str], names: list[str],
+                 actor: Actor = SYSTEM) -> int:
         usable = self._file_names() | {d.name for d in
                                        stored.destinations(self.store, project_id)}
         rule = forms.rule_config(form, names)
         forms.check_rule(rule, usable)
-        added = stored.add_rule(self.store, project_id, rule)
+        added = stored.add_rule(self.store, project_id, rule, actor)
         self.changed()
         return added
 
-    def remove_rule(self, project_id: int, rule_id: int) -> bool:
-        removed = stored.remove_rule(self.store, project_id, rule_id)
+    def remove_rule(self, project_id: int, rule_id: int, actor: Actor = SYSTEM) -> bool:
+        removed = stored.remove_rule(self.store, project_id, rule_id, actor)
         self.changed()
         return removed
 

@@ -26,6 +26,9 @@ DEFAULTS: dict[str, Any] = {
     "error_occurrences": "30d",
     "rollups": "90d",
     "deploys": "365d",
+    # The audit log (storage/audit/), for every project at once: a year of who changed
+    # what covers the reviews that ask for it; its rows are small and few.
+    "audit_log": "365d",
     "sweep_every_seconds": 300,
     "batch_rows": 5000,  # rows per delete transaction
     # {<project name>: {<signal>: <duration>}}
@@ -68,6 +71,7 @@ def check(path: str, config: dict[str, Any]) -> None:
     require_bool(path, config, "enabled")
     for signal in RETAINED_SIGNALS:
         seconds(join(path, signal), config.get(signal))
+    seconds(join(path, "audit_log"), config.get("audit_log"))
     _positive_int(join(path, "sweep_every_seconds"), config.get("sweep_every_seconds"))
     # Past this a batch holds SQLite's write lock for too long (and its rollup key
     # deletes would pass SQLite's limit of bound values in one statement).

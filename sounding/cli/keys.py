@@ -1,4 +1,5 @@
-"""`sounding keys create|list|revoke|rotate` and `sounding admin-token rotate`."""
+"""`sounding keys create|list|revoke|rotate` and `sounding admin-token rotate`; each
+change is recorded in the audit log as made by the command line (Actor.cli)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from model.timeutil import iso_from_us, now_us
 from sounding.cli.common import ingest_address, store
 from storage import keys
 from storage.accounts import secrets as shared_secrets
+from storage.audit.log import Actor
 
 # `keys rotate` without --revoke-old or --revoke-after: the old keys keep working a
 # day, time for every sender to be given the new one.
@@ -18,7 +20,7 @@ DEFAULT_GRACE_SECONDS = 86400
 
 def cmd_create(config: dict[str, Any], args: argparse.Namespace) -> int:
     opened = store(config)
-    key, key_id = keys.create_key(opened, args.project, sentry=args.sentry)
+    key, key_id = keys.create_key(opened, args.project, sentry=args.sentry, actor=Actor.cli())
     print(f"project: {args.project}\nkey id:  {key_id}\nkey:     {key}")
     if args.sentry:
         project_id = keys.project_id_of(opened, args.project)
@@ -48,7 +50,7 @@ def cmd_list(config: dict[str, Any], _args: argparse.Namespace) -> int:
 
 def cmd_revoke(config: dict[str, Any], args: argparse.Namespace) -> int:
     try:
-        count = keys.revoke_key(store(config), args.key_id)
+        count = keys.revoke_key(store(config), args.key_id, Actor.cli())
     except ValueError as exc:
         print(f"sounding: {exc}", file=sys.stderr)
         return 2
@@ -66,7 +68,7 @@ def cmd_rotate(config: dict[str, Any], args: argparse.Namespace) -> int:
     revoke_at = now_us() + grace * 1_000_000
     try:
         key, key_id, count = keys.rotate_key(store(config), args.project, revoke_at,
-                                             sentry=args.sentry)
+                                             sentry=args.sentry, actor=Actor.cli())
     except ValueError as exc:
         print(f"sounding: {exc}", file=sys.stderr)
         return 1
@@ -88,7 +90,7 @@ def cmd_admin_token_rotate(config: dict[str, Any], _args: argparse.Namespace) ->
         print("sounding: the admin token is configured (SOUNDING_ADMIN_TOKEN or "
               "dashboard.admin_token); change it there", file=sys.stderr)
         return 2
-    token = shared_secrets.rotate_admin_token(store(config))
+    token = shared_secrets.rotate_admin_token(store(config), Actor.cli())
     print(f"admin token: {token}\nShown once; Sounding keeps only its hash. Running "
           "collectors accept it (and log out every session) within 10 seconds.")
     return 0

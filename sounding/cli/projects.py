@@ -9,11 +9,12 @@ from typing import Any
 from model.timeutil import iso_from_us
 from sounding.cli.common import store
 from storage import projects
+from storage.audit.log import Actor
 
 
 def cmd_create(config: dict[str, Any], args: argparse.Namespace) -> int:
     try:
-        project_id, created = projects.create_project(store(config), args.name)
+        project_id, created = projects.create_project(store(config), args.name, Actor.cli())
     except ValueError as exc:
         print(f"sounding: {exc}", file=sys.stderr)
         return 2

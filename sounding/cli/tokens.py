@@ -11,6 +11,7 @@ from typing import Any
 from model.timeutil import iso_from_us, now_us
 from sounding.cli.common import store
 from storage.accounts import tokens, users
+from storage.audit.log import Actor
 
 DAY_US = 86_400 * 1_000_000
 
@@ -28,7 +29,7 @@ def cmd_create(config: dict[str, Any], args: argparse.Namespace) -> int:
     try:
         projects = tokens.project_ids(opened, args.project) if args.project else None
         secret, token = tokens.create(
-            opened, args.name, args.scope, now, "cli", user_id, projects,
+            opened, args.name, args.scope, now, Actor.cli(), user_id, projects,
             None if args.expires_days is None else now + args.expires_days * DAY_US)
     except ValueError as exc:
         print(f"sounding: {exc}", file=sys.stderr)
@@ -69,7 +70,7 @@ def cmd_list(config: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def cmd_revoke(config: dict[str, Any], args: argparse.Namespace) -> int:
-    if not tokens.revoke(store(config), args.id, now_us()):
+    if not tokens.revoke(store(config), args.id, now_us(), Actor.cli()):
         print(f"sounding: no active token with id {args.id}", file=sys.stderr)
         return 1
     print(f"revoked token {args.id}; it is refused from its next request")

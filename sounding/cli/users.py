@@ -1,7 +1,8 @@
 """`sounding users create|list|set-role|set-password|disable|enable|delete`: team
 accounts of the dashboard (storage/accounts/users.py). A password is read from a prompt (not
 echoed) or, for scripts, from standard input with --password-stdin: never from the
-command line, where other users of the machine and the shell's history would see it."""
+command line, where other users of the machine and the shell's history would see it.
+Each change is recorded in the audit log as made by the command line (Actor.cli)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from model.timeutil import iso_from_us, now_us
 from sounding.cli.common import store
 from storage.accounts import users
+from storage.audit.log import Actor
 
 
 def read_password(args: argparse.Namespace) -> str:
@@ -27,7 +29,7 @@ def read_password(args: argparse.Namespace) -> str:
 def cmd_create(config: dict[str, Any], args: argparse.Namespace) -> int:
     try:
         user = users.create(store(config), args.email, read_password(args), args.role,
-                            now_us())
+                            now_us(), Actor.cli())
     except ValueError as exc:
         print(f"sounding: {exc}", file=sys.stderr)
         return 2
@@ -53,13 +55,14 @@ def _report(found: bool, email: str, done: str) -> int:
 
 
 def cmd_set_role(config: dict[str, Any], args: argparse.Namespace) -> int:
-    return _report(users.set_role(store(config), args.email, args.role), args.email,
-                   f"role {args.role}")
+    return _report(users.set_role(store(config), args.email, args.role, Actor.cli()),
+                   args.email, f"role {args.role}")
 
 
 def cmd_set_password(config: dict[str, Any], args: argparse.Namespace) -> int:
     try:
-        found = users.set_password(store(config), args.email, read_password(args))
+        found = users.set_password(store(config), args.email, read_password(args),
+                                   Actor.cli())
     except ValueError as exc:
         print(f"sounding: {exc}", file=sys.stderr)
         return 2
@@ -67,16 +70,16 @@ def cmd_set_password(config: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def cmd_disable(config: dict[str, Any], args: argparse.Namespace) -> int:
-    return _report(users.disable(store(config), args.email, now_us()), args.email,
+    return _report(users.disable(store(config), args.email, now_us(), Actor.cli()), args.email,
                    "disabled; their sessions ended and their tokens stop working")
 
 
 def cmd_enable(config: dict[str, Any], args: argparse.Namespace) -> int:
-    return _report(users.enable(store(config), args.email), args.email, "enabled")
+    return _report(users.enable(store(config), args.email, Actor.cli()), args.email, "enabled")
 
 
 def cmd_delete(config: dict[str, Any], args: argparse.Namespace) -> int:
-    return _report(users.delete_user(store(config), args.email), args.email,
+    return _report(users.delete_user(store(config), args.email, Actor.cli()), args.email,
                    "deleted, with their sessions and tokens")
 
 

@@ -8,6 +8,10 @@ provider vouches for that email (`email_verified`); an unverified email that is
 already an account is refused, since anyone able to set that address at the provider
 would otherwise become its holder. The role is the provider's at every login.
 
+Both are recorded in the audit log, made by the provider (a `system` actor named
+after it): `user.create` for an account made just in time, `user.role` for a role
+the provider's claim changed.
+
 An account made here has no password (`NO_PASSWORD` is no Argon2 hash, so no
 password verifies against it); an admin may still give it one.
 """
@@ -20,6 +24,7 @@ from sqlalchemy import Connection, and_, delete, select, update
 
 from storage import schema
 from storage.accounts.users import User, check_role, normal_email
+from storage.audit.log import Actor, Target, record
 from storage.store import Store
 
 NO_PASSWORD = "!sso"
@@ -58,6 +63,12 @@ def login(store: Store, who: Claimed, now_us: int) -> User:
 _COLUMNS = (_U.c.id, _U.c.email, _U.c.role, _U.c.created_us, _U.c.disabled_us)
 
 
+def provider_actor(provider: str) -> Actor:
+    """Who the audit log says made an account or changed its role at a login: the
+    identity provider, by its name in `dashboard.oidc.providers`."""
+    return Actor.system(f"identity provider {provider}", f"oidc:{provider}")
+
+
 def _login(conn: Connection, who: Claimed, now_us: int) -> User | Refused:
     row = conn.execute(select(*_COLUMNS).join(_I, _I.c.user_id == _U.c.id).where(
         and_(_I.c.provider == who.provider, _I.c.subject == who.subject))).first()
@@ -83,10 +94,14 @@ def _login(conn: Connection, who: Claimed, now_us: int) -> User | Refused:
                 email=address, password_hash=NO_PASSWORD, role=role, created_us=now_us
             ).returning(_U.c.id)).scalar_one()
             row = conn.execute(select(*_COLUMNS).where(_U.c.id == user_id)).one()
+            record(conn, provider_actor(who.provider), "user.create", Target("user", address),
+                   after={"email": address, "role": role}, at_us=now_us)
         conn.execute(_I.insert().values(provider=who.provider, subject=who.subject,
                                         user_id=row.id, created_us=now_us))
     if row.disabled_us is not None:
         return Refused("this account is disabled in Sounding; ask an administrator")
     if row.role != role:
         conn.execute(update(_U).where(_U.c.id == row.id).values(role=role))
+        record(conn, provider_actor(who.provider), "user.role", Target("user", row.email),
+               before={"role": row.role}, after={"role": role}, at_us=now_us)
     return User(int(row.id), row.email, role, row.created_us, None)

@@ -21,6 +21,7 @@ from sqlalchemy import Connection, select
 from model.timeutil import now_us
 from storage import schema
 from storage.accounts import sessions
+from storage.audit.log import SYSTEM, Actor, Target, record
 from storage.store import Store
 from storage.upsert import insert
 
@@ -70,9 +71,9 @@ def ensure_admin_token(store: Store) -> str | None:
     return token if created else None
 
 
-def rotate_admin_token(store: Store) -> str:
+def rotate_admin_token(store: Store, actor: Actor = SYSTEM) -> str:
     """Replace the stored admin token and log every session out; returns the new
-    token (shown once)."""
+    token (shown once). Recorded in the audit log (never the token or its hash)."""
     token = new_admin_token()
     t = schema.dashboard_secrets
     with store.writer.begin() as conn:
@@ -82,6 +83,7 @@ def rotate_admin_token(store: Store) -> str:
         # The sessions' cookies carry a marker of the old token and no longer match
         # it; their rows are of no use any more.
         sessions.end_all(conn)
+        record(conn, actor, "admin_token.rotate", Target("admin_token"))
     return token
 
 

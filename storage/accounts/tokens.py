@@ -27,6 +27,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, bindparam, delete, or_, select, update
 
 from storage import schema
+from storage.audit.log import Actor, Target, record
 from storage.store import Store
 
 PREFIX = "snd_"
@@ -119,11 +120,12 @@ def project_ids(store: Store, names: Iterable[str]) -> frozenset[int]:
     return frozenset(found.values())
 
 
-def create(store: Store, name: str, scopes: Iterable[str], now_us: int, created_by: str,
+def create(store: Store, name: str, scopes: Iterable[str], now_us: int, actor: Actor,
            user_id: int | None = None, projects: Iterable[int] | None = None,
            expires_us: int | None = None) -> tuple[str, Token]:
-    """A new token: (the token, to be shown once; what it is). `user_id` None makes a
-    service token; `projects` None reaches every project. ValueError for bad input."""
+    """A new token: (the token, to be shown once; what it is), made by `actor` (its
+    `created_by`, and the audit log's `token.create`). `user_id` None makes a service
+    token; `projects` None reaches every project. ValueError for bad input."""
     label = name.strip()
     if not label or len(label) > MAX_NAME or any(ord(c) < 0x20 for c in label):
         raise ValueError(f"a token's name must be 1 to {MAX_NAME} characters, with no "
@@ -146,13 +148,23 @@ def create(store: Store, name: str, scopes: Iterable[str], now_us: int, created_
         token_id = conn.execute(_T.insert().values(
             token_hash=token_hash(secret), name=label, user_id=user_id,
             scopes=" ".join(s for s in SCOPES if s in chosen), all_projects=limited is None,
-            created_us=now_us, created_by=created_by[:320], expires_us=expires_us
+            created_us=now_us, created_by=actor.name[:320], expires_us=expires_us
         ).returning(_T.c.id)).scalar_one()
         if limited:
             conn.execute(_P.insert(), [{"token_id": token_id, "project_id": p}
                                        for p in sorted(limited)])
         token = _tokens(conn, _T.c.id == token_id)[0]
+        record(conn, actor, "token.create", Target("token", token.id), after=_shown(token),
+               at_us=now_us)
     return secret, token
+
+
+def _shown(token: Token) -> dict[str, object]:
+    """What the audit log keeps of a token: never the token or its hash."""
+    return {"name": token.name, "kind": token.kind, "user_id": token.user_id,
+            "scopes": [s for s in SCOPES if s in token.scopes],
+            "projects": "all" if token.project_ids is None else sorted(token.project_ids),
+            "expires_us": token.expires_us}
 
 
 def authenticate(store: Store, bearer: str, now_us: int) -> Token | None:
@@ -189,14 +201,20 @@ def get(store: Store, token_id: int) -> Token | None:
     return found[0] if found else None
 
 
-def revoke(store: Store, token_id: int, now_us: int, user_id: int | None = None) -> bool:
-    """Revoke a token (`user_id`: only if it is that account's); False when there is
-    no such unrevoked token."""
+def revoke(store: Store, token_id: int, now_us: int, actor: Actor,
+           user_id: int | None = None) -> bool:
+    """Revoke a token (`user_id`: only if it is that account's), recorded as `actor`'s
+    `token.revoke`; False when there is no such unrevoked token."""
     where = and_(_T.c.id == token_id, _T.c.revoked_us.is_(None))
     if user_id is not None:
         where = and_(where, _T.c.user_id == user_id)
     with store.writer.begin() as conn:
-        return conn.execute(update(_T).where(where).values(revoked_us=now_us)).rowcount > 0
+        if conn.execute(update(_T).where(where).values(revoked_us=now_us)).rowcount == 0:
+            return False
+        token = _tokens(conn, _T.c.id == token_id)[0]
+        record(conn, actor, "token.revoke", Target("token", token_id), before=_shown(token),
+               at_us=now_us)
+        return True
 
 
 def delete_of_user(conn: Connection, user_id: int) -> None:

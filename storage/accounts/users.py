@@ -4,7 +4,8 @@ A password is kept only as an Argon2id hash (argon2-cffi: salt and parameters in
 encoded string, so stronger parameters later still verify old hashes, which are then
 re-hashed on the next login). Disabling an account, deleting it or changing its
 password ends its sessions on every collector; a disabled account's tokens stop
-working, a deleted one's are deleted.
+working, a deleted one's are deleted. Every change to an account is recorded in the
+audit log (`user.*`) in its transaction, never with a password or a hash.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlalchemy import Connection, delete, func, select, update
 from storage import schema
 from storage.accounts import tokens
 from storage.accounts.roles import ROLES
+from storage.audit.log import SYSTEM, Actor, Target, record
 from storage.store import Store
 
 MIN_PASSWORD = 10
@@ -79,7 +81,8 @@ def _user(row: object) -> User:
 _COLUMNS = (_U.c.id, _U.c.email, _U.c.role, _U.c.created_us, _U.c.disabled_us)
 
 
-def create(store: Store, email: str, password: str, role: str, now_us: int) -> User:
+def create(store: Store, email: str, password: str, role: str, now_us: int,
+           actor: Actor = SYSTEM) -> User:
     address = normal_email(email)
     digest = _hasher.hash(check_password(password))
     check_role(role)
@@ -89,6 +92,8 @@ def create(store: Store, email: str, password: str, role: str, now_us: int) -> U
         user_id = conn.execute(_U.insert().values(
             email=address, password_hash=digest, role=role, created_us=now_us
         ).returning(_U.c.id)).scalar_one()
+        record(conn, actor, "user.create", Target("user", address),
+               after={"email": address, "role": role}, at_us=now_us)
     return User(int(user_id), address, role, now_us, None)
 
 
@@ -142,7 +147,10 @@ def _end_sessions(conn: Connection, user_id: int) -> None:
     conn.execute(delete(_S).where(_S.c.user_id == user_id))
 
 
-def _change(store: Store, email: str, values: dict[str, object], end: bool) -> bool:
+def _change(store: Store, email: str, values: dict[str, object], end: bool,
+            action: str, actor: Actor, shown: dict[str, object] | None = None) -> bool:
+    """Change the account (`values`), recording `action`; `shown`: its before and
+    after, of the columns that may be shown (none for a password)."""
     user = find(store, email)
     if user is None:
         return False
@@ -150,28 +158,35 @@ def _change(store: Store, email: str, values: dict[str, object], end: bool) -> b
         conn.execute(update(_U).where(_U.c.id == user.id).values(**values))
         if end:
             _end_sessions(conn, user.id)
+        before = None if shown is None else {k: getattr(user, k) for k in shown}
+        if before is None or before != shown:  # a role set to what it was: no change
+            record(conn, actor, action, Target("user", user.email), before=before,
+                   after=shown)
     return True
 
 
-def set_role(store: Store, email: str, role: str) -> bool:
+def set_role(store: Store, email: str, role: str, actor: Actor = SYSTEM) -> bool:
     # Sessions read the role from the account on every request: nothing to end.
-    return _change(store, email, {"role": check_role(role)}, end=False)
+    return _change(store, email, {"role": check_role(role)}, False, "user.role", actor,
+                   {"role": role})
 
 
-def set_password(store: Store, email: str, password: str) -> bool:
+def set_password(store: Store, email: str, password: str, actor: Actor = SYSTEM) -> bool:
     return _change(store, email, {"password_hash": _hasher.hash(check_password(password))},
-                   end=True)
+                   True, "user.password", actor)
 
 
-def disable(store: Store, email: str, now_us: int) -> bool:
-    return _change(store, email, {"disabled_us": now_us}, end=True)
+def disable(store: Store, email: str, now_us: int, actor: Actor = SYSTEM) -> bool:
+    return _change(store, email, {"disabled_us": now_us}, True, "user.disable", actor,
+                   {"disabled_us": now_us})
 
 
-def enable(store: Store, email: str) -> bool:
-    return _change(store, email, {"disabled_us": None}, end=False)
+def enable(store: Store, email: str, actor: Actor = SYSTEM) -> bool:
+    return _change(store, email, {"disabled_us": None}, False, "user.enable", actor,
+                   {"disabled_us": None})
 
 
-def delete_user(store: Store, email: str) -> bool:
+def delete_user(store: Store, email: str, actor: Actor = SYSTEM) -> bool:
     user = find(store, email)
     if user is None:
         return False
@@ -180,4 +195,6 @@ def delete_user(store: Store, email: str) -> bool:
         tokens.delete_of_user(conn, user.id)
         conn.execute(delete(_I).where(_I.c.user_id == user.id))
         conn.execute(delete(_U).where(_U.c.id == user.id))
+        record(conn, actor, "user.delete", Target("user", user.email),
+               before={"email": user.email, "role": user.role})
     return True

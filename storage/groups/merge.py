@@ -9,7 +9,8 @@ merge clears the pointer, and the source is back with exactly its own counts.
 Merges are flat: a group merged into a source is re-pointed to the target, so a
 target's members are always one step away. Each merge and unmerge is recorded in
 error_status_changes (reason `merge` / `unmerge` on the target, `merged into` /
-`unmerged from` on each source) with who made it.
+`unmerged from` on each source) with who made it, and in the audit log, once per
+merge (`group.merge` on the target) and unmerge (`group.unmerge` on the source).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sqlalchemy import and_, or_, select, update
 
 from model.timeutil import now_us
 from storage import schema
+from storage.audit.log import SYSTEM, Actor, Target, record
 from storage.groups.status import ACTOR_LENGTH, ID_MAX, MAX_BULK
 from storage.store import Store
 
@@ -42,15 +44,15 @@ def _ids(ids: Sequence[int]) -> str:
 
 
 def _record(conn: Any, project_id: int, fingerprint: str, status: str, reason: str,
-            detail: str, at: int, actor: str | None) -> None:
+            detail: str, at: int, actor: Actor | None) -> None:
     conn.execute(schema.error_status_changes.insert(), {
         "project_id": project_id, "fingerprint": fingerprint, "from_status": status,
         "to_status": status, "reason": reason, "at_us": at, "detail": detail,
-        "actor": None if actor is None else actor[:ACTOR_LENGTH]})
+        "actor": None if actor is None else actor.name[:ACTOR_LENGTH]})
 
 
 def merge(store: Store, project_id: int, into: int, group_ids: Sequence[int],
-          actor: str | None = None, at_us: int | None = None) -> list[int]:
+          actor: Actor | None = None, at_us: int | None = None) -> list[int]:
     """Merge the groups `group_ids` of the project into the group `into`; returns the
     ids merged (sorted). Groups already merged into one of them follow them. Raises
     MergeError: fewer than two groups, `into` among the sources, an unknown id or one
@@ -87,10 +89,13 @@ def merge(store: Store, project_id: int, into: int, group_ids: Sequence[int],
         for i in sources:
             _record(conn, project_id, rows[i].fingerprint, rows[i].status, "merged into",
                     f"#{into}", at, actor)
+        record(conn, actor or SYSTEM, "group.merge", Target("group", into, project_id),
+               before={"merged_into": {str(i): rows[i].merged_into for i in sources}},
+               after={"groups": sources}, at_us=at)
     return sources
 
 
-def unmerge(store: Store, project_id: int, group_id: int, actor: str | None = None,
+def unmerge(store: Store, project_id: int, group_id: int, actor: Actor | None = None,
             at_us: int | None = None) -> int | None:
     """Undo the merge of the group `group_id`: it is listed again with its own counts.
     Returns the id of the group it had been merged into; None if there is no such
@@ -117,4 +122,6 @@ def unmerge(store: Store, project_id: int, group_id: int, actor: str | None = No
                     f"#{group_id}", at, actor)
         _record(conn, project_id, row.fingerprint, row.status, "unmerged from",
                 f"#{into}", at, actor)
+        record(conn, actor or SYSTEM, "group.unmerge", Target("group", group_id, project_id),
+               before={"merged_into": into}, after={"merged_into": None}, at_us=at)
     return into

@@ -1,7 +1,9 @@
 """Error group status changes made by a person (through the dashboard or its API).
 
 Open -> Resolved, Open -> Ignored, Resolved/Ignored -> Open. Every change is
-recorded in error_status_changes with the reason `user` and who made it (`actor`).
+recorded in error_status_changes with the reason `user` and who made it (`actor`'s
+name), and in the audit log (`group.resolve`, `group.ignore`, `group.snooze`,
+`group.reopen`), both in the transaction of the change.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from sqlalchemy import and_, select, update
 
 from model.timeutil import now_us
 from storage import schema
+from storage.audit.log import SYSTEM, Actor, Target, record
 from storage.queries import members
 from storage.schema import GROUP_STATUSES as STATUSES
 from storage.store import Store
@@ -63,9 +66,17 @@ def current_release(conn: Any, project_id: int, fingerprint: str) -> str | None:
         .order_by(f.c.first_seen_us.desc(), f.c.value.desc()).limit(1)).scalar()
 
 
-def _change(conn: Any, project_id: int, where: Any, fingerprint: str, previous: str,
-            status: str, at: int, actor: str | None, next_release: bool = False,
-            snooze: Snooze | None = None) -> None:
+def _action(status: str, snooze: Snooze) -> str:
+    if status == "resolved":
+        return "group.resolve"
+    if status == "ignored":
+        return "group.snooze" if snooze.any() else "group.ignore"
+    return "group.reopen"
+
+
+def _change(conn: Any, project_id: int, group_id: int, where: Any, fingerprint: str,
+            previous: str, status: str, at: int, actor: Actor | None,
+            next_release: bool = False, snooze: Snooze | None = None) -> None:
     resolved = status == "resolved"
     release = current_release(conn, project_id, fingerprint) if resolved and next_release \
         else None
@@ -82,11 +93,19 @@ def _change(conn: Any, project_id: int, where: Any, fingerprint: str, previous: 
     conn.execute(schema.error_status_changes.insert(), {
         "project_id": project_id, "fingerprint": fingerprint, "from_status": previous,
         "to_status": status, "reason": "user", "at_us": at,
-        "actor": None if actor is None else actor[:ACTOR_LENGTH]})
+        "actor": None if actor is None else actor.name[:ACTOR_LENGTH]})
+    after: dict[str, Any] = {"status": status}
+    if resolved:
+        after.update(next_release=next_release, resolved_release=release)
+    if sn.any():
+        after["snooze"] = {"until_us": sn.until_us, "events": sn.events,
+                           "per_hour": sn.per_hour}
+    record(conn, actor or SYSTEM, _action(status, sn), Target("group", group_id, project_id),
+           before={"status": previous}, after=after, at_us=at)
 
 
 def set_status(store: Store, project_id: int, fingerprint: str, status: str,
-               at_us: int | None = None, actor: str | None = None,
+               at_us: int | None = None, actor: Actor | None = None,
                next_release: bool = False, snooze: Snooze | None = None) -> str | None:
     """Set a group's status; returns the previous status, or None if there is no such group.
     Resolved with `next_release`: only an error of a release the group had not seen by
@@ -96,20 +115,24 @@ def set_status(store: Store, project_id: int, fingerprint: str, status: str,
     at = now_us() if at_us is None else at_us
     where = and_(_G.c.project_id == project_id, _G.c.fingerprint == fingerprint)
     with store.writer.begin() as conn:
-        previous = conn.execute(
-            select(_G.c.status).where(where).with_for_update()).scalar_one_or_none()
-        if previous is None or (previous == status and snooze is None):
-            return previous
-        _change(conn, project_id, where, fingerprint, previous, status, at, actor,
-                next_release, snooze)
+        row = conn.execute(
+            select(_G.c.id, _G.c.status).where(where).with_for_update()).first()
+        if row is None:
+            return None
+        previous = row.status
+        if previous == status and snooze is None:
+            return str(previous)
+        _change(conn, project_id, int(row.id), where, fingerprint, previous, status, at,
+                actor, next_release, snooze)
     return str(previous)
 
 
 def set_statuses(store: Store, project_id: int, group_ids: Sequence[int], status: str,
-                 actor: str | None = None, at_us: int | None = None,
+                 actor: Actor | None = None, at_us: int | None = None,
                  next_release: bool = False, snooze: Snooze | None = None) -> int:
     """Set the status of several groups (by id) in one transaction, each change
-    recorded; groups of other projects and unknown ids are left out. Returns how many
+    recorded (one audit record per group changed); groups of other projects and
+    unknown ids are left out. Returns how many
     changed (those already in `status` do not, unless snoozed: ignored groups are
     snoozed too, each until its own count plus `snooze.events`)."""
     _check(status)
@@ -134,7 +157,7 @@ def set_statuses(store: Store, project_id: int, group_ids: Sequence[int], status
             if previous == status and snooze is None:
                 continue
             where = and_(_G.c.project_id == project_id, _G.c.id == group_id)
-            _change(conn, project_id, where, fingerprint, previous, status, at, actor,
-                    next_release, snooze)
+            _change(conn, project_id, group_id, where, fingerprint, previous, status, at,
+                    actor, next_release, snooze)
             changed += 1
     return changed

@@ -20,6 +20,10 @@ past the occurrences' setting goes, with its hourly counts, facets and status
 changes; a group still seen keeps its count, first seen, facets and history. A group
 others were merged into (storage/groups/merge.py) stays while one of them is still seen:
 the list shows them in it.
+
+The audit log (storage/audit/) is kept `audit_log` seconds whatever the project: its
+records go by age alone, oldest first, in the same short transactions; the sweep is
+the only code that deletes them.
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ class Policy:
     defaults: Mapping[str, int]
     projects: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     batch_rows: int = 5000
+    audit_log: int = 0  # seconds the audit log is kept; 0: for ever
 
     def seconds(self, project: str, signal: str) -> int:
         return int(self.projects.get(project, {}).get(signal, self.defaults[signal]))
@@ -141,6 +146,8 @@ class Sweep:
                         self._target(project_id, target, cutoff_s)
                     if signal == "error_occurrences":
                         self._groups(project_id, cutoff_s)
+            if self.policy.audit_log > 0:
+                self._audit(self.now_s - self.policy.audit_log)
         except LeaseLost:
             log.warning("retention: another collector took the sweep over")
         finally:
@@ -253,6 +260,15 @@ class Sweep:
             return len(found)
 
         self._batches(batch)
+
+    def _audit(self, cutoff_s: int) -> None:
+        """Audit records older than `cutoff_s`, oldest first (by the index on at_us)."""
+        key = "rowid" if self.sqlite else "id"
+        statement = text(f"DELETE FROM audit_log WHERE {key} IN (SELECT {key} FROM audit_log "
+                         "WHERE at_us < :c ORDER BY at_us LIMIT :n)")
+        params = {"c": cutoff_s * US, "n": self.policy.batch_rows}
+        self.outcome.add("audit_log", self._batches(
+            lambda conn: int(conn.execute(statement, params).rowcount)))
 
     def _partitions(self) -> None:
         """PostgreSQL: whole day partitions older than every project's setting go

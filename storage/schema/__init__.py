@@ -12,6 +12,7 @@ holds every table; each module declares the tables of one concept:
 - rollups.py: request rollups and latency, per minute and per hour
 - accounts.py: dashboard secrets, sessions, users, tokens, failed logins
 - alerts.py: alert destinations, rules, facts, deliveries, threshold state
+- audit.py: the audit log
 - queues.py: the forwarding outbox, maintenance leases
 
 Everything is imported here: `from storage import schema` then `schema.<table>` is
@@ -36,6 +37,7 @@ from storage.schema.alerts import (
     alert_rules,
     alert_state,
 )
+from storage.schema.audit import audit_log
 from storage.schema.columns import metadata
 from storage.schema.errors import (
     FACET_KEY,
@@ -70,8 +72,8 @@ from storage.schema.signals import (
 __all__ = [
     "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY",
     "ROLLUP_KEY", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
-    "alert_state", "api_keys", "api_token_projects", "api_tokens", "dashboard_secrets",
-    "dashboard_sessions", "deploys",
+    "alert_state", "api_keys", "api_token_projects", "api_tokens", "audit_log",
+    "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",

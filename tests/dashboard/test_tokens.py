@@ -19,6 +19,7 @@ import requests
 from dashboard.app import Dashboard
 from model.timeutil import now_us
 from storage.accounts import tokens, users
+from storage.audit.log import Actor
 from storage.store import Store
 from tests.dashboard.data import ADMIN_TOKEN, error, post_ok
 from tests.dashboard.test_roles import PASSWORD, password_login
@@ -43,7 +44,7 @@ class Served:
         user_id = None if user is None else users.find(self.store, user).id  # type: ignore
         limited = None if projects is None else [self.ids[p] for p in projects]
         secret, _ = tokens.create(self.store, "test", scopes, kwargs.pop("now", now_us()),
-                                  "test", user_id, limited, **kwargs)
+                                  Actor.cli(), user_id, limited, **kwargs)
         return secret
 
     def call(self, secret: str, request: str) -> requests.Response:
@@ -95,6 +96,7 @@ REQUESTS = {
     "keys beta": "POST /setup?project=beta",
     "users": "GET /users",
     "tokens": "GET /tokens",
+    "audit": "GET /api/v1/audit",
 }
 OK, REFUSED, NOT_FOUND = 200, 403, 404
 # What each token may do: its scopes, its projects (None: all), and the answer to each
@@ -102,7 +104,7 @@ OK, REFUSED, NOT_FOUND = 200, 403, 404
 CASES: list[tuple[tuple[str, ...], tuple[str, ...] | None, dict[str, int]]] = [
     (("read",), None, {"read acme": OK, "read beta": OK, "page acme": OK,
                        "release acme": OK, "status acme": REFUSED, "keys acme": REFUSED,
-                       "users": REFUSED, "tokens": REFUSED}),
+                       "users": REFUSED, "tokens": REFUSED, "audit": REFUSED}),
     (("read",), ("acme",), {"read acme": OK, "read beta": NOT_FOUND, "page acme": OK,
                             "status acme": REFUSED, "users": REFUSED}),
     (("releases",), None, {"release acme": OK, "release beta": OK, "read acme": REFUSED,
@@ -122,7 +124,7 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...] | None, dict[str, int]]] = [
     (("admin",), ("acme",), {"read acme": OK, "read beta": NOT_FOUND, "status acme": OK,
                              "status beta": NOT_FOUND, "keys acme": OK, "keys beta": REFUSED,
                              "release beta": NOT_FOUND, "users": REFUSED,
-                             "tokens": REFUSED}),
+                             "tokens": REFUSED, "audit": REFUSED}),
     (("read", "project-admin"), ("acme",), {"read acme": OK, "status acme": OK,
                                             "status beta": NOT_FOUND, "keys acme": REFUSED}),
 ]
@@ -171,7 +173,7 @@ def test_a_change_through_a_token_names_who_made_it(served: Served) -> None:
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     for secret, actor in ((served.token("project-admin"), "service token test"),
                           (served.token("project-admin", user="member@example.com"),
-                           "member@example.com")):
+                           "member@example.com (token test)")):
         for status in ("ignored", "open"):
             changed = requests.post(url + "/status", json={"status": status}, timeout=10,
                                     headers={"Authorization": f"Bearer {secret}"})
@@ -179,6 +181,11 @@ def test_a_change_through_a_token_names_who_made_it(served: Served) -> None:
         history = requests.get(url, headers=admin, timeout=10).json()["history"]
         assert [(h["to_status"], h["actor"]) for h in history[:2]] == [
             ("open", actor), ("ignored", actor)]
+        audit = requests.get(f"{base}/api/v1/audit", params={"action": "group"}, headers=admin,
+                             timeout=10).json()
+        assert [(r["actor_kind"], r["actor_name"], r["action"])
+                for r in audit["entries"][:2]] == [
+            ("token", actor, "group.reopen"), ("token", actor, "group.ignore")], audit
 
 
 def test_expired_and_revoked_tokens_are_refused(served: Served) -> None:
@@ -188,7 +195,7 @@ def test_expired_and_revoked_tokens_are_refused(served: Served) -> None:
     soon = served.token("read", expires_us=now + DAY_US)
     assert served.call(soon, REQUESTS["read acme"]).status_code == OK
     token = tokens.authenticate(served.store, soon, now_us())
-    assert token is not None and tokens.revoke(served.store, token.id, now_us())
+    assert token is not None and tokens.revoke(served.store, token.id, now_us(), Actor.cli())
     answer = served.call(soon, REQUESTS["read acme"])
     assert answer.status_code == 401 and answer.headers["WWW-Authenticate"].startswith("Bearer")
 

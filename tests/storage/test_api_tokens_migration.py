@@ -10,8 +10,11 @@ import sqlalchemy as sa
 from alembic import command
 
 from storage.accounts import tokens
+from storage.audit.log import Actor
 from storage.store import Store
 from tests.support.migrations import migrate
+
+CLI = Actor.cli()
 
 NOW = 1_800_000_000_000_000
 OLD = "snd_" + "a" * 43
@@ -34,8 +37,9 @@ def test_old_personal_tokens_carry_over_and_back(empty_db_url: str) -> None:
             found.project_ids, found.created_by) == (
         3, 7, "ana@example.com", "member", {"admin"}, None, "ana@example.com")
     assert tokens.authenticate(store, OLD + "r", NOW) is None  # revoked stays revoked
-    _, narrow = tokens.create(store, "read only", ["read"], NOW, "cli", 7)
-    _, service = tokens.create(store, "svc", ["admin"], NOW, "cli")
+    migrate(store, command.upgrade, "head")  # making a token also writes the audit log
+    _, narrow = tokens.create(store, "read only", ["read"], NOW, CLI, 7)
+    _, service = tokens.create(store, "svc", ["admin"], NOW, CLI)
     assert (narrow.id, service.id) == (5, 6)  # after the ids carried over
 
     migrate(store, command.downgrade, "0021")

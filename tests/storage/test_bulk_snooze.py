@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from storage import keys
+from storage.audit.log import Actor
 from storage.groups import status
 from storage.queries import errors as eq
 from storage.store import Store
@@ -41,7 +42,7 @@ def test_each_group_wakes_after_its_own_n_more_events(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 90), err("b", NOW - 90), err("b", NOW - 89),
                       err("b", NOW - 88)])
     ids = [group(db, "a").id, group(db, "b").id]
-    changed = status.set_statuses(db.store, db.project, ids, "ignored", actor="ada",
+    changed = status.set_statuses(db.store, db.project, ids, "ignored", actor=Actor.user(1, "ada"),
                                   at_us=(NOW - 80) * US, snooze=status.Snooze(events=2))
     assert changed == 2
     assert (group(db, "a").snooze_count, group(db, "b").snooze_count) == (3, 5)
@@ -60,10 +61,10 @@ def test_each_group_wakes_after_its_own_n_more_events(db: Db) -> None:
 def test_ignored_groups_are_snoozed_too_and_others_left_alone(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 90), err("b", NOW - 90), err("c", NOW - 90)])
     ids = {fp: group(db, fp).id for fp in "abc"}
-    status.set_status(db.store, db.project, "a", "ignored", actor="ada")  # for good
+    status.set_status(db.store, db.project, "a", "ignored", actor=Actor.user(1, "ada"))  # for good
     until = (NOW + 3600) * US
     changed = status.set_statuses(db.store, db.project, [ids["a"], ids["b"], 10**12],
-                                  "ignored", actor="grace",
+                                  "ignored", actor=Actor.user(1, "grace"),
                                   snooze=status.Snooze(until_us=until, per_hour=10))
     assert changed == 2  # the ignored one was snoozed, the unknown id names nothing
     for fp in ("a", "b"):

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from storage import keys
+from storage.audit.log import Actor
 from storage.groups import status
 from storage.queries import errors as eq
 from storage.queries import facets as fq
@@ -53,7 +54,7 @@ def test_search_finds_class_message_or_fingerprint_whatever_the_case(db: Db) -> 
 def test_a_status_change_records_who_made_it(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 50)])
     assert status.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 40) * US,
-                             actor="ada@example.com") == "open"
+                             actor=Actor.user(1, "ada@example.com")) == "open"
     status.set_status(db.store, db.project, "a", "open", at_us=(NOW - 30) * US)
     history = eq.status_history(db.store, db.project, "a")
     assert [(h.to_status, h.reason, h.actor, h.at_us) for h in history] == [
@@ -70,7 +71,7 @@ def test_bulk_changes_every_named_group_of_the_project_and_records_each(db: Db) 
     assert status.set_statuses(other.store, other.project, list(ids.values()),
                                "resolved") == 0
     changed = status.set_statuses(db.store, db.project, [ids["a"], ids["b"], ids["a"], 10**12],
-                                  "resolved", actor="grace", at_us=(NOW - 5) * US)
+                                  "resolved", actor=Actor.user(1, "grace"), at_us=(NOW - 5) * US)
     assert changed == 1  # b was resolved already; the unknown id names nothing
     assert listed(db, "", ("resolved",)) == ["a", "b"] and listed(db, "") == ["c"]
     assert [(h.to_status, h.actor, h.at_us) for h in eq.status_history(
@@ -91,7 +92,7 @@ def test_bulk_changes_every_named_group_of_the_project_and_records_each(db: Db) 
 def test_a_recurrence_reopens_without_a_resolution_time_and_without_an_actor(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 50)])
     status.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 40) * US,
-                      actor="ada")
+                      actor=Actor.user(1, "ada"))
     db.ingest(errors=[err("a", NOW - 30)])
     (item,) = eq.list_groups(db.store, db.project, ("open",), now_us=NOW * US).items
     # The group page shows "Resolved <time>" from resolved_us: not beside "Open".
@@ -123,7 +124,7 @@ def test_resolved_in_the_next_release_reopens_only_on_a_release_not_seen_by_then
     db.ingest(errors=[err("a", NOW - 90, release="1.0"), err("a", NOW - 80, release="1.1"),
                       err("b", NOW - 80)])
     status.set_status(db.store, db.project, "a", "resolved", at_us=(NOW - 70) * US,
-                      actor="ada", next_release=True)
+                      actor=Actor.user(1, "ada"), next_release=True)
     # Plain resolve of a group without releases: any later error reopens it.
     status.set_status(db.store, db.project, "b", "resolved", at_us=(NOW - 70) * US,
                       next_release=True)
@@ -177,7 +178,7 @@ def _snooze_ended(d: Db, fp: str) -> list[tuple[str, str, str]]:
 
 def test_snooze_until_n_more_events(db: Db) -> None:
     db.ingest(errors=[err("a", NOW - 90), err("a", NOW - 89)])
-    status.set_status(db.store, db.project, "a", "ignored", actor="ada",
+    status.set_status(db.store, db.project, "a", "ignored", actor=Actor.user(1, "ada"),
                       snooze=status.Snooze(events=3))
     db.ingest(errors=[err("a", NOW - 80), err("a", NOW - 79)])
     assert _status(db, "a") == "ignored" and _snooze_ended(db, "a") == []

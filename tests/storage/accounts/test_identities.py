@@ -67,3 +67,28 @@ def test_deleting_an_account_deletes_its_identities(store: Store) -> None:
     assert users.delete_user(store, "ana@example.com")
     made = identities.login(store, who("viewer"), NOW)  # a new account for the subject
     assert made.role == "viewer"
+
+
+def _audit(store: Store) -> list[tuple[object, ...]]:
+    a = schema.audit_log
+    with store.reader.connect() as conn:
+        return [tuple(r) for r in conn.execute(
+            select(a.c.actor_kind, a.c.actor_id, a.c.actor_name, a.c.action, a.c.target_id,
+                   a.c.before, a.c.after).order_by(a.c.id))]
+
+
+def test_the_provider_is_the_actor_of_the_accounts_it_makes_and_re_roles(
+        store: Store) -> None:
+    provider = ("system", "oidc:corp", "identity provider corp")
+    identities.login(store, who("member"), NOW)
+    assert _audit(store) == [(*provider, "user.create", "ana@example.com", None,
+                              {"email": "ana@example.com", "role": "member"})]
+    identities.login(store, who("member"), NOW + 1)  # the same role: nothing changed
+    identities.login(store, who("admin"), NOW + 2)
+    assert _audit(store)[1:] == [(*provider, "user.role", "ana@example.com",
+                                  {"role": "member"}, {"role": "admin"})]
+    # An account taken over through a verified email is not made: only its role changes.
+    users.create(store, "bo@example.com", "a password long enough", "viewer", NOW)
+    identities.login(store, who("viewer", email="bo@example.com", subject="bo-1"), NOW + 3)
+    assert [r[3] for r in _audit(store)] == ["user.create", "user.role", "user.create"]
+    assert _audit(store)[2][:3] == ("system", None, "sounding")  # made without an actor

@@ -9,7 +9,10 @@ from sqlalchemy import select
 
 from storage import keys, schema
 from storage.accounts import tokens, users
+from storage.audit.log import Actor
 from storage.store import Store
+
+CLI = Actor.cli()
 
 NOW = 1_800_000_000_000_000
 MINUTE = 60 * 1_000_000
@@ -23,7 +26,7 @@ def projects(store: Store, *names: str) -> dict[str, int]:
 
 
 def test_a_token_is_shown_once_and_kept_only_as_its_hash(store: Store) -> None:
-    secret, token = tokens.create(store, "ci", ["read"], NOW, "cli")
+    secret, token = tokens.create(store, "ci", ["read"], NOW, CLI)
     assert secret.startswith("snd_") and len(secret) == 4 + 43
     with store.reader.connect() as conn:
         stored = [tuple(r) for r in conn.execute(select(schema.api_tokens))]
@@ -36,15 +39,15 @@ def test_a_token_is_shown_once_and_kept_only_as_its_hash(store: Store) -> None:
 
 def test_scopes_and_projects_bound_what_a_token_allows(store: Store) -> None:
     ids = projects(store, "acme", "beta")
-    _, reader = tokens.create(store, "r", ["read"], NOW, "cli", projects=[ids["acme"]])
+    _, reader = tokens.create(store, "r", ["read"], NOW, CLI, projects=[ids["acme"]])
     assert reader.project_ids == {ids["acme"]}
     assert reader.allows("read", ids["acme"]) and not reader.allows("read", ids["beta"])
     assert not reader.allows("read", None)  # beyond any one project: all projects only
     assert not reader.allows("project-admin", ids["acme"])
     assert reader.reaches(ids["acme"]) and not reader.reaches(ids["beta"])
-    _, admin = tokens.create(store, "a", ["admin"], NOW, "cli")
+    _, admin = tokens.create(store, "a", ["admin"], NOW, CLI)
     assert all(admin.allows(s, p) for s in tokens.SCOPES for p in (None, *ids.values()))
-    _, two = tokens.create(store, "two", ["releases", "read"], NOW, "cli")
+    _, two = tokens.create(store, "two", ["releases", "read"], NOW, CLI)
     assert two.scopes == {"read", "releases"} and not two.allows("ingest-admin", ids["acme"])
 
 
@@ -61,20 +64,20 @@ def test_scopes_and_projects_bound_what_a_token_allows(store: Store) -> None:
 def test_bad_tokens_are_refused(store: Store, args: dict, problem: str) -> None:
     wanted = {"name": "ci", "scopes": ["read"], **args}
     with pytest.raises(ValueError, match=problem):
-        tokens.create(store, wanted.pop("name"), wanted.pop("scopes"), NOW, "cli", **wanted)
+        tokens.create(store, wanted.pop("name"), wanted.pop("scopes"), NOW, CLI, **wanted)
     with pytest.raises(ValueError, match="no project named 'nope'"):
         tokens.project_ids(store, ["nope"])
     assert tokens.list_tokens(store) == []
 
 
 def test_expired_and_revoked_tokens_are_refused(store: Store) -> None:
-    expiring, token = tokens.create(store, "ci", ["read"], NOW, "cli", expires_us=NOW + MINUTE)
+    expiring, token = tokens.create(store, "ci", ["read"], NOW, CLI, expires_us=NOW + MINUTE)
     assert tokens.authenticate(store, expiring, NOW + MINUTE - 1) is not None
     assert tokens.authenticate(store, expiring, NOW + MINUTE) is None
     assert token.state(NOW + MINUTE) == "expired"
-    kept, other = tokens.create(store, "ci", ["read"], NOW, "cli")
-    assert tokens.revoke(store, other.id, NOW)
-    assert not tokens.revoke(store, other.id, NOW)  # once
+    kept, other = tokens.create(store, "ci", ["read"], NOW, CLI)
+    assert tokens.revoke(store, other.id, NOW, CLI)
+    assert not tokens.revoke(store, other.id, NOW, CLI)  # once
     assert tokens.authenticate(store, kept, NOW) is None
     assert tokens.get(store, other.id).state(NOW) == "revoked"  # type: ignore[union-attr]
 
@@ -82,13 +85,14 @@ def test_expired_and_revoked_tokens_are_refused(store: Store) -> None:
 def test_personal_tokens_follow_their_account(store: Store) -> None:
     ana = users.create(store, "ana@example.com", PASSWORD, "viewer", NOW)
     bo = users.create(store, "bo@example.com", PASSWORD, "admin", NOW)
-    secret, token = tokens.create(store, "laptop", ["admin"], NOW, ana.email, ana.id)
-    _, bos = tokens.create(store, "ci", ["read"], NOW, bo.email, bo.id)
+    secret, token = tokens.create(store, "laptop", ["admin"], NOW,
+                                  Actor.user(ana.id, ana.email), ana.id)
+    _, bos = tokens.create(store, "ci", ["read"], NOW, Actor.user(bo.id, bo.email), bo.id)
     found = tokens.authenticate(store, secret, NOW)
     assert found is not None and (found.email, found.role) == (ana.email, "viewer")
     assert [t.id for t in tokens.list_tokens(store, ana.id)] == [token.id]
     assert [t.id for t in tokens.list_tokens(store)] == [token.id, bos.id]
-    assert not tokens.revoke(store, token.id, NOW, user_id=bo.id)  # not bo's
+    assert not tokens.revoke(store, token.id, NOW, CLI, user_id=bo.id)  # not bo's
     users.set_role(store, ana.email, "member")
     assert tokens.authenticate(store, secret, NOW).role == "member"  # type: ignore[union-attr]
     users.disable(store, ana.email, NOW)
@@ -103,7 +107,7 @@ def test_personal_tokens_follow_their_account(store: Store) -> None:
 
 def test_last_use_is_written_at_most_once_a_minute(store: Store) -> None:
     ids = projects(store, "acme")
-    secret, token = tokens.create(store, "ci", ["read"], NOW, "cli", projects=[ids["acme"]])
+    secret, token = tokens.create(store, "ci", ["read"], NOW, CLI, projects=[ids["acme"]])
     assert token.last_used_us is None
     tokens.authenticate(store, secret, NOW + 5)
     tokens.authenticate(store, secret, NOW + 5 + MINUTE - 1)

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from storage import keys
+from storage.audit.log import Actor
 from storage.groups import merge, status
 from storage.queries import culprit as cq
 from storage.queries import errors as eq
@@ -55,7 +56,7 @@ def seed(d: Db) -> dict[str, int]:
 
 def test_a_merge_lists_one_group_with_the_members_totals(db: Db) -> None:
     g = seed(db)
-    assert merge.merge(db.store, db.project, g["a"], [g["a"], g["b"]], actor="ada",
+    assert merge.merge(db.store, db.project, g["a"], [g["a"], g["b"]], actor=Actor.user(1, "ada"),
                        at_us=(NOW - 10) * US) == [g["b"]]
     assert listing(db) == {"a": 3, "c": 3}  # 6 errors sent, 6 counted
     page = eq.list_groups(db.store, db.project, ("open",), now_us=NOW * US)
@@ -120,7 +121,7 @@ def test_unmerge_gives_each_group_back_its_own_counts(db: Db) -> None:
     g = seed(db)
     merge.merge(db.store, db.project, g["a"], [g["b"], g["c"]])
     db.ingest(errors=[err("b", NOW - 50)])
-    assert merge.unmerge(db.store, db.project, g["b"], actor="grace") == g["a"]
+    assert merge.unmerge(db.store, db.project, g["b"], actor=Actor.user(1, "grace")) == g["a"]
     assert listing(db) == {"a": 5, "b": 2}
     assert merge.unmerge(db.store, db.project, g["c"]) == g["a"]
     assert listing(db) == {"a": 2, "b": 2, "c": 3}
