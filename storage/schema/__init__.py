@@ -13,6 +13,8 @@ holds every table; each module declares the tables of one concept:
 - accounts.py: dashboard secrets, sessions, users, tokens, failed logins
 - alerts.py: alert destinations, rules, facts, deliveries, threshold state
 - queues.py: the forwarding outbox, maintenance leases
+- sessions.py: release health (sessions per minute, their users, their marks)
+- feedback.py: user feedback
 
 Everything is imported here: `from storage import schema` then `schema.<table>` is
 how the rest of storage reads it, and importing this package declares every table, so
@@ -45,6 +47,7 @@ from storage.schema.errors import (
     error_groups,
     error_status_changes,
 )
+from storage.schema.feedback import feedback
 from storage.schema.projects import api_keys, projects, resources
 from storage.schema.queues import maintenance_leases, outbox
 from storage.schema.rollups import (
@@ -57,6 +60,7 @@ from storage.schema.rollups import (
     request_rollups,
     request_rollups_hourly,
 )
+from storage.schema.sessions import SESSION_KEY, session_marks, session_rollups, session_users
 from storage.schema.signals import (
     deploys,
     logs,
@@ -68,7 +72,8 @@ from storage.schema.signals import (
 
 __all__ = [
     "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY",
-    "ROLLUP_KEY", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
+    "ROLLUP_KEY", "SESSION_KEY", "feedback", "session_marks", "session_rollups",
+    "session_users", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
     "alert_state", "api_keys", "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
