@@ -7,6 +7,7 @@ the event's occurrence key (receiver/sentry/event.py), and may arrive before it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,13 +71,13 @@ def list_feedback(store: Store, project_id: int, limit: int = 50, offset: int = 
         return [_feedback(r) for r in conn.execute(query)], int(total or 0)
 
 
-def of_group(store: Store, project_id: int, fingerprint: str, limit: int = 50
+def of_group(store: Store, project_id: int, fingerprints: Sequence[str], limit: int = 50
              ) -> list[Feedback]:
-    """The feedback about events of a group (and of the groups merged into it),
-    newest first."""
+    """The feedback about events of a group's fingerprints (its own and those of the
+    groups merged into it: storage/queries/members.py), newest first."""
     events = (select(_E.c.occurrence_key).where(and_(
         _E.c.project_id == project_id, _E.c.occurrence_key.is_not(None),
-        _E.c.fingerprint.in_(members.fingerprints_of(project_id, fingerprint)))))
+        members.one_of(_E.c.fingerprint, fingerprints))))
     query = _linked(select(*_columns()).where(and_(
         _F.c.project_id == project_id, _F.c.associated_event_id.in_(events)))).order_by(
         _F.c.ts_us.desc(), _F.c.id.desc()).limit(min(limit, MAX_PAGE))
