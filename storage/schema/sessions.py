@@ -45,5 +45,5 @@ session_marks = Table(
     Column("project_id", Integer, primary_key=True),
     Column("mark", LargeBinary(16), primary_key=True),
     Column("received_us", BigInteger, nullable=False),
-    Index("ix_session_marks_received", "received_us"),
+    Index("ix_session_marks_project_received", "project_id", "received_us"),
 )

@@ -53,8 +53,8 @@ def upgrade() -> None:
         sa.Column('received_us', sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint('project_id', 'mark'),
     )
-    op.create_index('ix_session_marks_received', 'session_marks', ['received_us'],
-                    unique=False)
+    op.create_index('ix_session_marks_project_received', 'session_marks',
+                    ['project_id', 'received_us'], unique=False)
     op.create_table(
         'feedback',
         sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
@@ -83,7 +83,7 @@ def downgrade() -> None:
     op.drop_index('ix_feedback_project_ts', table_name='feedback')
     op.drop_index('ix_feedback_project_event', table_name='feedback')
     op.drop_table('feedback')
-    op.drop_index('ix_session_marks_received', table_name='session_marks')
+    op.drop_index('ix_session_marks_project_received', table_name='session_marks')
     op.drop_table('session_marks')
     op.drop_index('ix_session_users_project_hour', table_name='session_users')
     op.drop_table('session_users')
