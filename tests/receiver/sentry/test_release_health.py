@@ -126,3 +126,22 @@ def test_a_user_report_shows_on_its_issue_escaped(
     listing = page(server, "/feedback")
     assert f'href="/projects/acme/errors/{crash["id"]}"' in listing
     assert "<script>alert(1)</script>" not in listing
+
+
+@pytest.mark.postgres
+def test_the_sdks_sessions_sent_to_two_collectors_at_once_count_once(
+        start: Callable[..., Server], pg_url: str) -> None:
+    """Each envelope health_app.py's SDK sent reaches two collectors sharing one
+    PostgreSQL database at the same time (a retry landing on another collector behind
+    a load balancer): the figures are those of one copy."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    servers = [start_with_api(start, pg_url), start_with_api(start, pg_url)]
+    with recording() as recorder:
+        run_health_app(recorder.url.replace("http://", f"http://{KEY}@")
+                       + f"/{project_id(servers[0])}")
+    jobs = [(server, request) for request in recorder.requests for server in servers]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda job: replay(*job), jobs))
+    assert {a.status_code for a in answers} == {200}
+    assert figures(servers[0]) == figures(servers[1]) == EXPECTED
