@@ -1,8 +1,9 @@
 """The data of the dashboard query benchmark (bench/dashboard_queries.py): traces of
 ten spans over seven days, error events over 1,000 fingerprints, deploys, log
-records and a gauge, written through the real processors (classify, spanmetrics,
-grouping) and the real writer (storage/wire/batch.py), so the rollups and groups the
-queries read are the ones ingest would have made.
+records, a gauge, release health (a `sessions` bucket a minute of the day's release,
+USERS_PER_HOUR users an hour) and user feedback, written through the real processors
+(classify, spanmetrics, grouping) and the real writer (storage/wire/batch.py), so the
+rollups and groups the queries read are the ones ingest would have made.
 
 Several processes share the load, each writing its own slice of the week in
 batches as a collector would: the writer's upserts are atomic (`count = count + n`),
@@ -22,8 +23,10 @@ from model.records import (
     Batch,
     Deploy,
     ErrorEvent,
+    Feedback,
     LogRecord,
     MetricPoint,
+    SessionCount,
     SourceContext,
     Span,
 )
@@ -31,6 +34,7 @@ from model.timeutil import now_us
 from processors.classify import ClassifyProcessor
 from processors.grouping import GroupingProcessor
 from processors.spanmetrics import SpanMetricsProcessor
+from receiver.sentry.sessions import mark  # the door's marks, as ingest makes them
 from storage.store import Store
 from storage.wire.batch import write_batches
 
@@ -43,6 +47,8 @@ ERRORS_PER_BATCH = 1000
 ROUTES = ["/orders/:id", "/checkout", "/products", "/cart", "/search", "/users/:id"]
 RELEASES = [f"1.{i}.0" for i in range(DAYS)]  # one deploy a day
 RESOURCE = {"service.name": "shop", "deployment.environment": "production"}
+USERS_PER_HOUR = 200
+FEEDBACK = 500
 
 
 @dataclass(frozen=True)
@@ -169,7 +175,33 @@ def _extras(plan: Plan) -> None:
                     time_ns=(start_us + minute * 60_000_000) * 1000,
                     value=(minute * 7 + cpu) % 100 / 100))
         writer.write(batch)
+    _health(writer, plan.project_id, start_us)
     writer.store.dispose()
+
+
+def _health(writer: _Writer, project_id: int, start_us: int) -> None:
+    """Each minute a bucket of 60 sessions of the day's release (1 or 2 crashed), and
+    each hour USERS_PER_HOUR users' own sessions; FEEDBACK user feedback."""
+    start_s = start_us // 1_000_000 // 3600 * 3600
+    for day, release in enumerate(RELEASES):
+        batch = Batch(project_id=project_id)
+        for minute in range(day * 1440, (day + 1) * 1440):
+            at = start_s + minute * 60
+            batch.sessions.append(SessionCount(
+                mark("bench", str(minute)), release, "production", at, "", started=60,
+                exited=55, errored=3, crashed=2 if minute % 15 == 0 else 1))
+            if minute % 60 == 0:
+                batch.sessions += [SessionCount(
+                    mark("bench-user", str(minute), str(u)), release, "production", at,
+                    f"user-{u}", started=1, exited=int(u % 40 != 0), crashed=int(u % 40 == 0))
+                    for u in range(USERS_PER_HOUR)]
+        writer.write(batch)
+    batch = Batch(project_id=project_id)
+    batch.feedback = [Feedback(f"{i:032x}", start_us + i * 1_000_000_000, f"Feedback {i}",
+                               "feedback", name=f"User {i}", email=f"user{i}@example.com",
+                               associated_event_id=f"{i + 1:032x}", release=RELEASES[-1],
+                               environment="production") for i in range(FEEDBACK)]
+    writer.write(batch)
 
 
 def fill(plan: Plan, workers: int) -> str:

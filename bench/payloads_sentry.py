@@ -10,6 +10,12 @@ event id) and no span for one already stored.
 - `sentry_mix`: what an SDK sends over time, in turn: an error event, a
   transaction of 8 spans with a client report, another transaction, an event
   with a client report. Each envelope carries one event or one transaction.
+- `sentry_sessions`: release health (docs/release-health.md), in turn: a whole
+  session in one update (sentry-sdk's application mode: `init` and exited), a
+  session's last update (exited with an error), one crashing, and a `sessions`
+  aggregate of two minutes' requests as a server SDK flushes it. One session item
+  an envelope, each adding two marks (a start and an end, or two buckets); the
+  session ids and the envelope's bytes are unique per request, so each counts.
 """
 
 from __future__ import annotations
@@ -212,6 +218,44 @@ def sentry_mix(seed: int = 0) -> Envelopes:
         _envelope([("transaction", _transaction(now)), ("client_report", _client_report(now))]),
         _envelope([("transaction", _transaction(now))]),
         _envelope([("event", _event(now)), ("client_report", _client_report(now))]),
+    ])
+
+
+def _session(now_s: float, status: str, init: bool, errors: int = 0) -> dict[str, Any]:
+    """A `session` update as @sentry/browser and sentry-sdk's application mode send it."""
+    return {"sid": MARK + "5f4d7a8c9e0f1a2b", "did": "user-" + MARK[:6], "init": init,
+            "started": _iso(now_s - 30), "timestamp": _iso(now_s), "status": status,
+            "errors": errors, "duration": 30.0,
+            "attrs": {"release": "shop@2.1.0", "environment": "production",
+                      "user_agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0"}}
+
+
+def _aggregate(now_s: float) -> dict[str, Any]:
+    """A `sessions` item as a server SDK flushes two minutes of request sessions."""
+    minute = now_s // 60 * 60
+    return {"attrs": {"release": "shop@2.1.0", "environment": "production"},
+            "aggregates": [{"started": _iso(minute - 60), "exited": 57, "errored": 2,
+                            "crashed": 1},
+                           {"started": _iso(minute), "exited": 12}]}
+
+
+def _session_envelope(kind: str, payload: dict[str, Any]) -> bytes:
+    # The envelope header carries the request number too (its `sent_at` does in a
+    # real SDK): a `sessions` item is counted once per envelope's bytes.
+    header = {"sent_at": "2026-11-24T00:00:00.000000Z", "event_id": EVENT_ID, "sdk": SDK}
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    item = {"type": kind, "length": len(body)}
+    return b"\n".join([json.dumps(header, separators=(",", ":")).encode(),
+                       json.dumps(item, separators=(",", ":")).encode(), body]) + b"\n"
+
+
+def sentry_sessions(seed: int = 0) -> Envelopes:
+    now = time.time()
+    return Envelopes([
+        _session_envelope("session", _session(now, "exited", True)),
+        _session_envelope("session", _session(now, "exited", False, errors=1)),
+        _session_envelope("session", _session(now, "crashed", True, errors=1)),
+        _session_envelope("sessions", _aggregate(now)),
     ])
 
 

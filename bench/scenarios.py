@@ -58,6 +58,8 @@ POINTS_SQL = "SELECT count(*) FROM metric_points"
 # row, or a root span (of a trace of SPANS_PER_TRANSACTION).
 ENVELOPES_SQL = ("SELECT (SELECT count(*) FROM error_events) + "
                  "(SELECT count(*) FROM spans WHERE length(parent_span_id) = 0)")
+# Every session item of the benchmark adds two marks (bench/payloads_sentry.py).
+SESSIONS_SQL = "SELECT count(*) / 2 FROM session_marks"
 # The benchmark's project is the only one of a fresh database; the key goes in the
 # query, as browser SDKs send it.
 SENTRY_PATH = f"/api/1/envelope/?sentry_key={BENCH_KEY}"
@@ -109,6 +111,10 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              SENTRY_PATH, "application/x-sentry-envelope", 1, "envelopes",
              payloads_sentry.worker_bodies(payloads_sentry.sentry_mix), True, 48,
              ENVELOPES_SQL),
+    Scenario("sentry_sessions", "Sentry envelopes: one session update or aggregate each",
+             SENTRY_PATH, "application/x-sentry-envelope", 1, "session items",
+             payloads_sentry.worker_bodies(payloads_sentry.sentry_sessions), True, 48,
+             SESSIONS_SQL),
     Scenario("metrics_proto", "OTLP/HTTP protobuf metrics, cumulative, 200 points",
              "/ingest/v1/metrics", "application/x-protobuf",
              payloads_metrics.POINTS_PER_REQUEST, "points", _metrics, True, 8, POINTS_SQL),

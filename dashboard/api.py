@@ -198,18 +198,6 @@ class ErrorGroupStatusApi(ApiHandler):
         self.write_json(asdict(updated))
 
 
-class ReleaseApi(ApiHandler):
-    """The groups first seen in a release (a deploy's version), oldest first."""
-
-    read_scopes = ("read", "releases")  # a release's tool (sentry-cli) may read it
-
-    async def get(self, project_name: str, release: str) -> None:
-        project = await self.load_project(project_name)
-        groups = await self.run(eq.groups_first_seen_in_release, self.store, project.id,
-                                release, self.int_arg("limit", 20, 1, MAX_LIMIT) or 20)
-        self.write_json({"release": release, "new_groups": [asdict(g) for g in groups]})
-
-
 class DeploysApi(ApiHandler):
     async def get(self, project_name: str) -> None:
         project = await self.load_project(project_name)

@@ -8,7 +8,20 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import alerts, api, api_bulk, audit, merging, pages, setup, sso, tokens, users
+from dashboard import (
+    alerts,
+    api,
+    api_bulk,
+    audit,
+    feedback,
+    merging,
+    pages,
+    releases,
+    setup,
+    sso,
+    tokens,
+    users,
+)
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -59,6 +72,9 @@ class Dashboard:
             (P + r"/errors/([0-9]+)/status", pages.GroupStatusPage, args),
             (P + r"/performance", pages.PerformancePage, args),
             (P + r"/deploys", pages.DeploysPage, args),
+            (P + r"/releases", releases.ReleasesPage, args),
+            (P + r"/releases/(.+)", releases.ReleasePage, args),
+            (P + r"/feedback", feedback.FeedbackPage, args),
             (P + r"/traces", pages.TracesPage, args),
             (P + r"/traces/lookup", pages.TraceLookupPage, args),
             (P + r"/traces/([0-9a-fA-F]{1,32})", pages.TracePage, args),
@@ -77,7 +93,9 @@ class Dashboard:
             (API + r"/error-groups/([0-9]+)", api.ErrorGroupApi, args),
             (API + r"/error-groups/([0-9]+)/status", api.ErrorGroupStatusApi, args),
             (API + r"/deploys", api.DeploysApi, args),
-            (API + r"/releases/(.+)", api.ReleaseApi, args),
+            (API + r"/releases", releases.ReleasesApi, args),
+            (API + r"/releases/(.+)", releases.ReleaseApi, args),
+            (API + r"/feedback", feedback.FeedbackApi, args),
             (API + r"/performance", api.PerformanceApi, args),
             (API + r"/traces", api.TracesApi, args),
             (API + r"/traces/([0-9a-fA-F]{1,32})", api.TraceApi, args),

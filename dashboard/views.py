@@ -20,9 +20,11 @@ from storage.queries import deploys as dq
 from storage.queries import errors as eq
 from storage.queries import events as evq
 from storage.queries import facets as fq
+from storage.queries import feedback as fbq
 from storage.queries import logs as lq
 from storage.queries import members
 from storage.queries import performance as pq
+from storage.queries import releases as rq
 from storage.queries import trace_search as ts
 from storage.queries import traces as tq
 from storage.queries.trace_terms import Term
@@ -62,6 +64,8 @@ class GroupView:
     first_release: str | None = None
     # The groups merged into this one (storage/groups/merge.py), each with its own counts.
     merged: list[members.MergedGroup] = field(default_factory=list)
+    # What users said about its events (Sentry's user feedback), newest first.
+    feedback: list[fbq.Feedback] = field(default_factory=list)
 
 
 def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
@@ -82,7 +86,8 @@ def group_view(store: Store, project_id: int, group_id: int, tr: TimeRange,
         history=eq.status_history(store, project_id, group.fingerprint),
         facets=fq.distribution(store, project_id, fp),
         first_release=fq.first_release(store, project_id, fp),
-        merged=members.merged_groups(store, project_id, group.id))
+        merged=members.merged_groups(store, project_id, group.id),
+        feedback=fbq.of_group(store, project_id, fp))
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,34 @@ class DeploysView:
     deploys: list[dq.Correlation]  # newest first, up to MAX_CORRELATED
     more: int  # deploys in the range beyond those
     series: pq.Series  # throughput and errors of that environment, for the timeline
+    # {deploy id: its release health}, beside each before/after comparison.
+    health: dict[int, DeployHealth] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DeployHealth:
+    """Sessions of the deploy's environment in its comparison's windows, whatever their
+    release ("this release crashes more" beside "this release is slower"), and the
+    health of the release it deployed (its version) since it was deployed."""
+
+    before: rq.Window
+    after: rq.Window
+    release: rq.Health | None  # None: no version, or no session of it yet
+
+
+def deploy_health(store: Store, project_id: int, c: dq.Correlation, now_us: int
+                  ) -> DeployHealth:
+    d, now_s = c.deploy, now_us // 1_000_000
+    release = None
+    if d.version:
+        found = rq.health(store, project_id, d.ts_us // 1_000_000 // 60 * 60, now_s + 60,
+                          now_s, release=d.version, environment=d.env,
+                          by_environment=d.env is not None)
+        release = found[0] if found else None
+    return DeployHealth(
+        before=rq.window(store, project_id, c.before.start_s, c.before.end_s, d.env),
+        after=rq.window(store, project_id, c.after.start_s, c.after.end_s, d.env),
+        release=release)
 
 
 def deploys_view(store: Store, project_id: int, tr: TimeRange, env: str | None,
@@ -170,6 +203,8 @@ def deploys_view(store: Store, project_id: int, tr: TimeRange, env: str | None,
     return DeploysView(
         envs=envs, env=env, any_env=any_env, window=window, deploys=correlations,
         more=max(0, len(listed) - MAX_CORRELATED),
+        health={c.deploy.id: deploy_health(store, project_id, c, now_us)
+                for c in correlations},
         series=pq.series(store, project_id, tr.start_s, tr.end_s, tr.step_s, env=rollup_env))
 
 

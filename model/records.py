@@ -269,6 +269,46 @@ class RequestMetric:
     trace_id: str | None = None
 
 
+@dataclass(slots=True)
+class SessionCount:
+    """What one session update, or one bucket of pre-aggregated sessions, adds to its
+    release's health (docs/release-health.md), at most once: the writer adds the
+    counts only the first time it meets `mark` in the project (storage/writer/sessions.py).
+    A session update gives a mark for its session's start and one for its end, so a
+    later update of the same session, or a retried envelope, adds nothing again.
+
+    The outcomes are Sentry's aggregate buckets': each ended session is exactly one of
+    exited, errored (had errors, but neither crashed nor abnormal), crashed or abnormal."""
+
+    mark: bytes  # 16 bytes (receiver/sentry/sessions.py says how each is made)
+    release: str
+    environment: str  # "" when none
+    started_s: int  # epoch seconds of the minute the session started in
+    user: str  # the distinct id (`did`), "" when none
+    started: int = 0
+    exited: int = 0
+    errored: int = 0
+    crashed: int = 0
+    abnormal: int = 0
+
+
+@dataclass(slots=True)
+class Feedback:
+    """What a user said about an error: Sentry's `feedback` item (the user-feedback
+    API and widget) or a legacy `user_report`, linked to the event it names."""
+
+    feedback_id: str  # 32 hex: the item's own event id (retries store it once)
+    ts_us: int
+    message: str
+    source: str  # "feedback" or "user_report"
+    name: str | None = None
+    email: str | None = None
+    associated_event_id: str | None = None  # 32 hex: the error event it is about
+    url: str | None = None
+    release: str | None = None
+    environment: str | None = None
+
+
 # OTLP aggregation temporality, as the protocol numbers it.
 TEMPORALITY_UNSPECIFIED = 0
 TEMPORALITY_DELTA = 1
@@ -344,6 +384,8 @@ class Batch:
     requests: list[RequestMetric] = field(default_factory=list)
     logs: list[LogRecord] = field(default_factory=list)
     metrics: list[MetricPoint] = field(default_factory=list)
+    sessions: list[SessionCount] = field(default_factory=list)
+    feedback: list[Feedback] = field(default_factory=list)
     # Derived by processors, persisted by exporters.
     groups: dict[str, GroupDelta] = field(default_factory=dict)
     reopen_after: dict[str, int] = field(default_factory=dict)  # fingerprint -> latest ts_us
@@ -352,4 +394,5 @@ class Batch:
 
     def record_count(self) -> int:
         return (len(self.spans) + len(self.errors) + len(self.deploys) + len(self.requests)
-                + len(self.logs) + len(self.metrics))
+                + len(self.logs) + len(self.metrics) + len(self.sessions)
+                + len(self.feedback))

@@ -214,6 +214,27 @@ DEPLOYS = _form(
     supplied=BY_WRITER,
 )
 
+# User feedback (Sentry's `feedback` and `user_report` items; model.records.Feedback),
+# unique per project by `feedback_id`: a retried envelope stores it once. Linked to
+# its error by `associated_event_id`, the event's occurrence key, when read
+# (storage/queries/feedback.py): it may come before its event.
+FEEDBACK = _form(
+    "feedback",
+    PROJECT_ID,
+    Field("feedback_id", TEXT, 32),
+    Field("associated_event_id", TEXT, 32, nullable=True),
+    Field("source", TEXT, 16),  # "feedback" or "user_report"
+    Field("name", TEXT, nullable=True),
+    Field("email", TEXT, nullable=True),
+    Field("message", TEXT),
+    Field("url", TEXT, nullable=True),
+    Field("release", TEXT, 200, nullable=True),
+    Field("environment", TEXT, 200, nullable=True),
+    Field("ts_us", INT64),
+    Field("received_us", INT64),
+    supplied=BY_WRITER,
+)
+
 # Metrics (written by storage/writer/points.py). A series is one metric name, kind
 # and unit of one resource, scope and attribute set, stored once; its points
 # reference it by `series_key` (the first 16 bytes of blake2b over name, kind, unit,
@@ -301,6 +322,21 @@ METRIC_CUMULATIVE = "metric_cumulative"
 ALERT_FACTS = "alert_facts"
 DEDUPE_KEY_LENGTH = 200
 
+# Release health (storage/writer/sessions.py, docs/release-health.md): sessions per
+# (release, environment, minute they started), their users per hour, and the marks
+# of the session counts already added (model.records.SessionCount).
+SESSION_ROLLUPS = "session_rollups"
+SESSION_USERS = "session_users"
+SESSION_MARKS = "session_marks"
+SESSION_OUTCOMES = ("started", "exited", "errored", "crashed", "abnormal")
+SESSION_KEY = _form(
+    "session key",
+    PROJECT_ID,
+    Field("release", TEXT, 200),
+    Field("environment", TEXT, 200),  # "" when none
+    Field("minute", INT64),  # epoch seconds of the minute the sessions started in
+)
+
 # The key of a request-metric rollup row: per minute and per (service, env, method,
 # route). Both rollup tables start with it.
 ROLLUP_KEY = _form(
@@ -347,6 +383,17 @@ METRIC_WIRE = _form(
     Field("to_ms", FLOAT),  # milliseconds per unit of the values; 0: not a request metric
 )
 
+# What one session update or bucket adds, once (model.records.SessionCount): the
+# writer adds it only when its mark is new to the project. `user_key` is 16 bytes of
+# BLAKE2b of the distinct id (empty when none): the users are counted, never shown.
+SESSIONS = _form(
+    "sessions",
+    Field("mark", BYTES, 16),
+    *(SESSION_KEY.column(name) for name in ("release", "environment", "minute")),
+    Field("user_key", BYTES, 16),
+    *(Field(name, INT64) for name in SESSION_OUTCOMES),
+)
+
 # One error group's delta from one batch (model.records.GroupDelta).
 GROUPS = _form(
     "groups",
@@ -379,6 +426,8 @@ class WireBatch(NamedTuple):
     logs: list[Row]  # LOGS
     metric_series: list[Row]  # METRIC_SERIES
     metrics: list[Row]  # METRIC_WIRE
+    sessions: list[Row]  # SESSIONS
+    feedback: list[Row]  # FEEDBACK
 
 
 # The form of the rows in each list of a wire batch: every list is checked against
@@ -386,7 +435,8 @@ class WireBatch(NamedTuple):
 WIRE_FORMS: dict[str, RowForm] = {
     "spans": SPANS, "errors": ERROR_EVENTS, "deploys": DEPLOYS, "requests": REQUESTS,
     "groups": GROUPS, "reopen": REOPEN, "resources": RESOURCES, "logs": LOGS,
-    "metric_series": METRIC_SERIES, "metrics": METRIC_WIRE}
+    "metric_series": METRIC_SERIES, "metrics": METRIC_WIRE, "sessions": SESSIONS,
+    "feedback": FEEDBACK}
 if tuple(WIRE_FORMS) != WireBatch._fields[1:]:
     raise ValueError("every list of WireBatch needs its form in WIRE_FORMS, in order")
 

@@ -88,6 +88,12 @@
       return { series: [line("events", COLORS.errors, function (v) { return String(v); },
                              { fill: "rgba(196,55,43,0.55)", paths: uPlot.paths.bars({ size: [0.8, 24] }) })],
                data: [s.t, s.count] };
+    },
+    /* A release's sessions per step (dashboard/releases.py). */
+    sessions: function (s) {
+      return { series: [line("sessions", COLORS.count, function (v) { return String(v); },
+                             { fill: "rgba(76,123,217,0.35)", paths: uPlot.paths.bars({ size: [0.8, 24] }) })],
+               data: [s.t, s.count] };
     }
   };
 

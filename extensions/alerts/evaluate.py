@@ -28,6 +28,12 @@ reading the store every evaluate_s (the extension calls `Evaluator.run_once`).
   with its alert_state change in one transaction (storage/alerts/state.py). A
   service is judged only with at least MIN_REQUESTS requests in the window; a firing
   one with no request at all recovers.
+- crash_free_sessions / crash_free_users: per release (of the rule's environment, or
+  of every one), the crash-free rate over the sessions started in the last `minutes`
+  whole minutes (storage/queries/releases.py; users over the whole hours those
+  touch): a fact when it falls below `threshold` and one when it is back at or above
+  it, as for error_rate. A release is judged only with at least `min_sessions`
+  sessions in the window; a firing one with no session at all recovers.
 
 Every fact is deduplicated by its key, so any number of collectors may evaluate at
 once. Everything blocking runs in a thread, never on the event loop.
@@ -42,7 +48,7 @@ from urllib.parse import quote, urlencode
 
 from storage.alerts import outbox, verdicts
 from storage.alerts import state as alert_state
-from storage.queries import alert_inputs, deploys, performance, projects
+from storage.queries import alert_inputs, deploys, performance, projects, releases
 from storage.store import Store
 
 US = 1_000_000
@@ -78,7 +84,12 @@ class RuleLike(Protocol):
     @property
     def p95_ms(self) -> float | None: ...
     @property
+    def min_sessions(self) -> int | None: ...
+    @property
     def rule_key(self) -> str: ...
+
+
+CRASH_FREE = ("crash_free_sessions", "crash_free_users")
 
 
 def dedupe_key(kind: str, *parts: str | int) -> str:
@@ -127,6 +138,8 @@ class Evaluator:
                     recorded += self._frequency(rule, project_id, name, now_us)
                 elif rule.on in ("error_rate", "latency") and rule.minutes:
                     recorded += self._threshold(rule, project_id, name, now_us)
+                elif rule.on in CRASH_FREE and rule.minutes:
+                    recorded += self._crash_free(rule, project_id, name, now_us)
         return recorded
 
     # deploy_worse
@@ -266,3 +279,45 @@ class Evaluator:
                 "error_count": 0 if w is None else w.error_count,
                 "p95_ms": None if w is None else w.p95_ms,
                 "path": _path(name, "performance", service=service or None, env=rule.env)}
+
+    # crash_free_sessions and crash_free_users
+
+    def _crash_free(self, rule: RuleLike, project_id: int, name: str, now_us: int) -> int:
+        assert rule.minutes
+        now_s = now_us // US
+        end_s = now_s // MINUTE * MINUTE  # whole minutes: this one is not over
+        start_s = end_s - rule.minutes * MINUTE
+        found = {h.release: h for h in releases.health(
+            self.store, project_id, start_s, end_s, now_s, environment=rule.env,
+            by_environment=False)}
+        firing = {subject for (pid, subject), state
+                  in alert_state.states(self.store, rule.rule_key).items()
+                  if pid == project_id and state == alert_state.FIRING}
+        recorded = 0
+        for release in sorted(set(found) | firing):
+            h = found.get(release)
+            value = None if h is None else (
+                h.crash_free_sessions if rule.on == "crash_free_sessions"
+                else h.crash_free_users)
+            if h is None or h.sessions == 0:
+                below = False  # no session: nothing crashes
+            elif h.sessions < (rule.min_sessions or 1) or value is None:
+                continue  # too few to judge either way
+            else:
+                below = rule.threshold is not None and value < rule.threshold
+            if below == (release in firing):
+                continue
+            recorded += alert_state.set_state(
+                self.store, project_id, rule.rule_key, release,
+                alert_state.FIRING if below else alert_state.OK, now_us, rule.on,
+                dedupe_key(rule.on, rule.rule_key, release, now_s),
+                {"rule_key": rule.rule_key, "release": release, "environment": rule.env,
+                 "state": "firing" if below else "recovered", "value": value,
+                 "threshold": rule.threshold, "minutes": rule.minutes,
+                 "min_sessions": rule.min_sessions,
+                 "count": 0 if h is None else h.sessions,
+                 "crashed": 0 if h is None else h.crashed,
+                 "users": 0 if h is None else h.users,
+                 "crashed_users": 0 if h is None else h.crashed_users,
+                 "path": _path(name, "releases/" + quote(release, safe=""))})
+        return recorded

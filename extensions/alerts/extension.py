@@ -47,7 +47,8 @@ SETTINGS_EVERY_S = 10.0  # how stale the failed count that health reports may be
 
 
 # The kinds whose facts an evaluator records (the writer records the others).
-EVALUATED = frozenset({"deploy_worse", "frequency", "error_rate", "latency"})
+EVALUATED = frozenset({"deploy_worse", "frequency", "error_rate", "latency",
+                       "crash_free_sessions", "crash_free_users"})
 
 
 class Evaluator(Protocol):
@@ -223,7 +224,7 @@ def _close(destination: Any) -> None:
 def _evaluators(store: Store, config: dict[str, Any], rules: list[rules_mod.Rule]
                 ) -> list[Evaluator]:
     """The evaluator that records facts from rollups and deploys (evaluate.py), when a
-    rule is on deploy_worse, frequency, error_rate or latency; none otherwise, so
+    rule is on deploy_worse, frequency, error_rate, latency or crash_free_*; none otherwise, so
     that a collector without such rules reads nothing every evaluate_s."""
     evaluated = [rule for rule in rules if rule.on in EVALUATED]
     if not evaluated:

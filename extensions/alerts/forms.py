@@ -25,13 +25,17 @@ DESTINATION_FIELDS: dict[str, tuple[str, ...]] = {
     "slack": ("url",),
     "email": ("host", "port", "security", "user", "password", "from", "to"),
 }
-RULE_KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency")
+CRASH_FREE = ("crash_free_sessions", "crash_free_users")
+RULE_KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency",
+              *CRASH_FREE)
 CONDITIONS: dict[str, tuple[str, ...]] = {
     "frequency": ("count", "minutes"),
     "error_rate": ("threshold", "minutes"),
     "latency": ("p95_ms", "minutes"),
+    **{kind: ("threshold", "minutes", "min_sessions") for kind in CRASH_FREE},
 }
 FILTERS = ("env", "service")
+INTEGERS = ("count", "minutes", "min_sessions")
 MAX_MINUTES = 24 * 60
 MAX_FILTER = 200
 
@@ -70,9 +74,9 @@ def destination_config(form: Mapping[str, str]) -> dict[str, Any]:
 
 def _number(key: str, raw: str) -> int | float:
     try:
-        return int(raw) if key in ("count", "minutes") else float(raw)
+        return int(raw) if key in INTEGERS else float(raw)
     except ValueError as exc:
-        kind = "an integer" if key in ("count", "minutes") else "a number"
+        kind = "an integer" if key in INTEGERS else "a number"
         raise ConfigError(f"rule.{key} must be {kind}") from exc
 
 
@@ -105,8 +109,9 @@ def check_rule(rule: dict[str, Any], usable: set[str]) -> None:
         if name not in usable:
             raise ConfigError(f"rule.destinations: no destination is named {name!r}")
     conditions = CONDITIONS.get(on, ())
+    filters = ("env",) if on in CRASH_FREE else FILTERS  # sessions have no service
     for key in rule:
-        if key not in ("on", "destinations", *FILTERS, *conditions):
+        if key not in ("on", "destinations", *filters, *conditions):
             raise ConfigError(f"rule.{key} does not apply to a rule on {on}")
     for key in FILTERS:
         value = rule.get(key)
@@ -122,8 +127,8 @@ def check_rule(rule: dict[str, Any], usable: set[str]) -> None:
 def _check_condition(key: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         raise ConfigError(f"rule.{key} must be a number")
-    if key == "count" and (not isinstance(value, int) or value < 1):
-        raise ConfigError("rule.count must be an integer >= 1")
+    if key in ("count", "min_sessions") and (not isinstance(value, int) or value < 1):
+        raise ConfigError(f"rule.{key} must be an integer >= 1")
     if key == "minutes" and (not isinstance(value, int) or not 1 <= value <= MAX_MINUTES):
         raise ConfigError(f"rule.minutes must be an integer from 1 to {MAX_MINUTES}")
     if key == "threshold" and not 0 < value < 1:

@@ -11,7 +11,8 @@ unknown; new keys may be added, none removed or renamed within a version):
       "type": "alert",
       "id": "<32 hex>",             same for every retry and collector: deduplicate on it
       "kind": "new_group" | "regression" | "deploy_worse" | "frequency"
-              | "error_rate" | "latency" | "test",
+              | "error_rate" | "latency" | "crash_free_sessions" | "crash_free_users"
+              | "test",
       "project": {"id": 1, "name": "shop"},
       "title": "New error: KeyError: 'sku'",
       "summary": "First seen in production on checkout, release 1.4.2.",
@@ -20,7 +21,7 @@ unknown; new keys may be added, none removed or renamed within a version):
                 "message": "'sku'"} | null,        for new_group, regression, frequency
       "deploy": {"id": "...", "git_sha": "...", "version": "...", "environment": "...",
                  "reasons": ["error rate 1.0% -> 9.0%"]} | null,   for deploy_worse
-      "state": "firing" | "recovered" | null,      for error_rate and latency
+      "state": "firing" | "recovered" | null,      for error_rate, latency, crash_free_*
       "counts": {"count": 57, "threshold": 50, "minutes": 5, ...},  numbers only
       "first_seen": "2026-01-02T03:04:05.000006Z" | null,
       "last_seen": "2026-01-02T03:04:05.000006Z" | null,
@@ -54,6 +55,8 @@ from urllib.parse import quote, urlencode
 
 SCHEMA = 1
 GROUP_KINDS = frozenset({"new_group", "regression", "frequency"})
+# Release health rules (evaluate.py): the subject is the release.
+CRASH_FREE = ("crash_free_sessions", "crash_free_users")
 COUNT_KEYS = ("count", "threshold", "value", "minutes", "p95_ms", "reopen_count",
               "times_seen")
 TITLE_LIMIT = 200
@@ -204,6 +207,13 @@ def _title(kind: str, subject: str, d: Mapping[str, Any]) -> str:
             return f"p95 latency of {service} recovered: {_num(d.get('value', '?'))} ms"
         return f"p95 latency of {service} above {_num(threshold)} ms: " \
                f"{_num(d.get('value', '?'))} ms"
+    if kind in CRASH_FREE:
+        what = "sessions" if kind == "crash_free_sessions" else "users"
+        env = _str(d.get("environment"))
+        of = f"{subject}" + (f" in {env}" if env else "")
+        if recovered:
+            return f"Crash-free {what} of {of} recovered: {_pct(d.get('value'))}"
+        return f"Crash-free {what} of {of} below {_pct(threshold)}: {_pct(d.get('value'))}"
     if kind == "test":
         return "Test alert from Sounding"
     return f"{kind}: {subject}"
@@ -227,6 +237,12 @@ def _summary(kind: str, d: Mapping[str, Any]) -> str:
         if d.get("state") == "recovered":
             return f"Back under the threshold over the last {minutes} minutes."
         return f"Over the threshold for the last {minutes} minutes."
+    if kind in CRASH_FREE:
+        sessions = f"{_num(d.get('count', '?'))} sessions, {_num(d.get('crashed', '?'))} crashed"
+        if d.get("state") == "recovered":
+            return f"Back at or above the threshold over the last {minutes} minutes " \
+                   f"({sessions})."
+        return f"Below the threshold over the last {minutes} minutes ({sessions})."
     if kind == "test":
         return "Sent from the dashboard to check this destination. No action needed."
     return ""
@@ -245,6 +261,8 @@ def _link(public_url: str | None, project: str, kind: str, subject: str,
         return f"{base}/deploys" + (f"?{urlencode({'env': env})}" if env else "")
     if kind in ("error_rate", "latency"):
         return f"{base}/performance?{urlencode({'service': _str(d.get('service')) or subject})}"
+    if kind in CRASH_FREE:
+        return f"{base}/releases/{quote(subject, safe='')}"
     return f"{base}/errors"
 
 
@@ -268,7 +286,7 @@ def _alert_json(alert: Alert) -> dict[str, Any]:
         deploy = {"id": alert.subject, "git_sha": _str(d.get("git_sha")),
                   "version": _str(d.get("version")), "environment": alert.environment,
                   "reasons": [str(r) for r in reasons] if isinstance(reasons, list) else []}
-    state = d.get("state") if alert.kind in ("error_rate", "latency") else None
+    state = d.get("state") if alert.kind in ("error_rate", "latency", *CRASH_FREE) else None
     return {
         "schema": SCHEMA, "type": "alert", "id": alert.id, "kind": alert.kind,
         "project": {"id": alert.project_id, "name": alert.project},

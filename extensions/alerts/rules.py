@@ -22,9 +22,13 @@ from typing import Any, Protocol
 from model.errors import ConfigError
 from runtime.configcheck import nearest
 
-KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency")
+# Release health (docs/release-health.md#alerts): a release's crash-free sessions or
+# users below `threshold` over `minutes`, judged with at least `min_sessions`.
+CRASH_FREE = ("crash_free_sessions", "crash_free_users")
+KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency",
+         *CRASH_FREE)
 # Kinds evaluated per rule: the fact names its rule by key.
-EVALUATED = ("frequency", "error_rate", "latency")
+EVALUATED = ("frequency", "error_rate", "latency", *CRASH_FREE)
 # Kinds whose subject is a group's fingerprint: an ignored group sends none of them.
 GROUP_KINDS = ("new_group", "regression", "frequency")
 # The condition keys each kind takes (besides on, destinations, project, env, service).
@@ -32,8 +36,11 @@ CONDITIONS: dict[str, tuple[str, ...]] = {
     "frequency": ("count", "minutes"),
     "error_rate": ("threshold", "minutes"),
     "latency": ("p95_ms", "minutes"),
+    **{kind: ("threshold", "minutes", "min_sessions") for kind in CRASH_FREE},
 }
 FILTERS = ("project", "env", "service")
+# Sessions have no service: a crash-free rule takes the other filters.
+NO_SERVICE = CRASH_FREE
 MAX_MINUTES = 24 * 60
 
 
@@ -48,13 +55,18 @@ class Rule:
     minutes: int | None = None  # ...in this many minutes (every evaluated kind)
     threshold: float | None = None  # error_rate: a fraction, 0 to 1
     p95_ms: float | None = None  # latency
+    min_sessions: int | None = None  # crash_free_*: judged with at least this many
 
     @property
     def rule_key(self) -> str:
-        """16 hex of the SHA-256 of the condition's canonical JSON."""
-        condition = {"on": self.on, "project": self.project, "env": self.env,
-                     "service": self.service, "count": self.count, "minutes": self.minutes,
-                     "threshold": self.threshold, "p95_ms": self.p95_ms}
+        """16 hex of the SHA-256 of the condition's canonical JSON (min_sessions only
+        when set, so that the keys of the rules before it stay what they were)."""
+        condition: dict[str, Any] = {
+            "on": self.on, "project": self.project, "env": self.env,
+            "service": self.service, "count": self.count, "minutes": self.minutes,
+            "threshold": self.threshold, "p95_ms": self.p95_ms}
+        if self.min_sessions is not None:
+            condition["min_sessions"] = self.min_sessions
         canonical = json.dumps(condition, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -71,14 +83,17 @@ def _yaml_on(rule: dict[Any, Any]) -> dict[Any, Any]:
 def parse(config: dict[str, Any]) -> Rule:
     """A rule from its checked configuration mapping."""
     config = _yaml_on(config)
-    numbers = {key: config.get(key) for key in ("count", "minutes", "threshold", "p95_ms")}
+    numbers = {key: config.get(key)
+               for key in ("count", "minutes", "threshold", "p95_ms", "min_sessions")}
     return Rule(
         on=str(config["on"]), destinations=tuple(config["destinations"]),
         project=config.get("project"), env=config.get("env"), service=config.get("service"),
         count=int(numbers["count"]) if numbers["count"] is not None else None,
         minutes=int(numbers["minutes"]) if numbers["minutes"] is not None else None,
         threshold=float(numbers["threshold"]) if numbers["threshold"] is not None else None,
-        p95_ms=float(numbers["p95_ms"]) if numbers["p95_ms"] is not None else None)
+        p95_ms=float(numbers["p95_ms"]) if numbers["p95_ms"] is not None else None,
+        min_sessions=(int(numbers["min_sessions"]) if numbers["min_sessions"] is not None
+                      else None))
 
 
 def check_rules(path: str, rules: Any, destinations: set[str]) -> None:
@@ -98,7 +113,8 @@ def _check_rule(path: str, rule: Any, destinations: set[str]) -> None:
         raise ConfigError(f"{path}.on must be one of {', '.join(KINDS)}, got {on!r}"
                           f"{nearest(str(on), KINDS)}")
     conditions = CONDITIONS.get(str(on), ())
-    known = ("on", "destinations", *FILTERS, *conditions)
+    filters = tuple(f for f in FILTERS if not (on in NO_SERVICE and f == "service"))
+    known = ("on", "destinations", *filters, *conditions)
     for key in rule:
         if key not in known:
             raise ConfigError(f"unknown key {path}.{key} for a rule on {on}"
@@ -124,7 +140,7 @@ def _check_rule(path: str, rule: Any, destinations: set[str]) -> None:
 def _check_condition(path: str, key: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"{path} must be a number, got {value!r}")
-    if key == "count" and (not isinstance(value, int) or value < 1):
+    if key in ("count", "min_sessions") and (not isinstance(value, int) or value < 1):
         raise ConfigError(f"{path} must be an integer >= 1, got {value!r}")
     if key == "minutes" and (not isinstance(value, int) or not 1 <= value <= MAX_MINUTES):
         raise ConfigError(f"{path} must be an integer from 1 to {MAX_MINUTES}, got {value!r}")

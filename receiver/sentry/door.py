@@ -29,6 +29,7 @@ from receiver.jsonbody import parse_json
 from receiver.sentry.auth import key_from_dsn, project_for_sentry, request_key
 from receiver.sentry.envelope import Envelope, parse_envelope
 from receiver.sentry.items import (
+    RECORD_FIELDS,
     RECORD_TYPES,
     Decoded,
     decode_envelope,
@@ -36,6 +37,7 @@ from receiver.sentry.items import (
     decode_store,
     summary,
 )
+from receiver.sentry.sessions import envelope_digest
 from receiver.signals.outcome import Origin
 from receiver.status import sentry_http_error
 from runtime import drops, telemetry
@@ -98,7 +100,7 @@ class SentryHandler(DoorHandler):
             if pool is not None and pool.wants(len(body)) and _has_records(envelope):
                 event_id, items = await self._offload(body, envelope)
             else:
-                decoded = decode_envelope(envelope, now_us())
+                decoded = decode_envelope(envelope, now_us(), envelope_digest(body))
                 await self._commit(decoded, len(body))
                 event_id, items = decoded.event_id, decoded.items
         else:
@@ -111,12 +113,14 @@ class SentryHandler(DoorHandler):
         self.write({"id": event_id})
 
     async def _commit(self, decoded: Decoded, size: int) -> None:
-        drops.count({"spans": decoded.dropped}, drops.INVALID)
-        if not decoded.errors and not decoded.spans:
+        drops.count(decoded.drops(), drops.INVALID)
+        if not (decoded.errors or decoded.spans or decoded.sessions or decoded.feedback):
             return  # only ignored items: nothing to commit
         batch = Origin(self.project_id, size, self.trace_link()).new_batch()
         batch.errors.extend(decoded.errors)
         batch.spans.extend(decoded.spans)
+        batch.sessions.extend(decoded.sessions)
+        batch.feedback.extend(decoded.feedback)
         await self.ctx.pipeline.consume(batch)
 
     async def _offload(self, body: bytes, envelope: Envelope) -> tuple[str, Counter[str]]:
@@ -128,8 +132,9 @@ class SentryHandler(DoorHandler):
         telemetry.OFFLOADED.inc()
         batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
         result = await self.ctx.pipeline.decode_pool.submit(  # type: ignore[union-attr]
-            decode_envelope_body, (now_us(),), batch, "errors,spans", body)
-        drops.count({"spans": result.dropped}, drops.INVALID)
+            decode_envelope_body, (now_us(),), batch, RECORD_FIELDS, body)
+        # A worker returns one number: spans, sessions and feedback dropped alone.
+        drops.count({"envelope_records": result.dropped}, drops.INVALID)
         if result.results is not None:
             await self.ctx.pipeline.consume_prepared(result.results)
         return event_id, items

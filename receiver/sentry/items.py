@@ -1,7 +1,10 @@
 """What each item of an envelope becomes: `event` an ErrorEvent, `transaction` and
-`span` (streamed spans, @sentry/node's default) spans, every other type nothing
-(counted by the door, never refused: an SDK must not see an error for sending a
-session or a client report). Pure: a parsed
+`span` (streamed spans, @sentry/node's default) spans, `session` and `sessions`
+session counts (receiver/sentry/sessions.py), `feedback` and `user_report` user
+feedback (receiver/sentry/feedback.py), every other type nothing (counted by the
+door, never refused: an SDK must not see an error for sending a client report;
+a session or feedback item that cannot be read is dropped alone and counted).
+Pure: a parsed
 envelope in, records out; a payload that is not a JSON object is refused naming
 its item.
 
@@ -16,12 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.errors import InvalidInput
-from model.records import ErrorEvent, Span
+from model.records import ErrorEvent, Feedback, SessionCount, Span
 from receiver.jsonbody import parse_json
 from receiver.otlp.decode_traces import DecodedSpans
 from receiver.otlp.json_rules import MAX_DROP_REASONS
 from receiver.sentry.envelope import Envelope, Item, parse_envelope
 from receiver.sentry.event import decode_event
+from receiver.sentry.feedback import decode_feedback, decode_user_report
+from receiver.sentry.sessions import decode_session, decode_sessions, envelope_digest
 from receiver.sentry.span_stream import decode_span_items
 from receiver.sentry.transaction import decode_transaction
 from receiver.sentry.values import hex_id
@@ -37,24 +42,37 @@ KNOWN_TYPES = frozenset({
 
 
 # The item types that become records; the others are only counted.
-RECORD_TYPES = frozenset({"event", "transaction", "span"})
+RECORD_TYPES = frozenset({"event", "transaction", "span", "session", "sessions",
+                          "feedback", "user_report"})
+# The Batch fields they fill: what a decode worker hands back (runtime/offload.py).
+RECORD_FIELDS = "errors,spans,sessions,feedback"
 
 
 @dataclass
 class Decoded:
     errors: list[ErrorEvent] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
+    sessions: list[SessionCount] = field(default_factory=list)
+    feedback: list[Feedback] = field(default_factory=list)
     # The id Sentry answers with: the envelope's, else its event's or transaction's.
     event_id: str = ""
     # Items received, by type (a KNOWN_TYPES name or "unknown").
     items: Counter[str] = field(default_factory=Counter)
     # Spans of transactions dropped alone (bad ids or times); the rest are kept.
     dropped_spans: int = 0
+    # Session and feedback items that could not be read (no release, no message).
+    dropped_sessions: int = 0
+    dropped_feedback: int = 0
     reasons: list[str] = field(default_factory=list)
 
     @property
     def dropped(self) -> int:  # named as a decode worker reads it (runtime/offload.py)
-        return self.dropped_spans
+        return self.dropped_spans + self.dropped_sessions + self.dropped_feedback
+
+    def drops(self) -> dict[str, int]:
+        """Records dropped alone, by signal (runtime/drops.py)."""
+        return {"spans": self.dropped_spans, "sessions": self.dropped_sessions,
+                "feedback": self.dropped_feedback}
 
     def add_spans(self, spans: DecodedSpans) -> None:
         self.spans.extend(spans.spans)
@@ -65,7 +83,7 @@ class Decoded:
 def decode_envelope_body(body: bytes, now_us: int) -> Decoded:
     """An envelope's records from its bytes: what a decode worker runs for a large
     envelope (receiver/sentry/door.py)."""
-    return decode_envelope(parse_envelope(body), now_us)
+    return decode_envelope(parse_envelope(body), now_us, envelope_digest(body))
 
 
 def summary(envelope: Envelope) -> tuple[str, Counter[str]]:
@@ -84,7 +102,9 @@ def summary(envelope: Envelope) -> tuple[str, Counter[str]]:
     return event_id or uuid.uuid4().hex, items
 
 
-def decode_envelope(envelope: Envelope, now_us: int) -> Decoded:
+def decode_envelope(envelope: Envelope, now_us: int, digest: bytes = b"") -> Decoded:
+    """`digest` names the envelope's bytes (sessions.envelope_digest): the marks of
+    its pre-aggregated sessions are made from it, so that a retry counts them once."""
     decoded = Decoded()
     event_id = _event_id(envelope.headers.get("event_id"))
     for index, item in enumerate(envelope.items):
@@ -99,6 +119,22 @@ def decode_envelope(envelope: Envelope, now_us: int) -> Decoded:
         elif kind == "span":
             # Streamed spans carry no event id to answer with.
             decoded.add_spans(decode_span_items(_payload(item, index), now_us))
+            continue
+        elif kind in ("session", "sessions"):
+            payload = _payload(item, index)
+            counts = (decode_session(payload) if kind == "session"
+                      else decode_sessions(payload, digest, index))
+            decoded.sessions.extend(counts)
+            decoded.dropped_sessions += not counts
+            continue
+        elif kind in ("feedback", "user_report"):
+            payload = _payload(item, index)
+            said = (decode_feedback(payload, now_us) if kind == "feedback"
+                    else decode_user_report(payload, now_us))
+            if said is None:
+                decoded.dropped_feedback += 1
+            else:
+                decoded.feedback.append(said)
             continue
         else:
             continue

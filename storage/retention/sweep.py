@@ -67,13 +67,17 @@ SWEPT_TABLES: dict[str, tuple[Target, ...]] = {
     "spans": (Target("spans", "start_ns", NS),),
     "logs": (Target("logs", "time_ns", NS),),
     "metric_points": (Target("metric_points", "time_ns", NS),),
-    "error_occurrences": (Target("error_events", "ts_us", US),),
+    "error_occurrences": (Target("error_events", "ts_us", US), Target("feedback", "ts_us", US)),
     "rollups": (Target("request_rollups", "minute", 1, latency="request_latency"),
                 Target("metric_request_rollups", "minute", 1),  # buckets in the row
                 Target("request_rollups_hourly", "hour", 1,
                        latency="request_latency_hourly"),
                 Target("metric_request_rollups_hourly", "hour", 1),
-                Target("error_group_hourly", "hour", 1)),
+                Target("error_group_hourly", "hour", 1),
+                # Release health: its marks go with its rollups (storage/writer/sessions.py).
+                Target("session_rollups", "minute", 1),
+                Target("session_users", "hour", 1),
+                Target("session_marks", "received_us", US)),
     "deploys": (Target("deploys", "ts_us", US),),
 }
 # Raw tables that PostgreSQL may keep in day partitions: dropped whole first.

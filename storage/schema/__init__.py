@@ -14,6 +14,8 @@ holds every table; each module declares the tables of one concept:
 - alerts.py: alert destinations, rules, facts, deliveries, threshold state
 - audit.py: the audit log
 - queues.py: the forwarding outbox, maintenance leases
+- sessions.py: release health (sessions per minute, their users, their marks)
+- feedback.py: user feedback
 
 Everything is imported here: `from storage import schema` then `schema.<table>` is
 how the rest of storage reads it, and importing this package declares every table, so
@@ -48,6 +50,7 @@ from storage.schema.errors import (
     error_groups,
     error_status_changes,
 )
+from storage.schema.feedback import feedback
 from storage.schema.projects import api_keys, projects, resources
 from storage.schema.queues import maintenance_leases, outbox
 from storage.schema.rollups import (
@@ -60,6 +63,7 @@ from storage.schema.rollups import (
     request_rollups,
     request_rollups_hourly,
 )
+from storage.schema.sessions import SESSION_KEY, session_marks, session_rollups, session_users
 from storage.schema.signals import (
     deploys,
     logs,
@@ -71,7 +75,8 @@ from storage.schema.signals import (
 
 __all__ = [
     "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY",
-    "ROLLUP_KEY", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
+    "ROLLUP_KEY", "SESSION_KEY", "feedback", "session_marks", "session_rollups",
+    "session_users", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
     "alert_state", "api_keys", "api_token_projects", "api_tokens", "audit_log",
     "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",

@@ -10,6 +10,7 @@ the OTLP protobuf modules (8 MB).
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 from array import array
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from itertools import chain
 from typing import Any
 
 from model.otlp_values import any_value, attributes_of
-from model.records import Batch, ErrorEvent, LogRecord
+from model.records import Batch, ErrorEvent, LogRecord, SessionCount
 from storage import logbody, rows, spanbody
 from storage.jsontext import dumps_column
 from storage.rows import Row, WireBatch
@@ -33,7 +34,8 @@ from storage.writer.group_deltas import group_rows, recount, reopen_rows
 _CHECKS = {name: Columns.of(form) for name, form in rows.WIRE_FORMS.items()}
 GROUP_COLUMNS, REOPEN_COLUMNS = _CHECKS["groups"], _CHECKS["reopen"]
 # Named alike in Batch and WireBatch.
-_SIGNALS = ("spans", "errors", "deploys", "requests", "logs", "metrics")
+_SIGNALS = ("spans", "errors", "deploys", "requests", "logs", "metrics", "sessions",
+            "feedback")
 _HOURLY = rows.GROUPS.getter("hourly")
 # A level is a short word (fatal, error, warning, info, debug), but the Sentry door
 # refuses nothing: one longer than its column is cut here rather than fail the commit.
@@ -110,11 +112,35 @@ def _encode(batch: Batch) -> WireBatch:
                 for r in batch.requests]
     series, metrics = (encode_metrics(batch.metrics, resources)
                        if batch.metrics else ([], []))
+    feedback_row = rows.FEEDBACK.row
+    feedback = [feedback_row(
+        feedback_id=f.feedback_id, associated_event_id=f.associated_event_id, source=f.source,
+        name=f.name, email=f.email, message=f.message, url=f.url, release=f.release,
+        environment=f.environment, ts_us=f.ts_us) for f in batch.feedback]
     return rows.wire_batch(project_id=project_id, spans=spans, errors=errors, deploys=deploys,
                            requests=requests, groups=group_rows(batch.groups.values()),
                            reopen=reopen_rows(batch.reopen_after.items()),
                            resources=resources.rows, logs=logs,
-                           metric_series=series, metrics=metrics)
+                           metric_series=series, metrics=metrics,
+                           sessions=session_rows(batch.sessions) if batch.sessions else [],
+                           feedback=feedback)
+
+
+def session_rows(counts: list[SessionCount]) -> list[Row]:
+    """Session counts as wire rows; the distinct id hashed (rows.SESSIONS)."""
+    session_row, digest = rows.SESSIONS.row, hashlib.blake2b
+    keys: dict[str, bytes] = {"": b""}
+    out = []
+    for c in counts:
+        user_key = keys.get(c.user)
+        if user_key is None:
+            user_key = keys[c.user] = digest(c.user.encode("utf-8", "surrogatepass"),
+                                             digest_size=16).digest()
+        out.append(session_row(
+            mark=c.mark, release=c.release, environment=c.environment, minute=c.started_s,
+            user_key=user_key, started=c.started, exited=c.exited, errored=c.errored,
+            crashed=c.crashed, abnormal=c.abnormal))
+    return out
 
 
 def _log_rows(records: list[LogRecord], resources: ResourceRows) -> list[Row]:
@@ -259,7 +285,8 @@ def wire_records(wire: WireBatch) -> dict[str, int]:
     """Records per signal in a wire batch, for the accepted/refused counters."""
     return {"spans": len(wire.spans), "errors": len(wire.errors),
             "deploys": len(wire.deploys), "requests": len(wire.requests),
-            "logs": len(wire.logs), "metrics": len(wire.metrics)}
+            "logs": len(wire.logs), "metrics": len(wire.metrics),
+            "sessions": len(wire.sessions), "feedback": len(wire.feedback)}
 
 
 def write_batches(conn: Any, batches: Sequence[Batch], received_us: int) -> None:

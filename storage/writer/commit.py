@@ -27,6 +27,7 @@ from storage.writer.groups import write_groups, write_requests
 from storage.writer.occurrences import KeyedErrors, key_of
 from storage.writer.placeholders import marks
 from storage.writer.points import MetricsWriter
+from storage.writer.sessions import write_sessions
 
 
 def _insert_columns(form: RowForm, received: bool = False) -> tuple[str, ...]:
@@ -51,6 +52,9 @@ RESOURCE_COLUMNS = _insert_columns(rows.RESOURCES)
 ERROR_COLUMNS = _insert_columns(rows.ERROR_EVENTS, received=True)
 DEPLOY_COLUMNS = _insert_columns(rows.DEPLOYS, received=True)
 LOG_COLUMNS = _insert_columns(rows.LOGS, received=True)
+FEEDBACK = rows.FEEDBACK.table
+FEEDBACK_COLUMNS = _insert_columns(rows.FEEDBACK, received=True)
+_FEEDBACK_KEY = itemgetter(0, FEEDBACK_COLUMNS.index("feedback_id"))
 _LOG_KEY = itemgetter(0, LOG_COLUMNS.index("record_key"))  # (project, record key)
 
 
@@ -73,6 +77,9 @@ class BatchWriter:
         self.errors_sql = insert_sql(dialect, ERROR_EVENTS, ERROR_COLUMNS)
         self.keyed_errors = KeyedErrors(dialect, ERROR_EVENTS, ERROR_COLUMNS)
         self.deploys_sql = insert_sql(dialect, DEPLOYS, DEPLOY_COLUMNS)
+        # Feedback is keyed by its id: a retried envelope stores it once.
+        self.feedback_sql = insert_sql(dialect, FEEDBACK, FEEDBACK_COLUMNS,
+                                       "ON CONFLICT DO NOTHING")
         # Log records are keyed by what they are (storage/logbody.py): a retried
         # request that was committed already adds no row.
         self.logs_sql = insert_sql(dialect, LOGS, LOG_COLUMNS, "ON CONFLICT DO NOTHING")
@@ -104,6 +111,12 @@ class BatchWriter:
         self._deploys(cursor, named, received_us)
         write_requests(cursor, self.dialect, named)
         self.metrics.write(cursor, named, received_us)
+        write_sessions(cursor, self.dialect, named, received_us)
+        feedback = sorted(((batch.project_id, *said, received_us)
+                           for batch in named for said in batch.feedback),
+                          key=_FEEDBACK_KEY)
+        if feedback:  # few, and sorted: two commits meet the same ids in one order
+            cursor.executemany(self.feedback_sql, feedback)
 
     def committed(self) -> None:
         """Called once the transaction of the last `write` is committed."""

@@ -78,3 +78,20 @@ def test_a_good_rule_passes() -> None:
 def test_a_number_that_is_not_one_is_named() -> None:
     with pytest.raises(ConfigError, match="rule.threshold must be a number"):
         forms.rule_config({"on": "error_rate", "threshold": "5%"}, ["ops"])
+
+
+def test_a_crash_free_rule_from_the_form() -> None:
+    form = {"on": "crash_free_users", "threshold": "0.98", "minutes": "60",
+            "min_sessions": "50", "env": "prod", "p95_ms": "3"}
+    rule = forms.rule_config(form, ["ops"])
+    assert rule == {"on": "crash_free_users", "destinations": ["ops"], "env": "prod",
+                    "threshold": 0.98, "minutes": 60, "min_sessions": 50}
+    forms.check_rule(rule, {"ops"})
+    for bad, message in [({**rule, "service": "api"}, "rule.service does not apply"),
+                         ({**rule, "min_sessions": 0}, "rule.min_sessions must be an integer"),
+                         ({k: v for k, v in rule.items() if k != "min_sessions"},
+                          "rule.min_sessions is required")]:
+        with pytest.raises(ConfigError, match=message):
+            forms.check_rule(bad, {"ops"})
+    with pytest.raises(ConfigError, match="rule.min_sessions must be an integer"):
+        forms.rule_config({**form, "min_sessions": "5.5"}, ["ops"])

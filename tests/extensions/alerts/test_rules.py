@@ -67,3 +67,29 @@ def test_a_bare_yaml_on_key_reads_as_on() -> None:
     (config,) = yaml.safe_load("[{on: new_group, destinations: [hook]}]")
     assert True in config  # YAML 1.1: `on` is a boolean
     assert parse(config).on == "new_group"
+
+
+def test_a_crash_free_rule_takes_its_condition_and_no_service() -> None:
+    import re
+
+    import pytest
+
+    from extensions.alerts import rules as r
+    from model.errors import ConfigError
+
+    good = {"on": "crash_free_users", "destinations": ["hook"], "env": "prod",
+            "threshold": 0.95, "minutes": 60, "min_sessions": 100}
+    r.check_rules("alerts.rules", [good], {"hook"})
+    rule = r.parse(good)
+    assert (rule.threshold, rule.minutes, rule.min_sessions) == (0.95, 60, 100)
+    # min_sessions is in the key only when set: the keys of older rules stay the same.
+    assert r.parse({"on": "latency", "destinations": ["hook"], "p95_ms": 5, "minutes": 5}
+                   ).rule_key == r.Rule("latency", ("hook",), p95_ms=5.0, minutes=5).rule_key
+    assert rule.rule_key != r.parse({**good, "min_sessions": 10}).rule_key
+    for bad, message in [({**good, "service": "api"}, "unknown key alerts.rules[0].service"),
+                         ({**good, "min_sessions": 0}, "min_sessions must be an integer >= 1"),
+                         ({k: v for k, v in good.items() if k != "min_sessions"},
+                          "min_sessions is required"),
+                         ({**good, "threshold": 95}, "fraction between 0 and 1")]:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            r.check_rules("alerts.rules", [bad], {"hook"})

@@ -74,3 +74,31 @@ def test_a_bad_item_decoded_in_a_worker_is_a_400_naming_it(
     assert answer.status_code == 400
     assert "items[1]" in answer.text
     assert server.query("SELECT count(*) FROM error_events") == [(0,)]
+
+
+def test_sessions_and_feedback_of_a_large_envelope_are_counted_by_a_worker_too(
+        start: Callable[..., Server]) -> None:
+    """A large envelope's session and feedback items reach the store from a decode
+    worker as they do from the event loop; an unreadable one is dropped and counted."""
+    server = start_sentry(start, env={"SOUNDING__SERVICE__DECODE_MIN_BYTES": str(MIN_BYTES)})
+    session = {"sid": "s1", "init": True, "status": "crashed", "started": "2026-11-20T10:00:05Z",
+               "attrs": {"release": "shop@1.0", "environment": "prod"}}
+    feedback = {"event_id": "4" * 32, "timestamp": 1_790_000_000.0, "contexts": {"feedback": {
+        "message": "it broke", "contact_email": "a@example.com",
+        "associated_event_id": "2" * 32}}}
+    large = envelope({"event_id": "2" * 32}, [
+        item("transaction", transaction("2" * 32, 300)), item("session", session),
+        item("session", {"sid": "s2", "attrs": {}}),  # no release: dropped
+        item("feedback", feedback)])
+    assert len(large) > MIN_BYTES
+    before = offloaded(server)
+    for _ in range(2):  # and once more, as a retry: counted once
+        assert post_envelope(server, large).status_code == 200
+    assert offloaded(server) == before + 2
+    assert server.query("SELECT release, environment, started, crashed FROM session_rollups"
+                        ) == [("shop@1.0", "prod", 1, 1)]
+    assert server.query("SELECT message, email, associated_event_id FROM feedback") == [
+        ("it broke", "a@example.com", "2" * 32)]
+    text = requests.get(server.base + "/metrics", timeout=10).text
+    assert re.search(r'^sounding_records_dropped_total\{reason="invalid",'
+                     r'signal="envelope_records"\} 2\.0$', text, re.M), text
