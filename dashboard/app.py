@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import alerts, api, api_bulk, merging, pages, setup, sso, users
+from dashboard import alerts, api, api_bulk, merging, pages, release_api, setup, sso, users
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -69,6 +69,7 @@ class Dashboard:
             *alerts.routes(P, args),
             *merging.routes(P, API, args),
             *users.routes(args),
+            *release_api.routes(args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),
             (API + r"/error-groups/bulk-status", api_bulk.ErrorGroupsBulkStatusApi, args),
