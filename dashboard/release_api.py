@@ -9,7 +9,10 @@ tools against a recorder: nothing else of Sentry's API is served.
 - POST organizations/{org}/artifactbundle/assemble/: {checksum, chunks, projects,
   version?, dist?} -> {state, missingChunks}; `not_found` lists the chunks to send.
 - POST organizations/{org}/releases/, PUT organizations/{org}/releases/{version}/
-  (finalize), POST organizations/{org}/releases/{version}/deploys/.
+  (finalize), POST organizations/{org}/releases/{version}/deploys/; a PUT or a deploy
+  naming no project is for the release's projects.
+- GET organizations/{org}/ (the bundler plugins' CLI asks it first) stays a 404: the
+  CLI then uses SENTRY_URL itself, where an answer would send it to a region URL.
 
 Why here, in the dashboard component: these requests manage what a project holds
 (artifacts, releases, deploys) with a personal token, as the read API does; they are
@@ -22,6 +25,7 @@ from __future__ import annotations
 import json
 import zlib
 from typing import Any
+from urllib.parse import quote
 
 from tornado.web import HTTPError
 
@@ -99,6 +103,28 @@ class ReleaseApiHandler(DashboardHandler):
             found[project_id] = name
         return found
 
+    async def release_projects(self, org: str, version: str) -> dict[int, str]:
+        """The projects of a release, among those the token may upload to; 404 when none."""
+        allowed = await self.authorized_projects(org)
+        ids = await self.run(releases.projects_of, self.store, version, list(allowed))
+        if not ids:
+            raise HTTPError(404, f"no project you may upload to has release {version!r}: "
+                                 "run `sentry-cli releases new` first")
+        return {i: allowed[i] for i in ids}
+
+    async def authorized_projects(self, org: str) -> dict[int, str]:
+        every = await self.run(pq.list_projects, self.store)
+        allowed = {}
+        for project in every:
+            try:
+                await self.authorize(org, project.name)
+            except HTTPError as exc:
+                if exc.status_code != 403:
+                    raise
+                continue
+            allowed[project.id] = project.name
+        return allowed
+
     def body(self) -> dict[str, Any]:
         document = self.json_body('{"version": "1.2.3", "projects": ["web"]}')
         if not isinstance(document, dict):
@@ -126,8 +152,11 @@ class ReleaseApiHandler(DashboardHandler):
 class ChunkUploadApi(ReleaseApiHandler):
     async def get(self, org: str) -> None:
         await self.authorize(org, None)
+        # Absolute: the bundler plugins' CLI (npm `sentry`) refuses a relative URL, as
+        # Sentry itself answers newer clients.
         self.write_json({
-            "url": f"/api/0/organizations/{org}/chunk-upload/",
+            "url": f"{self.request.protocol}://{self.request.host}"
+                   f"/api/0/organizations/{quote(org, safe='')}/chunk-upload/",
             "chunkSize": CHUNK_SIZE, "chunksPerRequest": CHUNKS_PER_REQUEST,
             "maxFileSize": assemble.MAX_BUNDLE_BYTES, "maxRequestSize": MAX_REQUEST_SIZE,
             "concurrency": 1, "hashAlgorithm": "sha1", "compression": ["gzip"],
@@ -215,7 +244,9 @@ class ReleaseApi(ReleaseApiHandler):
     async def put(self, org: str, version: str) -> None:
         version = self.version_of(version)
         document = self.body()
-        projects = await self.named_projects(org, document.get("projects"))
+        # The Vite plugin's CLI names no project: the release's (as for deploys).
+        projects = await self.named_projects(org, document.get("projects"), required=False) \
+            or await self.release_projects(org, version)
         released_us = self.time_of(document, "dateReleased", self.now_us)
         await self.run(releases.finalize, self.store, list(projects), version, released_us,
                        self.now_us)
@@ -229,15 +260,9 @@ class DeploysApi(ReleaseApiHandler):
         env = document.get("environment")
         if not isinstance(env, str) or not env.strip() or len(env) > 200:
             raise HTTPError(400, "'environment' must be 1 to 200 characters")
-        named = await self.named_projects(org, document.get("projects"), required=False)
-        if not named:
-            # The CLI names no project: the release's, among those the token may upload to.
-            allowed = await self.authorized_projects(org)
-            ids = await self.run(releases.projects_of, self.store, version, list(allowed))
-            named = {i: allowed[i] for i in ids}
-            if not named:
-                raise HTTPError(404, f"no project you may upload to has release {version!r}: "
-                                     "run `sentry-cli releases new` first")
+        # The CLI names no project: the release's.
+        named = await self.named_projects(org, document.get("projects"), required=False) \
+            or await self.release_projects(org, version)
         finished_us = self.time_of(document, "dateFinished", self.now_us)
         name, url = document.get("name"), document.get("url")
         await self.run(releases.record_deploy, self.store, list(named), version, env,
@@ -247,19 +272,6 @@ class DeploysApi(ReleaseApiHandler):
         self.write_json({"id": "0", "environment": env, "name": name, "url": url,
                          "dateStarted": document.get("dateStarted"),
                          "dateFinished": iso_from_us(finished_us)})
-
-    async def authorized_projects(self, org: str) -> dict[int, str]:
-        every = await self.run(pq.list_projects, self.store)
-        allowed = {}
-        for project in every:
-            try:
-                await self.authorize(org, project.name)
-            except HTTPError as exc:
-                if exc.status_code != 403:
-                    raise
-                continue
-            allowed[project.id] = project.name
-        return allowed
 
 
 def routes(args: dict[str, Any]) -> list[Any]:

@@ -35,6 +35,23 @@ def esbuild(out: Path, *, entry: str = "src/main.ts", platform: str = "browser",
     return bundle
 
 
+def vite_build(out: Path, *, url: str, token: str, project: str = "acme") -> Path:
+    """`vite build` of the app's index.html into `out`, @sentry/vite-plugin uploading
+    the source maps to `url` as it builds (tests/js/sourcemap_app/vite.config.mjs)."""
+    require_tools()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY")}
+    env.update({"SENTRY_URL": url, "SENTRY_ORG": "sounding", "SENTRY_PROJECT": project,
+                "SENTRY_AUTH_TOKEN": token, "OUT_DIR": str(out),
+                # The plugins' CLI caches organization regions in its config directory:
+                # a fresh one per build, so no earlier collector's port is remembered.
+                "XDG_CONFIG_HOME": str(out.parent / f"{out.name}-config")})
+    done = subprocess.run([str(BIN / "vite"), "build"], cwd=APP, env=env,
+                          capture_output=True, text=True, timeout=180)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0 and "Error" not in output, output
+    return out
+
+
 def sentry_cli(*args: str, url: str, token: str | None, project: str = "acme",
                cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY")}
