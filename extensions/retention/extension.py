@@ -35,7 +35,8 @@ class RetentionExtension(Extension):
         super().__init__(name, config)
         self.store = store
         defaults, projects = retention_config.policy_values(self.config)
-        self.policy = sweep.Policy(defaults, projects, int(self.config["batch_rows"]))
+        self.policy = sweep.Policy(defaults, projects, int(self.config["batch_rows"]),
+                                   int(self.config["source_map_releases"]))
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.every = float(self.config["sweep_every_seconds"])
         self.last: sweep.SweepReport | None = None  # the last sweep's, for tests and logs

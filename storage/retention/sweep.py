@@ -34,7 +34,7 @@ from typing import Any
 from sqlalchemy import text
 
 from storage import partitions
-from storage.retention import leases
+from storage.retention import artifacts, leases
 from storage.schema import metadata
 from storage.store import Store
 
@@ -82,6 +82,9 @@ class Policy:
     defaults: Mapping[str, int]
     projects: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     batch_rows: int = 5000
+    # Source map bundles: those of the newest this many releases of a project are
+    # kept, and those of releases that still have errors (storage/retention/artifacts.py).
+    artifact_releases: int = 10
 
     def seconds(self, project: str, signal: str) -> int:
         return int(self.projects.get(project, {}).get(signal, self.defaults[signal]))
@@ -141,6 +144,9 @@ class Sweep:
                         self._target(project_id, target, cutoff_s)
                     if signal == "error_occurrences":
                         self._groups(project_id, cutoff_s)
+                # After the groups: a release whose errors all went loses its maps.
+                self.outcome.add("artifact_bundles", artifacts.sweep_artifacts(
+                    self.store, project_id, self.policy.artifact_releases, self.now_s))
         except LeaseLost:
             log.warning("retention: another collector took the sweep over")
         finally:
