@@ -201,13 +201,16 @@ class ErrorGroupStatusApi(ApiHandler):
 
 
 class ReleaseApi(ApiHandler):
-    """The groups first seen in a release (a deploy's version), oldest first."""
+    """The groups first seen in a release (a deploy's version), oldest first; its
+    uploaded source map artifacts with their debug ids, and its deploys."""
 
     async def get(self, project_name: str, release: str) -> None:
         project = await self.load_project(project_name)
         groups = await self.run(eq.groups_first_seen_in_release, self.store, project.id,
                                 release, self.int_arg("limit", 20, 1, MAX_LIMIT) or 20)
-        self.write_json({"release": release, "new_groups": [asdict(g) for g in groups]})
+        view = await self.run(views.release_view, self.store, project.id, release)
+        self.write_json({"release": release, "new_groups": [asdict(g) for g in groups],
+                         **asdict(view)})
 
 
 class DeploysApi(ApiHandler):

@@ -59,6 +59,7 @@ class Dashboard:
             (P + r"/errors/([0-9]+)/status", pages.GroupStatusPage, args),
             (P + r"/performance", pages.PerformancePage, args),
             (P + r"/deploys", pages.DeploysPage, args),
+            (P + r"/releases/([^/]+)", pages.ReleasePage, args),
             (P + r"/traces", pages.TracesPage, args),
             (P + r"/traces/lookup", pages.TraceLookupPage, args),
             (P + r"/traces/([0-9a-fA-F]{1,32})", pages.TracePage, args),

@@ -274,6 +274,18 @@ class DeploysPage(DashboardHandler):
                     section="deploys")
 
 
+class ReleasePage(DashboardHandler):
+    """A release: its new groups, its source map artifacts and debug ids, its deploys."""
+
+    async def get(self, project_name: str, release: str) -> None:
+        project = await self.load_project(project_name)
+        groups = await self.run(eq.groups_first_seen_in_release, self.store, project.id,
+                                release, 50)
+        view = await self.run(views.release_view, self.store, project.id, release)
+        self.render("release.html", release=release, view=view, groups=groups,
+                    section="deploys")
+
+
 class TracesPage(DashboardHandler):
     async def get(self, project_name: str) -> None:
         project = await self.load_project(project_name)

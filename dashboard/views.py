@@ -13,6 +13,8 @@ from typing import Any
 
 from dashboard.timerange import TimeRange
 from dashboard.waterfall import LogMark, WaterfallRow, place_logs, waterfall
+from storage.artifacts import lookup as artifacts
+from storage.artifacts import releases
 from storage.groups import status as group_status
 from storage.queries import culprit as cq
 from storage.queries import deploys as dq
@@ -157,6 +159,26 @@ class DeploysView:
     deploys: list[dq.Correlation]  # newest first, up to MAX_CORRELATED
     more: int  # deploys in the range beyond those
     series: pq.Series  # throughput and errors of that environment, for the timeline
+
+
+@dataclass
+class ReleaseView:
+    """A release's page: when it was made and finalized (None: not by a release
+    command), the source map artifacts uploaded for it, and its deploys."""
+
+    created_us: int | None
+    finalized_us: int | None
+    artifacts: list[artifacts.Artifact]
+    deploys: list[releases.ReleaseDeploy]
+
+
+def release_view(store: Store, project_id: int, version: str) -> ReleaseView:
+    release = releases.get(store, project_id, version)
+    return ReleaseView(
+        None if release is None else release.created_us,
+        None if release is None else release.finalized_us,
+        artifacts.artifacts_of(store, project_id, version),
+        releases.deploys_of(store, project_id, version))
 
 
 def deploys_view(store: Store, project_id: int, tr: TimeRange, env: str | None,

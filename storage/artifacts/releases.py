@@ -79,3 +79,21 @@ def record_deploy(store: Store, project_ids: list[int], version: str, env: str,
         for project_id in project_ids:
             ensure(conn, project_id, version, now_us)
         conn.execute(_D.insert(), rows)
+
+
+@dataclass(frozen=True)
+class ReleaseDeploy:
+    env: str | None
+    ts_us: int
+    deployer: str | None
+    description: str | None
+
+
+def deploys_of(store: Store, project_id: int, version: str, limit: int = 100
+               ) -> list[ReleaseDeploy]:
+    """The deploys of a release (whatever door recorded them), newest first."""
+    with store.reader.connect() as conn:
+        rows = conn.execute(select(_D.c.env, _D.c.ts_us, _D.c.deployer, _D.c.description)
+                            .where(_D.c.project_id == project_id, _D.c.version == version)
+                            .order_by(_D.c.ts_us.desc()).limit(limit)).all()
+    return [ReleaseDeploy(r.env, int(r.ts_us), r.deployer, r.description) for r in rows]

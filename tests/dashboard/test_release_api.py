@@ -9,7 +9,6 @@ import gzip
 import hashlib
 import io
 import json
-import shutil
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -195,5 +194,28 @@ def test_releases_need_a_version_and_projects(world: tuple[Server, dict, Path]) 
     assert unknown.status_code == 404 and "nope" in unknown.json()["detail"]
 
 
-def test_tools_are_installed() -> None:
-    assert shutil.which("node")
+def test_the_release_page_lists_artifacts_debug_ids_and_deploys(
+        world: tuple[Server, dict, Path], tmp_path: Path) -> None:
+    server, tokens, _ = world
+    token = tokens["member"]
+    dist = tmp_path / "dist"
+    esbuild(dist, extra=("--banner:js=/* release page */",))
+    sentry_cli("sourcemaps", "inject", str(dist), url=server.base, token=None)
+    sentry_cli("sourcemaps", "upload", "--release", "shop@3.0.0", str(dist), url=server.base,
+               token=token)
+    sentry_cli("deploys", "new", "--release", "shop@3.0.0", "-e", "staging",
+               url=server.base, token=token)
+    debug_id = server.query("SELECT debug_id FROM artifact_files WHERE release = 'shop@3.0.0'"
+                            )[0][0]
+    document = requests.get(server.base + "/api/v1/projects/acme/releases/shop@3.0.0",
+                            headers=auth(token), timeout=10).json()
+    assert {(a["url"], a["debug_id"]) for a in document["artifacts"]} == {
+        ("~/app.js", debug_id), ("~/app.js.map", debug_id)}
+    assert [d["env"] for d in document["deploys"]] == ["staging"]
+    page = requests.get(server.base + "/projects/acme/releases/shop@3.0.0",
+                        headers=auth(token), timeout=10)
+    assert page.status_code == 200
+    assert debug_id in page.text and "~/app.js.map" in page.text and "staging" in page.text
+    deploys = requests.get(server.base + "/projects/acme/deploys", headers=auth(token),
+                           timeout=10)
+    assert 'href="/projects/acme/releases/shop%403.0.0"' in deploys.text
