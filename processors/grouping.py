@@ -49,7 +49,7 @@ class GroupingProcessor(Processor):
     def process(self, batch: Batch) -> Batch:
         maps = self.source_maps
         for error in batch.errors:
-            if maps is not None and error.exceptions:
+            if maps is not None and (error.exceptions or error.release is not None):
                 symbolicate(batch.project_id, error, maps)
             if error.grouping is not None:
                 error.fingerprint = decide(error.grouping, error.backtrace)

@@ -12,7 +12,12 @@ keeps what was sent and says why under `unmapped`. The backtrace, the source con
 and the frame the grouping rule reads are derived again from the mapped frames
 (model/stacktrace/frames.py, as the Sentry door derives them).
 
-Only Sentry events' frames: OpenTelemetry exceptions arrive as text.
+OpenTelemetry exceptions arrive as text (`exception.stacktrace`): a JavaScript one
+(V8's or Firefox's form, model/stacktrace/javascript.py) with a release
+(`service.version`) is parsed into frames and mapped by release and the frames' URLs;
+when any frame maps, the error gets the parsed chain as `exceptions` (so the page shows
+each frame, mapped or not) and its backtrace is the mapped one, which the grouping rule
+reads.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 from model.fingerprint import library_frame
 from model.records import ErrorEvent
 from model.sourcemap import SourceMaps
+from model.stacktrace import javascript
 from model.stacktrace.frames import backtrace, frame_line, source_context, top_frame
 
 # Platforms whose frames are JavaScript (the event's `platform`).
@@ -78,8 +84,41 @@ def map_frame(frame: dict[str, Any], project_id: int, error: ErrorEvent,
     return True
 
 
+def _text_chain(error: ErrorEvent) -> list[dict[str, Any]] | None:
+    """An OpenTelemetry JavaScript exception's text as Sentry-shaped frames, or None
+    when it is no such thing (or names no script a map could be for)."""
+    if error.release is None or not any(".js" in line for line in error.backtrace):
+        return None
+    trace = javascript.parse("\n".join(error.backtrace))
+    if trace is None:
+        return None
+    chain = [{"type": e.type, "value": e.value, "frames": [
+        {"abs_path": f.path, "filename": f.path, "function": f.function, "lineno": f.lineno,
+         "colno": f.colno, "in_app": f.in_app}
+        for f in e.frames]} for e in trace.exceptions]
+    raised = chain[-1]
+    raised["type"] = raised["type"] or error.exception_class
+    raised["value"] = raised["value"] or error.message
+    return chain
+
+
 def symbolicate(project_id: int, error: ErrorEvent, maps: SourceMaps) -> bool:
     """Map the error's frames; whether any was (then its derived fields are renewed)."""
+    if error.exceptions is None and error.backtrace:
+        chain = _text_chain(error)
+        if chain is None:
+            return False
+        mapped = False
+        for exception in chain:
+            for frame in exception["frames"]:
+                mapped = map_frame(frame, project_id, error, maps) or mapped
+        if not mapped:
+            return False
+        error.exceptions = chain
+        frames = chain[-1]["frames"]
+        error.backtrace = backtrace(frames, "javascript")
+        error.source_context = source_context(frames)
+        return True
     if not wants_mapping(error):
         return False
     assert error.exceptions is not None

@@ -130,3 +130,47 @@ def test_a_frame_without_its_map_says_why(world: tuple[Server, str, Path]) -> No
     assert rows
     stored = rows[0][0] if isinstance(rows[0][0], str) else json.dumps(rows[0][0])  # PG: JSON
     assert "no source map was uploaded with debug id" in stored
+
+
+def otlp_log(stack: str, release: str) -> dict:
+    def attr(key: str, value: str) -> dict:
+        return {"key": key, "value": {"stringValue": value}}
+
+    return {"resourceLogs": [{
+        "resource": {"attributes": [attr("service.name", "shop-node"),
+                                    attr("service.version", release)]},
+        "scopeLogs": [{"scope": {"name": "tests"}, "logRecords": [{
+            "timeUnixNano": str(time.time_ns()), "severityNumber": 17,
+            "body": {"stringValue": "checkout failed"},
+            "attributes": [attr("exception.type", "Error"),
+                           attr("exception.message", "cart total 130 is over the limit"),
+                           attr("exception.stacktrace", stack)]}]}]}]}
+
+
+def test_an_opentelemetry_javascript_exception_is_mapped_by_release_and_url(
+        world: tuple[Server, str, Path]) -> None:
+    """A legacy upload (no debug ids; `--release` and a URL prefix) maps the text stack
+    trace an OpenTelemetry SDK records, by its service.version."""
+    server, token, builds = world
+    out = builds / "otel"
+    bundle = esbuild(out, entry="src/stack_main.ts", platform="node")
+    sentry_cli("sourcemaps", "upload", "--release", "otel@1", "--url-prefix", f"~{out}",
+               str(out), url=server.base, token=token)
+    done = subprocess.run(["node", str(bundle)], capture_output=True, text=True, timeout=30)
+    stack = json.loads(done.stdout)["stack"]
+    assert f"{out}/app.js:" in stack, stack
+    answer = requests.post(server.base + "/ingest/v1/logs", json=otlp_log(stack, "otel@1"),
+                           headers={"Authorization": f"Bearer {KEYS['acme']}"}, timeout=10)
+    assert answer.status_code in (200, 202), answer.text
+    deadline = time.monotonic() + 20
+    while not (found := api(server, "/error-groups?release=otel@1")["items"]):
+        assert time.monotonic() < deadline, "the exception never became a group"
+        time.sleep(0.2)
+    group = api(server, f"/error-groups/{found[0]['group']['id']}")
+    frames = group["event"]["exceptions"][-1]["frames"]
+    innermost = frames[-1]
+    assert innermost["abs_path"].endswith("/src/checkout.ts"), innermost
+    assert (innermost["lineno"], innermost["function"]) == (10, "priceOf"), innermost
+    assert innermost["mapped"]["via"] == "release otel@1"
+    assert innermost["context_line"].strip().startswith("throw new Error(")
+    assert group["event"]["backtrace"][0].startswith("at priceOf (")
