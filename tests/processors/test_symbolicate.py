@@ -130,6 +130,11 @@ def test_a_frame_without_its_map_says_why(world: tuple[Server, str, Path]) -> No
     assert rows
     stored = rows[0][0] if isinstance(rows[0][0], str) else json.dumps(rows[0][0])  # PG: JSON
     assert "no source map was uploaded with debug id" in stored
+    group_id = server.query("SELECT g.id FROM error_groups g JOIN error_events e ON "
+                            "e.fingerprint = g.fingerprint WHERE e.release = 'shop@3'")[0][0]
+    page = requests.get(server.base + f"/projects/acme/errors/{group_id}", timeout=10,
+                        headers={"Authorization": f"Bearer {ADMIN}"})
+    assert "not mapped: no source map was uploaded with debug id" in page.text
 
 
 def otlp_log(stack: str, release: str) -> dict:
