@@ -68,6 +68,7 @@ class StorageExtension(Extension):
         if not self._upgraded and group.place().role != group.WORKER:
             await asyncio.to_thread(self._upgrade)
             self._upgraded = True
+        self.source_maps.start_ahead()
 
     def _upgrade(self) -> None:
         self.store.upgrade()
@@ -78,6 +79,7 @@ class StorageExtension(Extension):
             ensure_partitions(conn, time.time_ns())
 
     async def shutdown(self) -> None:
+        await asyncio.to_thread(self.source_maps.stop_ahead)
         self.store.close()  # safe twice; a call left running in a thread fails at once
 
     async def health(self) -> tuple[bool, str]:

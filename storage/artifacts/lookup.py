@@ -9,7 +9,7 @@ import zlib
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 
 from storage import schema
 from storage.store import Store
@@ -109,3 +109,19 @@ def artifacts_of(store: Store, project_id: int, release: str | None, limit: int 
             .order_by(_B.c.created_us.desc(), _F.c.url).limit(limit)).all()
     return [Artifact(int(r.bundle_id), r.kind, r.url, r.debug_id, r.dist, int(r.size_bytes),
                      int(r.created_us)) for r in rows]
+
+
+def newest_file_id(store: Store) -> int:
+    with store.reader.connect() as conn:
+        return int(conn.execute(select(func.coalesce(func.max(_F.c.id), 0))).scalar_one())
+
+
+def debug_maps_after(store: Store, after_id: int, limit: int = 100
+                     ) -> list[tuple[int, int, str]]:
+    """(file id, project id, debug id) of the source maps with a debug id uploaded
+    after `after_id`, oldest first: what the map cache parses ahead of the first event."""
+    with store.reader.connect() as conn:
+        rows = conn.execute(select(_F.c.id, _F.c.project_id, _F.c.debug_id).where(
+            _F.c.id > after_id, _F.c.kind == "source_map", _F.c.debug_id.is_not(None))
+            .order_by(_F.c.id).limit(limit)).all()
+    return [(int(r.id), int(r.project_id), str(r.debug_id)) for r in rows]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import time
 import zipfile
 from collections.abc import Iterator
 
@@ -102,3 +103,22 @@ def test_sources_are_named_from_the_maps_place() -> None:
     assert source_path("~/assets/index.js.map", "../../src/main.ts") == "/src/main.ts"
     assert source_path("https://cdn.example/a/b.js.map", "../src/c.ts") == "/src/c.ts"
     assert source_path("~/a.js.map", "webpack://app/./src/x.ts") == "webpack://app/./src/x.ts"
+
+
+def test_maps_uploaded_are_parsed_ahead_of_their_first_event(world: tuple[Store, int]) -> None:
+    store, project = world
+    upload(store, project, "2f0c5e1a-8b3d-4c6e-9a7f-000000000001", None)  # before: not read
+    cache = SourceMapCache(store)
+    cache.stop_ahead()  # safe before start
+    cache.start_ahead(every_s=0.05)
+    try:
+        time.sleep(0.2)
+        upload(store, project, DEBUG_ID, None)
+        deadline = time.monotonic() + 10
+        while (project, "debug", DEBUG_ID) not in cache._maps:  # noqa: SLF001
+            assert time.monotonic() < deadline, "the new map was never parsed ahead"
+            time.sleep(0.05)
+        assert len(cache._maps) == 1  # noqa: SLF001 - the older upload was left alone
+    finally:
+        cache.stop_ahead()
+        cache.stop_ahead()  # and twice
