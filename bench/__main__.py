@@ -20,6 +20,7 @@ group, from /proc) per record, and records/s. About 3 minutes; `--quick` about 1
     python -m bench wal ...         # the SQLite write-ahead log under sustained load
     python -m bench footprint       # an idle sidecar: time to healthy, memory per process
     python -m bench soak ...        # retention: the SQLite file at steady state
+    python -m bench sourcemaps      # source maps: upload MB/s, symbolication µs, cache memory
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ def main(argv: list[str]) -> int:
         from bench import wal
 
         return wal.main(argv[1:])
+    if argv[:1] == ["sourcemaps"]:
+        from bench import sourcemap_cost
+
+        return sourcemap_cost.main(argv[1:])
     if argv[:1] == ["soak"]:
         from bench import soak
 

@@ -42,6 +42,13 @@ class Frame:
     module: str
     in_app: bool | None  # None: the sender did not say
     source: list[SourceLine]  # pre, context and post lines; [] when none were sent
+    # Symbolication (processors/symbolicate.py): the minified position the frame was
+    # mapped from (`assets/index.js:1:48213`) and how its map was found, or why it
+    # could not be mapped; "" when neither.
+    mapped_from: str = ""
+    mapped_via: str = ""
+    mapped_note: str = ""
+    unmapped: str = ""
 
 
 @dataclass(frozen=True)
@@ -126,13 +133,32 @@ def source_lines(frame: dict[str, Any]) -> list[SourceLine]:
             + [SourceLine(number(i + 1), line, False) for i, line in enumerate(post)])
 
 
+def minified_position(raw: Any) -> str:
+    """`file:line:column` of the frame as sent, before it was mapped."""
+    if not isinstance(raw, dict):
+        return ""
+    where = text(raw.get("abs_path") or raw.get("filename"))
+    for key in ("lineno", "colno"):
+        number = _int(raw.get(key))
+        if number is not None:
+            where += f":{number}"
+    function = text(raw.get("function"))
+    return f"{where} in {function}" if function else where
+
+
 def read_frame(raw: dict[str, Any]) -> Frame:
     in_app = raw.get("in_app")
+    mapped = raw.get("mapped") if isinstance(raw.get("mapped"), dict) else {}
     return Frame(path=text(raw.get("filename") or raw.get("abs_path")),
                  function=text(raw.get("function")), lineno=_int(raw.get("lineno")),
                  colno=_int(raw.get("colno")), module=text(raw.get("module")),
                  in_app=in_app if isinstance(in_app, bool) else None,
-                 source=source_lines(raw))
+                 source=source_lines(raw),
+                 mapped_from=minified_position(raw.get("raw")),
+                 mapped_via=(f"{text(mapped.get('via'))} ({text(mapped.get('map'))})"
+                             if mapped else ""),
+                 mapped_note=text(mapped.get("note")) if mapped else "",
+                 unmapped=text(raw.get("unmapped")))
 
 
 def frame_runs(raw_frames: Any) -> list[FrameRun]:

@@ -11,6 +11,8 @@ from tornado.web import HTTPError
 from dashboard.api import MAX_LIMIT, ApiHandler
 from dashboard.base import DashboardHandler
 from dashboard.timerange import TimeRange
+from storage.artifacts import lookup as artifacts
+from storage.artifacts import releases as made
 from storage.queries import deploys as dq
 from storage.queries import errors as eq
 from storage.queries import releases as rq
@@ -45,6 +47,11 @@ class ReleaseView:
     step_s: int
     deploys: list[dq.Deploy] = field(default_factory=list)  # of this version, in range
     new_groups: list[eq.Group] = field(default_factory=list)  # first seen in it
+    # When `sentry-cli releases new` and `finalize` made it (None: not by them), and the
+    # source map artifacts uploaded for it (docs/source-maps.md).
+    created_us: int | None = None
+    finalized_us: int | None = None
+    artifacts: list[artifacts.Artifact] = field(default_factory=list)
 
 
 def release_view(store: Store, project_id: int, release: str, tr: TimeRange, now_us: int,
@@ -53,6 +60,7 @@ def release_view(store: Store, project_id: int, release: str, tr: TimeRange, now
     total = rq.health(store, project_id, tr.start_s, tr.end_s, now_s, release=release,
                       by_environment=False)
     step = max(60, tr.step_s // 60 * 60)
+    command = made.get(store, project_id, release)
     return ReleaseView(
         release=release, start_s=tr.start_s, end_s=tr.end_s,
         total=total[0] if total else None,
@@ -62,7 +70,10 @@ def release_view(store: Store, project_id: int, release: str, tr: TimeRange, now
         step_s=step,
         deploys=[d for d in dq.list_deploys(store, project_id, tr.start_us, tr.end_us)
                  if d.version == release],
-        new_groups=eq.groups_first_seen_in_release(store, project_id, release, group_limit))
+        new_groups=eq.groups_first_seen_in_release(store, project_id, release, group_limit),
+        created_us=None if command is None else command.created_us,
+        finalized_us=None if command is None else command.finalized_us,
+        artifacts=artifacts.artifacts_of(store, project_id, release))
 
 
 def _env_arg(handler: DashboardHandler) -> str | None:
@@ -111,7 +122,8 @@ class ReleasesApi(ApiHandler):
 
 class ReleaseApi(ApiHandler):
     """One release: its health in the range (default 7d), in total and per
-    environment, its sessions over time, its deploys and the groups first seen in it."""
+    environment, its sessions over time, its deploys, the groups first seen in it, and
+    its source map artifacts with their debug ids."""
 
     read_scopes = ("read", "releases")  # a release's tool (sentry-cli) may read it
 

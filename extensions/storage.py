@@ -8,8 +8,10 @@ import asyncio
 import time
 from typing import Any
 
+from extensions.sourcemaps import SourceMapCache
 from model.component import Extension, Host
 from model.errors import ConfigError
+from model.sourcemap import LoadedMap
 from runtime import group
 from runtime.configcheck import require_int
 from runtime.factory import Factory
@@ -26,6 +28,9 @@ DEFAULTS: dict[str, Any] = {
     # keeps the file within a few hundred MB and, at 110 MB/s of log, holds the
     # writer at most once every two seconds or so.
     "sqlite_wal_max_bytes": 256 * 1024 * 1024,
+    # Parsed source maps kept for symbolication (extensions/sourcemaps.py), in bytes
+    # of the uploaded files they were parsed from.
+    "source_map_cache_bytes": 64 * 1024 * 1024,
 }
 # A ping is cheap but not free; under a flood of health checks, reuse a recent one.
 PING_TTL = 1.0
@@ -38,6 +43,10 @@ class StorageExtension(Extension):
         self.store = store if store is not None else Store(
             self.config["url"], self.config["sqlite_synchronous"],
             self.config["sqlite_wal_max_bytes"])
+        # The uploaded source maps, for symbolication (model.sourcemap.SourceMaps).
+        self.source_maps = SourceMapCache(
+            self.store, int(self.config.get("source_map_cache_bytes",
+                                            DEFAULTS["source_map_cache_bytes"])))
         self._upgraded = False
         self._last_ping: tuple[float, bool] = (0.0, True)
 
@@ -48,12 +57,18 @@ class StorageExtension(Extension):
         extension._upgraded = True
         return extension
 
+    def find(self, project_id: int, debug_id: str | None, release: str | None,
+             dist: str | None, abs_path: str) -> tuple[LoadedMap | None, str]:
+        """model.sourcemap.SourceMaps: the map of a frame (extensions/sourcemaps.py)."""
+        return self.source_maps.find(project_id, debug_id, release, dist, abs_path)
+
     async def start(self) -> None:
         self.store.reopen()  # started again after a shutdown
         # A serve group's workers start after its leader migrated (runtime/group.py).
         if not self._upgraded and group.place().role != group.WORKER:
             await asyncio.to_thread(self._upgrade)
             self._upgraded = True
+        self.source_maps.start_ahead()
 
     def _upgrade(self) -> None:
         self.store.upgrade()
@@ -64,6 +79,7 @@ class StorageExtension(Extension):
             ensure_partitions(conn, time.time_ns())
 
     async def shutdown(self) -> None:
+        await asyncio.to_thread(self.source_maps.stop_ahead)
         self.store.close()  # safe twice; a call left running in a thread fails at once
 
     async def health(self) -> tuple[bool, str]:
@@ -83,6 +99,8 @@ def _check(path: str, config: dict[str, Any]) -> None:
     # Below a mebibyte the writer would be held several times a second for nothing.
     if config.get("sqlite_wal_max_bytes", 0) != 0:
         require_int(path, config, "sqlite_wal_max_bytes", 1024 * 1024)
+    if "source_map_cache_bytes" in config:
+        require_int(path, config, "source_map_cache_bytes", 1024 * 1024)
 
 
 def _create(name: str, config: dict[str, Any], _host: Host) -> StorageExtension:

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from model.errors import RetryableError
 from model.records import Batch
+from model.sourcemap import SourceMaps
 
 
 class Component(ABC):  # noqa: B024 - abstract only through its subclasses
@@ -190,3 +191,8 @@ class Host(ABC):
 
     def health_check(self) -> HealthCheck:
         return self.extension("health", HealthCheck)  # type: ignore[type-abstract]
+
+    def source_maps(self) -> SourceMaps:
+        """The uploaded source maps, which the storage extension holds
+        (extensions/sourcemaps.py); ConfigError where there is no store."""
+        return self.extension("storage", SourceMaps)  # type: ignore[type-abstract]

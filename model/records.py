@@ -241,6 +241,11 @@ class ErrorEvent:
     # (processors/grouping.py) decides `fingerprint` by model/fingerprint.py's rule;
     # None when the door took `fingerprint` as sent (the custom door: the client's).
     grouping: Grouping | None = None
+    # For symbolication (processors/symbolicate.py), read by the doors and not stored:
+    # a Sentry event's debug ids by the file they are for (`debug_meta.images` of
+    # type sourcemap: code_file -> debug_id), and its `dist`.
+    debug_ids: dict[str, str] | None = None
+    dist: str | None = None
 
 
 @dataclass(slots=True)

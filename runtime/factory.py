@@ -85,7 +85,11 @@ class Factory:
 
 def _derived(type_name: str, kind: str, cls: type[Component]) -> Factory:
     check = getattr(cls, "validate_config", None)
-    return Factory(type_name, kind, lambda name, config, _host: cls(name, config),
+    # A class that needs what the host holds builds itself from it (`from_host`).
+    from_host = getattr(cls, "from_host", None)
+    create = from_host if from_host is not None else (
+        lambda name, config, _host: cls(name, config))
+    return Factory(type_name, kind, create,
                    getattr(cls, "default_config", None), check,
                    getattr(cls, "sample_config", None))
 

@@ -31,6 +31,9 @@ DEFAULTS: dict[str, Any] = {
     "audit_log": "365d",
     "sweep_every_seconds": 300,
     "batch_rows": 5000,  # rows per delete transaction
+    # Uploaded source maps: a project keeps those of its newest this many releases,
+    # and of every release that still has errors (storage/retention/artifacts.py).
+    "source_map_releases": 10,
     # {<project name>: {<signal>: <duration>}}
     "projects": {},
 }
@@ -76,6 +79,7 @@ def check(path: str, config: dict[str, Any]) -> None:
     # Past this a batch holds SQLite's write lock for too long (and its rollup key
     # deletes would pass SQLite's limit of bound values in one statement).
     _positive_int(join(path, "batch_rows"), config.get("batch_rows"), 100_000)
+    _positive_int(join(path, "source_map_releases"), config.get("source_map_releases"))
     projects = require_mapping(join(path, "projects"), config.get("projects"))
     for name, overrides in projects.items():
         project_path = join(join(path, "projects"), str(name))

@@ -37,7 +37,8 @@ class RetentionExtension(Extension):
         defaults, projects = retention_config.policy_values(self.config)
         self.policy = sweep.Policy(defaults, projects, int(self.config["batch_rows"]),
                                    retention_config.seconds("audit_log",
-                                                            self.config["audit_log"]))
+                                                            self.config["audit_log"]),
+                                   int(self.config["source_map_releases"]))
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.every = float(self.config["sweep_every_seconds"])
         self.last: sweep.SweepReport | None = None  # the last sweep's, for tests and logs

@@ -39,6 +39,9 @@ The mapping (docs/sentry.md):
 - `environment`, `release`: text, at most 200 characters. `tags`: the event's and
   the derived ones (receiver/sentry/tags.py). `service`: receiver/sentry/values.py.
 - `context`: receiver/sentry/context.py (secrets scrubbed).
+- `debug_ids`: `debug_meta.images` of type `sourcemap` (code_file -> debug_id, at
+  most MAX_IMAGES), and `dist`: what symbolication (processors/symbolicate.py) finds
+  the uploaded source maps by; not stored.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from receiver.sentry.tags import event_tags
 from receiver.sentry.values import hex_id, service_of, text, time_us
 
 DEFAULT_TYPE = "Error"  # an exception with a value and no type
+MAX_IMAGES = 200
 MAX_PARAMS_BYTES = 64 * 1024
 _LEVEL_NAMES = {**{name: name for name in LEVELS}, "warn": "warning",
                 "critical": "fatal", "log": "info"}
@@ -121,6 +125,23 @@ def params_of(extra: Any) -> dict[str, Any] | None:
     return extra
 
 
+def debug_ids_of(event: dict[str, Any]) -> dict[str, str] | None:
+    """The source maps' debug ids an SDK sends by the file each is for."""
+    meta = event.get("debug_meta")
+    images = meta.get("images") if isinstance(meta, dict) else None
+    if not isinstance(images, list):
+        return None
+    found = {}
+    for image in images[:MAX_IMAGES]:
+        if not isinstance(image, dict) or image.get("type") != "sourcemap":
+            continue
+        code_file = text(image.get("code_file"), 2000)
+        debug_id = text(image.get("debug_id"), 64)
+        if code_file and debug_id:
+            found[code_file] = debug_id
+    return found or None
+
+
 def decode_event(event: dict[str, Any], now_us: int) -> ErrorEvent:
     platform = text(event.get("platform")) or "other"
     chain = exceptions_of(event)
@@ -162,4 +183,6 @@ def decode_event(event: dict[str, Any], now_us: int) -> ErrorEvent:
         exceptions=chain or None,
         context=context_of(event),
         grouping=sent,
+        debug_ids=debug_ids_of(event),
+        dist=text(event.get("dist"), 64),
     )

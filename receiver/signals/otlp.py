@@ -47,11 +47,19 @@ def count_dropped(decode: OtlpDecode, dropped: int, kept: bool, reasons: list[st
                                  "error": reason.split(": ", 1)[1]} for reason in reasons])
 
 
+def maps_frames(body: bytes) -> bool:
+    """Whether the request carries a JavaScript exception's stack trace: it is then
+    decoded and processed on the event loop, where symbolication (processors/
+    symbolicate.py) reads the uploaded source maps from the store, which a decode
+    worker does not have. Two byte searches; most requests fail the first."""
+    return b"exception.stacktrace" in body and b".js:" in body
+
+
 async def handle_otlp(decode: OtlpDecode, pipeline: Pipeline, origin: Origin,
                       document: OtlpBody, *args: Any) -> Outcome:
     body = document.data
     pool = pipeline.decode_pool
-    if pool is not None and pool.wants(len(body)):
+    if pool is not None and pool.wants(len(body)) and not maps_frames(body):
         telemetry.OFFLOADED.inc()
         result = await pool.submit(decode.function, (document.protobuf, *args),
                                    origin.new_batch(), decode.into, body)

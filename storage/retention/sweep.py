@@ -38,7 +38,7 @@ from typing import Any
 from sqlalchemy import text
 
 from storage import partitions
-from storage.retention import leases
+from storage.retention import artifacts, leases
 from storage.schema import metadata
 from storage.store import Store
 
@@ -91,6 +91,9 @@ class Policy:
     projects: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     batch_rows: int = 5000
     audit_log: int = 0  # seconds the audit log is kept; 0: for ever
+    # Source map bundles: those of the newest this many releases of a project are
+    # kept, and those of releases that still have errors (storage/retention/artifacts.py).
+    artifact_releases: int = 10
 
     def seconds(self, project: str, signal: str) -> int:
         return int(self.projects.get(project, {}).get(signal, self.defaults[signal]))
@@ -150,6 +153,9 @@ class Sweep:
                         self._target(project_id, target, cutoff_s)
                     if signal == "error_occurrences":
                         self._groups(project_id, cutoff_s)
+                # After the groups: a release whose errors all went loses its maps.
+                self.outcome.add("artifact_bundles", artifacts.sweep_artifacts(
+                    self.store, project_id, self.policy.artifact_releases, self.now_s))
             if self.policy.audit_log > 0:
                 self._audit(self.now_s - self.policy.audit_log)
         except LeaseLost:

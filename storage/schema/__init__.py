@@ -16,6 +16,7 @@ holds every table; each module declares the tables of one concept:
 - queues.py: the forwarding outbox, maintenance leases
 - sessions.py: release health (sessions per minute, their users, their marks)
 - feedback.py: user feedback
+- artifacts.py: releases, uploaded source map chunks, bundles and files
 
 Everything is imported here: `from storage import schema` then `schema.<table>` is
 how the rest of storage reads it, and importing this package declares every table, so
@@ -38,6 +39,12 @@ from storage.schema.alerts import (
     alert_facts,
     alert_rules,
     alert_state,
+)
+from storage.schema.artifacts import (
+    artifact_bundles,
+    artifact_chunks,
+    artifact_files,
+    releases,
 )
 from storage.schema.audit import audit_log
 from storage.schema.columns import metadata
@@ -77,12 +84,13 @@ __all__ = [
     "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY",
     "ROLLUP_KEY", "SESSION_KEY", "feedback", "session_marks", "session_rollups",
     "session_users", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
-    "alert_state", "api_keys", "api_token_projects", "api_tokens", "audit_log",
+    "alert_state", "api_keys", "api_token_projects", "api_tokens", "artifact_bundles",
+    "artifact_chunks", "artifact_files", "audit_log",
     "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",
-    "metric_request_rollups_hourly", "metric_series", "outbox", "projects",
+    "metric_request_rollups_hourly", "metric_series", "outbox", "projects", "releases",
     "request_latency", "request_latency_hourly", "request_rollups",
     "request_rollups_hourly", "resources", "spans", "user_identities", "users",
 ]

@@ -13,9 +13,12 @@ from dashboard.app import Dashboard
 
 # GET routes that are no page to time: the login form, static files, the trace-id
 # box's redirect (it answers from the URL alone), the project-less setup page and the
-# single sign-on redirects (to and from an identity provider: tests/dashboard/test_sso.py).
+# single sign-on redirects (to and from an identity provider: tests/dashboard/test_sso.py)
+# and the upload options of the source map tools.
 UNTIMED = {r"/login", r"/static/(.*)", r"/projects/([^/]+)/traces/lookup", r"/setup",
-           r"/login/oidc/([a-z0-9][a-z0-9_-]*)", r"/login/oidc/([a-z0-9][a-z0-9_-]*)/callback"}
+           r"/login/oidc/([a-z0-9][a-z0-9_-]*)", r"/login/oidc/([a-z0-9][a-z0-9_-]*)/callback",
+           # sentry-cli's upload options (dashboard/release_api.py): a constant answer.
+           r"/api/0/organizations/([^/]+)/chunk-upload/?"}
 
 
 class _Store:
