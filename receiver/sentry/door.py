@@ -1,5 +1,6 @@
 """The Sentry door: `POST /api/<project id>/envelope/` and the legacy
-`POST /api/<project id>/store/` on the ingest port, for Sentry's SDKs pointed at
+`POST /api/<project id>/store/` and the HTTP check-in door
+`GET|POST /api/<project id>/cron/<monitor slug>/<key>/` on the ingest port, for Sentry's SDKs pointed at
 Sounding by their DSN alone (docs/sentry.md).
 
 It is the ingest handler (receiver/http/base.py: admission before the body, the
@@ -21,12 +22,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from model.errors import SoundingError
+from model.errors import InvalidInput, SoundingError
 from model.timeutil import now_us
 from receiver.http.base import DoorHandler
 from receiver.http.context import ReceiverContext
 from receiver.jsonbody import parse_json
 from receiver.sentry.auth import key_from_dsn, project_for_sentry, request_key
+from receiver.sentry.checkin import decode_check_in, from_query
 from receiver.sentry.envelope import Envelope, parse_envelope
 from receiver.sentry.items import (
     RECORD_TYPES,
@@ -112,11 +114,12 @@ class SentryHandler(DoorHandler):
 
     async def _commit(self, decoded: Decoded, size: int) -> None:
         drops.count({"spans": decoded.dropped}, drops.INVALID)
-        if not decoded.errors and not decoded.spans:
+        if not decoded.errors and not decoded.spans and not decoded.check_ins:
             return  # only ignored items: nothing to commit
         batch = Origin(self.project_id, size, self.trace_link()).new_batch()
         batch.errors.extend(decoded.errors)
         batch.spans.extend(decoded.spans)
+        batch.check_ins.extend(decoded.check_ins)
         await self.ctx.pipeline.consume(batch)
 
     async def _offload(self, body: bytes, envelope: Envelope) -> tuple[str, Counter[str]]:
@@ -128,11 +131,46 @@ class SentryHandler(DoorHandler):
         telemetry.OFFLOADED.inc()
         batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
         result = await self.ctx.pipeline.decode_pool.submit(  # type: ignore[union-attr]
-            decode_envelope_body, (now_us(),), batch, "errors,spans", body)
+            decode_envelope_body, (now_us(),), batch, "errors,spans,check_ins", body)
         drops.count({"spans": result.dropped}, drops.INVALID)
         if result.results is not None:
             await self.ctx.pipeline.consume_prepared(result.results)
         return event_id, items
+
+
+class CronHandler(SentryHandler):
+    """Sentry's HTTP check-in door for curl and shell jobs:
+    `GET|POST /api/<project id>/cron/<monitor slug>/<public key>/?status=ok`, the
+    query or a JSON body carrying the check-in (receiver/sentry/checkin.py). The key
+    is the path's (or the usual header or query); answered 202 with no body once
+    committed, as Sentry does."""
+
+    SUPPORTED_METHODS = ("GET", "POST", "OPTIONS")  # type: ignore[assignment]
+    ingest_methods = ("GET", "POST")
+    accepted_status = 202
+
+    def presented_key(self) -> str | None:
+        return self.path_args[2] if len(self.path_args) > 2 else super().presented_key()
+
+    async def authenticate(self) -> None:
+        self.project_id = await project_for_sentry(self.ctx.auth, self.presented_key(),
+                                                   self._url_project())
+
+    async def ingest(self, body: bytes) -> None:
+        parsed = parse_json(body) if body.strip() else {}
+        if not isinstance(parsed, dict):
+            raise InvalidInput("the check-in must be a JSON object",
+                               [{"field": "body", "error": "must be a JSON object"}])
+        query = {name: self.get_query_argument(name) for name in self.request.query_arguments}
+        check_in = decode_check_in(from_query(query, parsed), now_us(), "check_in",
+                                   slug=self.path_args[1])
+        batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
+        batch.check_ins.append(check_in)
+        await self.ctx.pipeline.consume(batch)
+        telemetry.SENTRY_ITEMS.labels("check_in").inc()
+        self.set_status(202)
+
+    get = DoorHandler.post
 
 
 def _has_records(envelope: Envelope) -> bool:
@@ -140,6 +178,8 @@ def _has_records(envelope: Envelope) -> bool:
 
 
 def sentry_routes(ctx: ReceiverContext) -> list[Any]:
-    """The envelope and store endpoints, with or without their final slash."""
+    """The envelope, store and check-in endpoints, with or without their final slash."""
     return [(PROJECT + r"/envelope/?", SentryHandler, {"ctx": ctx, "kind": "envelope"}),
-            (PROJECT + r"/store/?", SentryHandler, {"ctx": ctx, "kind": "store"})]
+            (PROJECT + r"/store/?", SentryHandler, {"ctx": ctx, "kind": "store"}),
+            (PROJECT + r"/cron/([^/]{1,200})/([^/]{1,200})/?", CronHandler,
+             {"ctx": ctx, "kind": "cron"})]

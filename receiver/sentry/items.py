@@ -1,5 +1,6 @@
 """What each item of an envelope becomes: `event` an ErrorEvent, `transaction` and
-`span` (streamed spans, @sentry/node's default) spans, every other type nothing
+`span` (streamed spans, @sentry/node's default) spans, `check_in` a CheckIn
+(receiver/sentry/checkin.py), every other type nothing
 (counted by the door, never refused: an SDK must not see an error for sending a
 session or a client report). Pure: a parsed
 envelope in, records out; a payload that is not a JSON object is refused naming
@@ -16,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.errors import InvalidInput
-from model.records import ErrorEvent, Span
+from model.records import CheckIn, ErrorEvent, Span
 from receiver.jsonbody import parse_json
 from receiver.otlp.decode_traces import DecodedSpans
 from receiver.otlp.json_rules import MAX_DROP_REASONS
+from receiver.sentry.checkin import decode_check_in
 from receiver.sentry.envelope import Envelope, Item, parse_envelope
 from receiver.sentry.event import decode_event
 from receiver.sentry.span_stream import decode_span_items
@@ -37,13 +39,14 @@ KNOWN_TYPES = frozenset({
 
 
 # The item types that become records; the others are only counted.
-RECORD_TYPES = frozenset({"event", "transaction", "span"})
+RECORD_TYPES = frozenset({"event", "transaction", "span", "check_in"})
 
 
 @dataclass
 class Decoded:
     errors: list[ErrorEvent] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
+    check_ins: list[CheckIn] = field(default_factory=list)
     # The id Sentry answers with: the envelope's, else its event's or transaction's.
     event_id: str = ""
     # Items received, by type (a KNOWN_TYPES name or "unknown").
@@ -99,6 +102,10 @@ def decode_envelope(envelope: Envelope, now_us: int) -> Decoded:
         elif kind == "span":
             # Streamed spans carry no event id to answer with.
             decoded.add_spans(decode_span_items(_payload(item, index), now_us))
+            continue
+        elif kind == "check_in":
+            decoded.check_ins.append(
+                decode_check_in(_payload(item, index), now_us, f"items[{index}]"))
             continue
         else:
             continue

@@ -13,6 +13,7 @@ holds every table; each module declares the tables of one concept:
 - accounts.py: dashboard secrets, sessions, users, tokens, failed logins
 - alerts.py: alert destinations, rules, facts, deliveries, threshold state
 - queues.py: the forwarding outbox, maintenance leases
+- crons.py: cron monitors, their check-ins and incidents
 
 Everything is imported here: `from storage import schema` then `schema.<table>` is
 how the rest of storage reads it, and importing this package declares every table, so
@@ -36,6 +37,7 @@ from storage.schema.alerts import (
     alert_state,
 )
 from storage.schema.columns import metadata
+from storage.schema.crons import cron_checkins, cron_incidents, cron_monitors
 from storage.schema.errors import (
     FACET_KEY,
     GROUP_STATUSES,
@@ -69,7 +71,7 @@ from storage.schema.signals import (
 __all__ = [
     "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY",
     "ROLLUP_KEY", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
-    "alert_state", "api_keys", "dashboard_secrets", "dashboard_sessions", "deploys",
+    "alert_state", "api_keys", "cron_checkins", "cron_incidents", "cron_monitors", "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",

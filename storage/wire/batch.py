@@ -33,7 +33,7 @@ from storage.writer.group_deltas import group_rows, recount, reopen_rows
 _CHECKS = {name: Columns.of(form) for name, form in rows.WIRE_FORMS.items()}
 GROUP_COLUMNS, REOPEN_COLUMNS = _CHECKS["groups"], _CHECKS["reopen"]
 # Named alike in Batch and WireBatch.
-_SIGNALS = ("spans", "errors", "deploys", "requests", "logs", "metrics")
+_SIGNALS = ("spans", "errors", "deploys", "requests", "logs", "metrics", "check_ins")
 _HOURLY = rows.GROUPS.getter("hourly")
 # A level is a short word (fatal, error, warning, info, debug), but the Sentry door
 # refuses nothing: one longer than its column is cut here rather than fail the commit.
@@ -110,11 +110,20 @@ def _encode(batch: Batch) -> WireBatch:
                 for r in batch.requests]
     series, metrics = (encode_metrics(batch.metrics, resources)
                        if batch.metrics else ([], []))
+    check_in_row = rows.CHECK_INS.row
+    check_ins = [check_in_row(
+        check_in_id=c.check_in_id, monitor_slug=c.monitor_slug, status=c.status,
+        duration_s=c.duration_s, environment=c.environment, release=c.release,
+        trace_id=c.trace_id,
+        monitor_config=None if c.monitor_config is None else dumps_column(c.monitor_config),
+        latest=int(c.latest), ts_us=c.ts_us,
+        finished_us=None if c.status == "in_progress" else c.ts_us)
+        for c in batch.check_ins]
     return rows.wire_batch(project_id=project_id, spans=spans, errors=errors, deploys=deploys,
                            requests=requests, groups=group_rows(batch.groups.values()),
                            reopen=reopen_rows(batch.reopen_after.items()),
                            resources=resources.rows, logs=logs,
-                           metric_series=series, metrics=metrics)
+                           metric_series=series, metrics=metrics, check_ins=check_ins)
 
 
 def _log_rows(records: list[LogRecord], resources: ResourceRows) -> list[Row]:
@@ -259,7 +268,8 @@ def wire_records(wire: WireBatch) -> dict[str, int]:
     """Records per signal in a wire batch, for the accepted/refused counters."""
     return {"spans": len(wire.spans), "errors": len(wire.errors),
             "deploys": len(wire.deploys), "requests": len(wire.requests),
-            "logs": len(wire.logs), "metrics": len(wire.metrics)}
+            "logs": len(wire.logs), "metrics": len(wire.metrics),
+            "check_ins": len(wire.check_ins)}
 
 
 def write_batches(conn: Any, batches: Sequence[Batch], received_us: int) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from storage import rows
 from storage.rows import Row, RowForm, WireBatch
+from storage.writer.checkins import CheckInWriter
 from storage.writer.copy import StagedTable, Staging, copy_rows, copy_types
 from storage.writer.facets import write_facets
 from storage.writer.groups import write_groups, write_requests
@@ -87,6 +88,7 @@ class BatchWriter:
         self.error_types = copy_types(rows.ERROR_EVENTS, ERROR_COLUMNS)
         self.deploy_types = copy_types(rows.DEPLOYS, DEPLOY_COLUMNS)
         self.metrics = MetricsWriter(dialect, self.staging)
+        self.check_ins = CheckInWriter(dialect)
 
     def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
         """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
@@ -104,6 +106,7 @@ class BatchWriter:
         self._deploys(cursor, named, received_us)
         write_requests(cursor, self.dialect, named)
         self.metrics.write(cursor, named, received_us)
+        self.check_ins.write(cursor, named, received_us)
 
     def committed(self) -> None:
         """Called once the transaction of the last `write` is committed."""
