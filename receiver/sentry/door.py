@@ -1,7 +1,8 @@
-"""The Sentry door: `POST /api/<project id>/envelope/` and the legacy
+"""The Sentry door: `POST /api/<project id>/envelope/`, the legacy
 `POST /api/<project id>/store/` and the HTTP check-in door
-`GET|POST /api/<project id>/cron/<monitor slug>/<key>/` on the ingest port, for Sentry's SDKs pointed at
-Sounding by their DSN alone (docs/sentry.md).
+`GET|POST /api/<project id>/cron/<monitor slug>/<key>/` (docs/crons.md) on the
+ingest port, for Sentry's SDKs pointed at Sounding by their DSN alone
+(docs/sentry.md).
 
 It is the ingest handler (receiver/http/base.py: admission before the body, the
 bounded streaming body, the in-flight count, CORS) with Sentry's rules where

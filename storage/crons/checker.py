@@ -1,0 +1,357 @@
+"""The cron checker: the one owner of every monitor's state. Each turn (the crons
+extension runs one every `check_every_s`, extensions/crons/) it
+
+1. applies the check-ins not applied yet (`processed = 0`: new rows, and runs a
+   later check-in finished, storage/writer/checkins.py), in the order they came: a
+   check-in makes or reconfigures its monitor (`monitor_config`), moves the next
+   expected time on (from its minute, as Sentry does), and counts an ok as a
+   success and an error as a failure;
+2. times out the runs in progress past their monitor's `max_runtime` (a failure);
+3. records a `missed` check-in for each monitor whose next expected check-in is
+   past its margin (a failure), then expects the next one; a monitor whose
+   deadlines all passed while no collector ran gets one missed check-in for the
+   outage, not one per expected time.
+
+`failure_threshold` failures in a row open an incident, `recovery_threshold`
+successes in a row resolve it. An incident alerts once per kind of failure
+(`cron_failed` for errors and timeouts, `cron_missed` for missed check-ins) and
+once when it resolves (`cron_recovered`): alert facts (storage/alerts/outbox.py)
+written in the transaction of the change.
+
+Exactly once across collectors on one database: a turn holds the lease
+`cron_checker` (storage/retention/leases.py) and renews it in every transaction
+it writes in, so a checker whose lease was taken over stops at its next
+transaction; and each incident is unique per (monitor, the check-in that opened
+it), each missed check-in's id is derived from (monitor, expected time), each
+fact's dedupe key from (kind, incident): were two checkers ever to run one turn,
+the second would store none of them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy import and_, delete, select, update
+
+from model import cron
+from model.cron import MonitorConfig
+from model.timeutil import now_us as clock
+from storage import schema, upsert
+from storage.crons.monitors import Monitor, ensure, monitor_of, set_state
+from storage.retention import leases
+from storage.store import Store
+from storage.writer.alert_facts import dedupe_key as stored_key
+
+log = logging.getLogger(__name__)
+
+LEASE = "cron_checker"
+LEASE_S = 30  # renewed every turn: a checker that died frees it this late
+BATCH = 500  # check-ins or monitors per transaction
+US = 1_000_000
+_C, _M, _I = schema.cron_checkins, schema.cron_monitors, schema.cron_incidents
+_F, _P = schema.alert_facts, schema.projects
+FAILED, MISSED, RECOVERED = "cron_failed", "cron_missed", "cron_recovered"
+
+
+class LeaseLost(Exception):
+    """Another collector holds the checker's lease: stop this turn."""
+
+
+@dataclass
+class Report:
+    held: bool = False  # False: another collector is the checker
+    applied: int = 0  # check-ins applied to their monitors
+    timeouts: int = 0
+    missed: int = 0
+    opened: int = 0  # incidents
+    resolved: int = 0
+    facts: list[str] = field(default_factory=list)  # kinds of the alert facts recorded
+
+
+@dataclass
+class _State:
+    """A monitor's state while a transaction changes it; written back by `flush`."""
+
+    monitor: Monitor
+    config: MonitorConfig | None
+    status: str | None
+    next_expected_us: int | None
+    last_checkin_us: int | None
+    failures: int
+    successes: int
+    incident_id: int | None
+
+    @classmethod
+    def of(cls, m: Monitor) -> _State:
+        return cls(m, m.config, m.status, m.next_expected_us, m.last_checkin_us, m.failures,
+                   m.successes, m.incident_id)
+
+    def flush(self, conn: Any, now_us: int) -> None:
+        set_state(conn, self.monitor.id, status=self.status,
+                  next_expected_us=self.next_expected_us,
+                  last_checkin_us=self.last_checkin_us, failures=self.failures,
+                  successes=self.successes, incident_id=self.incident_id, updated_us=now_us)
+
+
+def minute_of(ts_us: int) -> int:
+    return ts_us // cron.MINUTE_US * cron.MINUTE_US
+
+
+def missed_id(monitor_id: int, expected_us: int) -> str:
+    """The id of the missed check-in of `monitor_id` at `expected_us`: the same on
+    every collector, so that it is stored once."""
+    return hashlib.blake2b(f"missed:{monitor_id}:{expected_us}".encode(),
+                           digest_size=16).hexdigest()
+
+
+class Checker:
+    def __init__(self, store: Store, holder: str, batch: int = BATCH) -> None:
+        self.store = store
+        self.holder = holder
+        self.batch = batch
+        self._names: dict[int, str] = {}
+
+    def run(self, now_us: int | None = None) -> Report:
+        """One turn, if this holder gets the lease; blocking (a thread's work)."""
+        now = clock() if now_us is None else now_us
+        report = Report()
+        if not leases.take(self.store, LEASE, self.holder, self._wall(), LEASE_S * US):
+            return report
+        report.held = True
+        try:
+            for step in (self._apply, self._timeouts, self._missed):
+                while step(now, report) >= self.batch:
+                    pass
+        except LeaseLost:
+            log.warning("crons: another collector took the checker over")
+            report.held = False
+        return report
+
+    def release(self) -> None:
+        """Let another collector be the checker at once (at shutdown)."""
+        leases.release(self.store, LEASE, self.holder)
+
+    @staticmethod
+    def _wall() -> int:
+        # The lease runs on the wall clock, whatever `now` the turn judges by.
+        return int(time.time() * US)
+
+    def _begin(self) -> Any:
+        return self.store.writer.begin()
+
+    def _renew(self, conn: Any) -> None:
+        if not leases.renew(conn, LEASE, self.holder, self._wall(), LEASE_S * US):
+            raise LeaseLost
+
+    # 1. Check-ins.
+
+    def _apply(self, now: int, report: Report) -> int:
+        with self._begin() as conn:
+            self._renew(conn)
+            found = list(conn.execute(
+                select(_C).where(_C.c.processed == 0)
+                .order_by(_C.c.ts_us, _C.c.project_id, _C.c.check_in_id).limit(self.batch)))
+            states: dict[tuple[int, str], _State] = {}
+            for row in found:
+                key = (int(row.project_id), row.monitor_slug)
+                config = _config(row.monitor_config)
+                state = states.get(key)
+                if state is None or config is not None:
+                    if state is not None:
+                        state.flush(conn, now)
+                    state = states[key] = _State.of(ensure(
+                        conn, self.store.dialect, key[0], key[1], config, now))
+                self._check_in(conn, state, row, now, report)
+                report.applied += 1
+            for state in states.values():
+                state.flush(conn, now)
+        return len(found)
+
+    def _check_in(self, conn: Any, state: _State, row: Any, now: int, report: Report) -> None:
+        status, started_us = row.status, int(row.ts_us)
+        duration = row.duration_s
+        key = _C.c.project_id == row.project_id
+        if status != "in_progress" and row.latest:
+            # No id (curl) or Sentry's zero id: it finishes the latest run in progress.
+            run = conn.execute(select(_C).where(
+                key, _C.c.monitor_slug == row.monitor_slug, _C.c.status == "in_progress",
+                _C.c.check_in_id != row.check_in_id, _C.c.ts_us <= row.ts_us)
+                .order_by(_C.c.ts_us.desc()).limit(1)).first()
+            if run is not None:
+                started_us = int(run.ts_us)
+                if duration is None:
+                    duration = (int(row.ts_us) - started_us) / US
+                conn.execute(update(_C).where(key, _C.c.check_in_id == run.check_in_id).values(
+                    status=status, duration_s=duration, finished_us=row.ts_us, processed=1))
+                conn.execute(delete(_C).where(key, _C.c.check_in_id == row.check_in_id))
+                row = run
+        values: dict[str, Any] = {"processed": 1}
+        if status != "in_progress" and duration is None and row.finished_us is not None:
+            # A run finished by its id without a duration: from its two check-ins.
+            values["duration_s"] = max(0, int(row.finished_us) - started_us) / US
+        conn.execute(update(_C).where(key, _C.c.check_in_id == row.check_in_id)
+                     .values(**values))
+        # Its arrival: the next check-in is expected from this one's minute on.
+        if state.config is not None:
+            expected = cron.next_expected(state.config, minute_of(started_us))
+            if state.next_expected_us is None or expected > state.next_expected_us:
+                state.next_expected_us = expected
+        state.last_checkin_us = max(state.last_checkin_us or 0, started_us)
+        environment = row.environment
+        if status == "in_progress":
+            state.status = "in_progress"
+        elif status == "ok":
+            self._success(conn, state, now, report, environment)
+        else:
+            self._failure(conn, state, "error", row.check_in_id, now, report, environment)
+
+    # 2. Timeouts.
+
+    def _timeouts(self, now: int, report: Report) -> int:
+        join = and_(_M.c.project_id == _C.c.project_id, _M.c.slug == _C.c.monitor_slug)
+        with self._begin() as conn:
+            self._renew(conn)
+            found = list(conn.execute(
+                select(_C.c.check_in_id.label("run_id"), _C.c.ts_us.label("run_ts_us"),
+                       _C.c.environment.label("run_environment"), _M)
+                .select_from(_C.join(_M, join))
+                .where(_C.c.status == "in_progress", _C.c.processed == 1,
+                       _C.c.ts_us < now - cron.MINUTE_US,
+                       _C.c.ts_us + _M.c.max_runtime * cron.MINUTE_US < now)
+                .order_by(_C.c.ts_us).limit(self.batch)))
+            for row in found:
+                changed = conn.execute(update(_C).where(
+                    _C.c.project_id == row.project_id, _C.c.check_in_id == row.run_id,
+                    _C.c.status == "in_progress").values(
+                    status="timeout", finished_us=now,
+                    duration_s=(now - int(row.run_ts_us)) / US)).rowcount
+                if not changed:
+                    continue
+                state = _State.of(monitor_of(row))
+                self._failure(conn, state, "timeout", row.run_id, now, report,
+                              row.run_environment)
+                state.flush(conn, now)
+                report.timeouts += 1
+        return len(found)
+
+    # 3. Missed check-ins.
+
+    def _missed(self, now: int, report: Report) -> int:
+        with self._begin() as conn:
+            self._renew(conn)
+            due = list(conn.execute(
+                select(_M).where(_M.c.next_expected_us < now,
+                                 _M.c.next_expected_us + _M.c.checkin_margin * cron.MINUTE_US
+                                 < now)
+                .order_by(_M.c.next_expected_us, _M.c.id).limit(self.batch)))
+            for row in due:
+                state = _State.of(monitor_of(row))
+                if state.config is None or state.next_expected_us is None:
+                    continue
+                expected = state.next_expected_us
+                check_in_id = missed_id(state.monitor.id, expected)
+                stored = conn.execute(upsert.insert(self.store.dialect, _C).values(
+                    project_id=state.monitor.project_id, check_in_id=check_in_id,
+                    monitor_slug=state.monitor.slug, status="missed", latest=0,
+                    ts_us=expected, finished_us=expected, received_us=now, processed=1,
+                    expected_us=expected,
+                ).on_conflict_do_nothing(index_elements=["project_id", "check_in_id"])
+                    .returning(_C.c.check_in_id)).first()
+                if stored is not None:
+                    report.missed += 1
+                    self._failure(conn, state, "missed", check_in_id, now, report, None,
+                                  expected_us=expected)
+                margin = state.config.checkin_margin * cron.MINUTE_US
+                following = cron.next_expected(state.config, expected)
+                if following + margin < now:  # an outage: expect the next one from now
+                    following = cron.next_expected(state.config, minute_of(now - margin))
+                state.next_expected_us = following
+                state.status = "missed"
+                state.flush(conn, now)
+        return len(due)
+
+    # Incidents.
+
+    def _failure(self, conn: Any, state: _State, reason: str, check_in_id: str, now: int,
+                 report: Report, environment: str | None, expected_us: int | None = None
+                 ) -> None:
+        m = state.monitor
+        state.failures += 1
+        state.successes = 0
+        state.status = reason
+        threshold = state.config.failure_issue_threshold if state.config else 1
+        if state.incident_id is None and state.failures >= threshold:
+            opened = conn.execute(upsert.insert(self.store.dialect, _I).values(
+                project_id=m.project_id, monitor_id=m.id, reason=reason,
+                opened_by=check_in_id, opened_us=now,
+            ).on_conflict_do_nothing(index_elements=["monitor_id", "opened_by"])
+                .returning(_I.c.id)).first()
+            if opened is not None:
+                report.opened += 1
+                state.incident_id = int(opened.id)
+            else:  # opened by a checker before us (see the module's docstring)
+                state.incident_id = conn.execute(select(_I.c.id).where(
+                    _I.c.monitor_id == m.id, _I.c.opened_by == check_in_id)).scalar_one()
+        if state.incident_id is not None:
+            kind = MISSED if reason == "missed" else FAILED
+            self._fact(conn, kind, state, now, report, {
+                "reason": reason, "check_in_id": check_in_id, "environment": environment,
+                "failures": state.failures, "expected_us": expected_us})
+
+    def _success(self, conn: Any, state: _State, now: int, report: Report,
+                 environment: str | None) -> None:
+        state.successes += 1
+        state.failures = 0
+        state.status = "ok"
+        threshold = state.config.recovery_threshold if state.config else 1
+        if state.incident_id is None or state.successes < threshold:
+            return
+        resolved = conn.execute(update(_I).where(
+            _I.c.id == state.incident_id, _I.c.resolved_us.is_(None)).values(
+            resolved_us=now)).rowcount
+        if resolved:
+            report.resolved += 1
+            self._fact(conn, RECOVERED, state, now, report,
+                       {"environment": environment, "successes": state.successes})
+        state.incident_id = None
+
+    def _fact(self, conn: Any, kind: str, state: _State, now: int, report: Report,
+              details: dict[str, Any]) -> None:
+        m = state.monitor
+        name = self._project_name(conn, m.project_id)
+        stored = conn.execute(upsert.insert(self.store.dialect, _F).values(
+            project_id=m.project_id, kind=kind, subject=m.slug,
+            dedupe_key=stored_key(f"{kind}:{m.id}:{state.incident_id}"), at_us=now,
+            details={"monitor": m.slug, "monitor_id": m.id, "incident_id": state.incident_id,
+                     "schedule": state.config.describe() if state.config else None,
+                     "path": f"/projects/{quote(name, safe='')}/crons/{quote(m.slug)}",
+                     **details},
+            created_us=now,
+        ).on_conflict_do_nothing(index_elements=["project_id", "dedupe_key"])
+            .returning(_F.c.id)).first()
+        if stored is not None:
+            report.facts.append(kind)
+
+    def _project_name(self, conn: Any, project_id: int) -> str:
+        name = self._names.get(project_id)
+        if name is None:
+            name = self._names[project_id] = str(conn.execute(
+                select(_P.c.name).where(_P.c.id == project_id)).scalar_one())
+        return name
+
+
+def _config(value: Any) -> MonitorConfig | None:
+    """A stored check-in's `monitor_config` (checked by the door; a row that is not
+    one, written by hand, configures nothing)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        return MonitorConfig(**value)
+    except TypeError:
+        return None
+
