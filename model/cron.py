@@ -14,6 +14,7 @@ Pure: no Sounding import beyond the error kinds; times are epoch microseconds.
 from __future__ import annotations
 
 import calendar
+import re
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -46,6 +47,15 @@ CHECKIN_STATUSES = ("in_progress", "ok", "error")
 # error, missed (recorded by the checker for one that never came) or timeout (an
 # in_progress one past max_runtime).
 STATES = ("ok", "in_progress", "error", "missed", "timeout")
+# A monitor's slug, as Sentry's SDKs make them (lowercase letters, digits, - and _).
+SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+SLUG_ERROR = "must be 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit"
+
+
+def slug_problem(slug: Any) -> str | None:
+    if not isinstance(slug, str) or not SLUG.fullmatch(slug):
+        return SLUG_ERROR
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ updates the monitor (model/cron.py checks it).
 from __future__ import annotations
 
 import math
-import re
 import uuid
 from typing import Any
 
@@ -22,18 +21,9 @@ from model.errors import InvalidInput
 from model.records import CheckIn
 from receiver.sentry.values import hex_id
 
-# Sentry's slugs: lowercase letters, digits, - and _ (its SDKs slugify names).
-SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-SLUG_ERROR = "must be 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit"
 NAME_LENGTH = 200  # environment and release
 MAX_DURATION_S = 366 * 86400.0
 ZERO_ID = "0" * 32
-
-
-def slug_problem(slug: Any) -> str | None:
-    if not isinstance(slug, str) or not SLUG.fullmatch(slug):
-        return SLUG_ERROR
-    return None
 
 
 def decode_check_in(payload: dict[str, Any], now_us: int, field: str = "check_in",
@@ -46,7 +36,7 @@ def decode_check_in(payload: dict[str, Any], now_us: int, field: str = "check_in
         problems.append({"field": f"{field}.{name}", "error": error})
 
     monitor_slug = slug if slug is not None else payload.get("monitor_slug")
-    problem = slug_problem(monitor_slug)
+    problem = cron.slug_problem(monitor_slug)
     if problem:
         bad("monitor_slug", problem)
     status = payload.get("status")

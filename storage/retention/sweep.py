@@ -71,6 +71,7 @@ SWEPT_TABLES: dict[str, tuple[Target, ...]] = {
                 Target("metric_request_rollups_hourly", "hour", 1),
                 Target("error_group_hourly", "hour", 1)),
     "deploys": (Target("deploys", "ts_us", US),),
+    "check_ins": (Target("cron_checkins", "ts_us", US),),
 }
 # Raw tables that PostgreSQL may keep in day partitions: dropped whole first.
 PARTITIONED_SIGNALS = {"spans": "spans", "logs": "logs", "metric_points": "metric_points"}
