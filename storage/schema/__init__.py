@@ -71,7 +71,8 @@ from storage.schema.signals import (
 __all__ = [
     "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY",
     "ROLLUP_KEY", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
-    "alert_state", "api_keys", "cron_checkins", "cron_incidents", "cron_monitors", "dashboard_secrets", "dashboard_sessions", "deploys",
+    "alert_state", "api_keys", "cron_checkins", "cron_incidents", "cron_monitors",
+    "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",
