@@ -43,8 +43,9 @@ def decode_check_in(payload: dict[str, Any], now_us: int, field: str = "check_in
     if status not in cron.CHECKIN_STATUSES:
         bad("status", f"must be one of {', '.join(cron.CHECKIN_STATUSES)}, got {status!r}")
     raw_id = payload.get("check_in_id")
-    check_in_id = hex_id(raw_id, 32) if raw_id not in (None, "") else None
-    if raw_id not in (None, "") and check_in_id is None:
+    zero = isinstance(raw_id, str) and raw_id.replace("-", "") == ZERO_ID
+    check_in_id = hex_id(raw_id, 32) if raw_id not in (None, "") and not zero else None
+    if raw_id not in (None, "") and not zero and check_in_id is None:
         bad("check_in_id", "must be 32 hex digits or a UUID")
     duration = payload.get("duration")
     if duration is not None and (isinstance(duration, bool)
@@ -70,7 +71,7 @@ def decode_check_in(payload: dict[str, Any], now_us: int, field: str = "check_in
             problems.extend(exc.details)
     if problems:
         raise InvalidInput("the check-in is invalid", problems)
-    latest = check_in_id is None or check_in_id == ZERO_ID
+    latest = check_in_id is None
     return CheckIn(
         check_in_id=uuid.uuid4().hex if latest else str(check_in_id),
         monitor_slug=str(monitor_slug), status=str(status), ts_us=now_us,
