@@ -36,13 +36,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import and_, delete, select, update
+from sqlalchemy import JSON, and_, bindparam, delete, select, update
 
 from model import cron
 from model.cron import MonitorConfig
 from model.timeutil import now_us as clock
 from storage import schema, upsert
-from storage.crons.monitors import Monitor, ensure, monitor_of, set_state
+from storage.crons.monitors import Monitor, ensure, monitor_of
 from storage.retention import leases
 from storage.store import Store
 from storage.writer.alert_facts import dedupe_key as stored_key
@@ -51,11 +51,20 @@ log = logging.getLogger(__name__)
 
 LEASE = "cron_checker"
 LEASE_S = 30  # renewed every turn: a checker that died frees it this late
-BATCH = 500  # check-ins or monitors per transaction
+BATCH = 200  # check-ins or monitors per transaction: a short hold of the write lock
 US = 1_000_000
 _C, _M, _I = schema.cron_checkins, schema.cron_monitors, schema.cron_incidents
 _F, _P = schema.alert_facts, schema.projects
 FAILED, MISSED, RECOVERED = "cron_failed", "cron_missed", "cron_recovered"
+# Built once and run with parameters (many rows a turn): a statement built per row
+# costs more than its execution on SQLite.
+_PROCESSED = update(_C).where(_C.c.project_id == bindparam("p"),
+                              _C.c.check_in_id == bindparam("i")).values(
+    processed=1, duration_s=bindparam("d"))
+_STATE = update(_M).where(_M.c.id == bindparam("m")).values(
+    status=bindparam("s"), next_expected_us=bindparam("n"), last_checkin_us=bindparam("l"),
+    failures=bindparam("f"), successes=bindparam("k"), incident_id=bindparam("x"),
+    updated_us=bindparam("u"))
 
 
 class LeaseLost(Exception):
@@ -91,11 +100,29 @@ class _State:
         return cls(m, m.config, m.status, m.next_expected_us, m.last_checkin_us, m.failures,
                    m.successes, m.incident_id)
 
-    def flush(self, conn: Any, now_us: int) -> None:
-        set_state(conn, self.monitor.id, status=self.status,
-                  next_expected_us=self.next_expected_us,
-                  last_checkin_us=self.last_checkin_us, failures=self.failures,
-                  successes=self.successes, incident_id=self.incident_id, updated_us=now_us)
+    def params(self, now_us: int) -> dict[str, Any]:
+        return {"m": self.monitor.id, "s": self.status, "n": self.next_expected_us,
+                "l": self.last_checkin_us, "f": self.failures, "k": self.successes,
+                "x": self.incident_id, "u": now_us}
+
+
+def _flush(conn: Any, states: Any, now_us: int) -> None:
+    """Write the states back, in one statement run once per monitor."""
+    params = [state.params(now_us) for state in states]
+    if params:
+        conn.execute(_STATE, params)
+
+
+def _states(conn: Any, keys: set[tuple[int, str]]) -> dict[tuple[int, str], _State]:
+    """The states of the monitors `keys` (project id, slug) that exist."""
+    projects, slugs = {p for p, _ in keys}, sorted({s for _, s in keys})
+    found = conn.execute(select(_M).where(_M.c.project_id.in_(projects), _M.c.slug.in_(slugs)))
+    states = {}
+    for row in found:
+        key = (int(row.project_id), row.slug)
+        if key in keys:
+            states[key] = _State.of(monitor_of(row))
+    return states
 
 
 def minute_of(ts_us: int) -> int:
@@ -115,6 +142,23 @@ class Checker:
         self.holder = holder
         self.batch = batch
         self._names: dict[int, str] = {}
+        dialect = store.dialect
+        # Built once, run with parameters (see _PROCESSED).
+        self._missed_sql = upsert.insert(dialect, _C).values(
+            project_id=bindparam("p"), check_in_id=bindparam("i"), monitor_slug=bindparam("g"),
+            status="missed", latest=0, ts_us=bindparam("t"), finished_us=bindparam("t"),
+            received_us=bindparam("r"), processed=1, expected_us=bindparam("t"),
+        ).on_conflict_do_nothing(index_elements=["project_id", "check_in_id"]).returning(
+            _C.c.check_in_id)
+        self._incident_sql = upsert.insert(dialect, _I).values(
+            project_id=bindparam("p"), monitor_id=bindparam("m"), reason=bindparam("w"),
+            opened_by=bindparam("b"), opened_us=bindparam("t"),
+        ).on_conflict_do_nothing(index_elements=["monitor_id", "opened_by"]).returning(_I.c.id)
+        self._fact_sql = upsert.insert(dialect, _F).values(
+            project_id=bindparam("p"), kind=bindparam("k"), subject=bindparam("g"),
+            dedupe_key=bindparam("d"), at_us=bindparam("t"), details=bindparam("j", type_=JSON),
+            created_us=bindparam("t"),
+        ).on_conflict_do_nothing(index_elements=["project_id", "dedupe_key"]).returning(_F.c.id)
 
     def run(self, now_us: int | None = None) -> Report:
         """One turn, if this holder gets the lease; blocking (a thread's work)."""
@@ -156,26 +200,39 @@ class Checker:
             found = list(conn.execute(
                 select(_C).where(_C.c.processed == 0)
                 .order_by(_C.c.ts_us, _C.c.project_id, _C.c.check_in_id).limit(self.batch)))
-            states: dict[tuple[int, str], _State] = {}
+            if not found:
+                return 0
+            states = _states(conn, {(int(row.project_id), row.monitor_slug) for row in found})
+            done: list[dict[str, Any]] = []
             for row in found:
                 key = (int(row.project_id), row.monitor_slug)
                 config = _config(row.monitor_config)
                 state = states.get(key)
-                if state is None or config is not None:
-                    if state is not None:
-                        state.flush(conn, now)
-                    state = states[key] = _State.of(ensure(
-                        conn, self.store.dialect, key[0], key[1], config, now))
-                self._check_in(conn, state, row, now, report)
+                # The SDKs send the configuration with every check-in: written only when
+                # it makes the monitor or changes it.
+                if state is None or (config is not None and config != state.config):
+                    monitor = ensure(conn, self.store.dialect, key[0], key[1], config, now)
+                    if state is None:
+                        state = states[key] = _State.of(monitor)
+                    state.monitor, state.config = monitor, monitor.config
+                finished = self._check_in(conn, state, row, now, report)
+                if finished is not None:
+                    done.append(finished)
                 report.applied += 1
-            for state in states.values():
-                state.flush(conn, now)
+            if done:
+                conn.execute(_PROCESSED, done)
+            _flush(conn, states.values(), now)
         return len(found)
 
-    def _check_in(self, conn: Any, state: _State, row: Any, now: int, report: Report) -> None:
+    def _check_in(self, conn: Any, state: _State, row: Any, now: int, report: Report
+                  ) -> dict[str, Any] | None:
+        """Apply one check-in to its monitor's state; the row's processed mark to
+        write (None: written already)."""
         status, started_us = row.status, int(row.ts_us)
         duration = row.duration_s
         key = _C.c.project_id == row.project_id
+        finished: dict[str, Any] | None = {"p": row.project_id, "i": row.check_in_id,
+                                           "d": row.duration_s}
         if status != "in_progress" and row.latest:
             # No id (curl) or Sentry's zero id: it finishes the latest run in progress.
             run = conn.execute(select(_C).where(
@@ -189,13 +246,11 @@ class Checker:
                 conn.execute(update(_C).where(key, _C.c.check_in_id == run.check_in_id).values(
                     status=status, duration_s=duration, finished_us=row.ts_us, processed=1))
                 conn.execute(delete(_C).where(key, _C.c.check_in_id == row.check_in_id))
-                row = run
-        values: dict[str, Any] = {"processed": 1}
-        if status != "in_progress" and duration is None and row.finished_us is not None:
+                row, finished = run, None
+        if (finished is not None and status != "in_progress" and duration is None
+                and row.finished_us is not None):
             # A run finished by its id without a duration: from its two check-ins.
-            values["duration_s"] = max(0, int(row.finished_us) - started_us) / US
-        conn.execute(update(_C).where(key, _C.c.check_in_id == row.check_in_id)
-                     .values(**values))
+            finished["d"] = max(0, int(row.finished_us) - started_us) / US
         # Its arrival: the next check-in is expected from this one's minute on.
         if state.config is not None:
             expected = cron.next_expected(state.config, minute_of(started_us))
@@ -209,6 +264,7 @@ class Checker:
             self._success(conn, state, now, report, environment)
         else:
             self._failure(conn, state, "error", row.check_in_id, now, report, environment)
+        return finished
 
     # 2. Timeouts.
 
@@ -235,7 +291,7 @@ class Checker:
                 state = _State.of(monitor_of(row))
                 self._failure(conn, state, "timeout", row.run_id, now, report,
                               row.run_environment)
-                state.flush(conn, now)
+                _flush(conn, [state], now)
                 report.timeouts += 1
         return len(found)
 
@@ -249,19 +305,16 @@ class Checker:
                                  _M.c.next_expected_us + _M.c.checkin_margin * cron.MINUTE_US
                                  < now)
                 .order_by(_M.c.next_expected_us, _M.c.id).limit(self.batch)))
+            changed: list[_State] = []
             for row in due:
                 state = _State.of(monitor_of(row))
                 if state.config is None or state.next_expected_us is None:
                     continue
                 expected = state.next_expected_us
                 check_in_id = missed_id(state.monitor.id, expected)
-                stored = conn.execute(upsert.insert(self.store.dialect, _C).values(
-                    project_id=state.monitor.project_id, check_in_id=check_in_id,
-                    monitor_slug=state.monitor.slug, status="missed", latest=0,
-                    ts_us=expected, finished_us=expected, received_us=now, processed=1,
-                    expected_us=expected,
-                ).on_conflict_do_nothing(index_elements=["project_id", "check_in_id"])
-                    .returning(_C.c.check_in_id)).first()
+                stored = conn.execute(self._missed_sql, {
+                    "p": state.monitor.project_id, "i": check_in_id, "g": state.monitor.slug,
+                    "t": expected, "r": now}).first()
                 if stored is not None:
                     report.missed += 1
                     self._failure(conn, state, "missed", check_in_id, now, report, None,
@@ -272,7 +325,8 @@ class Checker:
                     following = cron.next_expected(state.config, minute_of(now - margin))
                 state.next_expected_us = following
                 state.status = "missed"
-                state.flush(conn, now)
+                changed.append(state)
+            _flush(conn, changed, now)
         return len(due)
 
     # Incidents.
@@ -286,11 +340,8 @@ class Checker:
         state.status = reason
         threshold = state.config.failure_issue_threshold if state.config else 1
         if state.incident_id is None and state.failures >= threshold:
-            opened = conn.execute(upsert.insert(self.store.dialect, _I).values(
-                project_id=m.project_id, monitor_id=m.id, reason=reason,
-                opened_by=check_in_id, opened_us=now,
-            ).on_conflict_do_nothing(index_elements=["monitor_id", "opened_by"])
-                .returning(_I.c.id)).first()
+            opened = conn.execute(self._incident_sql, {
+                "p": m.project_id, "m": m.id, "w": reason, "b": check_in_id, "t": now}).first()
             if opened is not None:
                 report.opened += 1
                 state.incident_id = int(opened.id)
@@ -324,16 +375,13 @@ class Checker:
               details: dict[str, Any]) -> None:
         m = state.monitor
         name = self._project_name(conn, m.project_id)
-        stored = conn.execute(upsert.insert(self.store.dialect, _F).values(
-            project_id=m.project_id, kind=kind, subject=m.slug,
-            dedupe_key=stored_key(f"{kind}:{m.id}:{state.incident_id}"), at_us=now,
-            details={"monitor": m.slug, "monitor_id": m.id, "incident_id": state.incident_id,
-                     "schedule": state.config.describe() if state.config else None,
-                     "path": f"/projects/{quote(name, safe='')}/crons/{quote(m.slug)}",
-                     **details},
-            created_us=now,
-        ).on_conflict_do_nothing(index_elements=["project_id", "dedupe_key"])
-            .returning(_F.c.id)).first()
+        stored = conn.execute(self._fact_sql, {
+            "p": m.project_id, "k": kind, "g": m.slug,
+            "d": stored_key(f"{kind}:{m.id}:{state.incident_id}"), "t": now,
+            "j": {"monitor": m.slug, "monitor_id": m.id, "incident_id": state.incident_id,
+                  "schedule": state.config.describe() if state.config else None,
+                  "path": f"/projects/{quote(name, safe='')}/crons/{quote(m.slug)}",
+                  **details}}).first()
         if stored is not None:
             report.facts.append(kind)
 

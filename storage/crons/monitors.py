@@ -6,9 +6,10 @@ the checker's."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select
 
 from model import cron
 from model.cron import MonitorConfig
@@ -72,21 +73,37 @@ def config_columns(config: MonitorConfig | None) -> dict[str, Any]:
             "recovery_threshold": config.recovery_threshold}
 
 
+_CONFIG = ("schedule_type", "schedule", "unit", "checkin_margin", "max_runtime", "timezone",
+           "failure_threshold", "recovery_threshold")
+_FOUND = select(_M).where(_M.c.project_id == bindparam("project"), _M.c.slug == bindparam("s"))
+
+
+@lru_cache(maxsize=8)
+def _ensure_sql(dialect: str, configured: bool) -> Any:
+    """The upsert of `ensure`, built once per dialect (a statement built per call
+    costs several times its execution: the checker makes thousands at once)."""
+    insert = upsert.insert(dialect, _M).values(
+        project_id=bindparam("project"), slug=bindparam("s"), failures=0, successes=0,
+        created_us=bindparam("now"), updated_us=bindparam("now"),
+        **{name: bindparam(f"c_{name}") for name in _CONFIG})
+    if not configured:
+        return insert.on_conflict_do_nothing(index_elements=["project_id", "slug"])
+    return insert.on_conflict_do_update(
+        index_elements=["project_id", "slug"],
+        set_={**{name: insert.excluded[name] for name in _CONFIG},
+              "updated_us": insert.excluded.updated_us})
+
+
 def ensure(conn: Any, dialect: str, project_id: int, slug: str,
            config: MonitorConfig | None, now_us: int) -> Monitor:
     """The monitor `slug` of the project, made if new, its configuration replaced
     by `config` when one is given; inside the caller's transaction."""
-    values = config_columns(config)
-    insert = upsert.insert(dialect, _M).values(
-        project_id=project_id, slug=slug, failures=0, successes=0, created_us=now_us,
-        updated_us=now_us, **values)
-    if config is None:
-        conn.execute(insert.on_conflict_do_nothing(index_elements=["project_id", "slug"]))
-    else:
-        conn.execute(insert.on_conflict_do_update(
-            index_elements=["project_id", "slug"], set_={**values, "updated_us": now_us}))
-    return monitor_of(conn.execute(select(_M).where(_M.c.project_id == project_id,
-                                                    _M.c.slug == slug)).one())
+    values = {"schedule_type": None, "schedule": None, "unit": None,
+              **config_columns(config)}
+    conn.execute(_ensure_sql(dialect, config is not None),
+                 {"project": project_id, "s": slug, "now": now_us,
+                  **{f"c_{name}": values[name] for name in _CONFIG}})
+    return monitor_of(conn.execute(_FOUND, {"project": project_id, "s": slug}).one())
 
 
 def save(store: Store, project_id: int, slug: str, config: MonitorConfig,
@@ -95,7 +112,3 @@ def save(store: Store, project_id: int, slug: str, config: MonitorConfig,
     check-in is expected keeps that expectation until the next check-in."""
     with store.writer.begin() as conn:
         return ensure(conn, store.dialect, project_id, slug, config, now_us)
-
-
-def set_state(conn: Any, monitor_id: int, **state: Any) -> None:
-    conn.execute(update(_M).where(_M.c.id == monitor_id).values(**state))
