@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import JSON, and_, bindparam, delete, select, update
+from sqlalchemy import JSON, Float, and_, bindparam, delete, func, select, update
 
 from model import cron
 from model.cron import MonitorConfig
@@ -58,9 +58,10 @@ _F, _P = schema.alert_facts, schema.projects
 FAILED, MISSED, RECOVERED = "cron_failed", "cron_missed", "cron_recovered"
 # Built once and run with parameters (many rows a turn): a statement built per row
 # costs more than its execution on SQLite.
+# A duration is only ever filled in (a run finished in the same turn keeps its own).
 _PROCESSED = update(_C).where(_C.c.project_id == bindparam("p"),
                               _C.c.check_in_id == bindparam("i")).values(
-    processed=1, duration_s=bindparam("d"))
+    processed=1, duration_s=func.coalesce(bindparam("d", type_=Float), _C.c.duration_s))
 _STATE = update(_M).where(_M.c.id == bindparam("m")).values(
     status=bindparam("s"), next_expected_us=bindparam("n"), last_checkin_us=bindparam("l"),
     failures=bindparam("f"), successes=bindparam("k"), incident_id=bindparam("x"),
@@ -161,16 +162,26 @@ class Checker:
         ).on_conflict_do_nothing(index_elements=["project_id", "dedupe_key"]).returning(_F.c.id)
 
     def run(self, now_us: int | None = None) -> Report:
-        """One turn, if this holder gets the lease; blocking (a thread's work)."""
+        """One turn, if this holder gets the lease; blocking (a thread's work). A
+        turn with little to do is one transaction (one commit: what an idle turn
+        costs is mostly that); a step that fills its batch goes on in transactions
+        of its own, each renewing the lease, before the next step starts."""
         now = clock() if now_us is None else now_us
         report = Report()
-        if not leases.take(self.store, LEASE, self.holder, self._wall(), LEASE_S * US):
-            return report
-        report.held = True
+        steps = (self._apply, self._timeouts, self._missed)
+        at = 0
+        with self._begin() as conn:
+            if not leases.take_in(conn, LEASE, self.holder, self._wall(), LEASE_S * US):
+                return report
+            report.held = True
+            while at < len(steps) and steps[at](conn, now, report) < self.batch:
+                at += 1
         try:
-            for step in (self._apply, self._timeouts, self._missed):
-                while step(now, report) >= self.batch:
-                    pass
+            while at < len(steps):
+                with self._begin() as conn:
+                    self._renew(conn)
+                    if steps[at](conn, now, report) < self.batch:
+                        at += 1
         except LeaseLost:
             log.warning("crons: another collector took the checker over")
             report.held = False
@@ -194,34 +205,32 @@ class Checker:
 
     # 1. Check-ins.
 
-    def _apply(self, now: int, report: Report) -> int:
-        with self._begin() as conn:
-            self._renew(conn)
-            found = list(conn.execute(
-                select(_C).where(_C.c.processed == 0)
-                .order_by(_C.c.ts_us, _C.c.project_id, _C.c.check_in_id).limit(self.batch)))
-            if not found:
-                return 0
-            states = _states(conn, {(int(row.project_id), row.monitor_slug) for row in found})
-            done: list[dict[str, Any]] = []
-            for row in found:
-                key = (int(row.project_id), row.monitor_slug)
-                config = _config(row.monitor_config)
-                state = states.get(key)
-                # The SDKs send the configuration with every check-in: written only when
-                # it makes the monitor or changes it.
-                if state is None or (config is not None and config != state.config):
-                    monitor = ensure(conn, self.store.dialect, key[0], key[1], config, now)
-                    if state is None:
-                        state = states[key] = _State.of(monitor)
-                    state.monitor, state.config = monitor, monitor.config
-                finished = self._check_in(conn, state, row, now, report)
-                if finished is not None:
-                    done.append(finished)
-                report.applied += 1
-            if done:
-                conn.execute(_PROCESSED, done)
-            _flush(conn, states.values(), now)
+    def _apply(self, conn: Any, now: int, report: Report) -> int:
+        found = list(conn.execute(
+            select(_C).where(_C.c.processed == 0)
+            .order_by(_C.c.ts_us, _C.c.project_id, _C.c.check_in_id).limit(self.batch)))
+        if not found:
+            return 0
+        states = _states(conn, {(int(row.project_id), row.monitor_slug) for row in found})
+        done: list[dict[str, Any]] = []
+        for row in found:
+            key = (int(row.project_id), row.monitor_slug)
+            config = _config(row.monitor_config)
+            state = states.get(key)
+            # The SDKs send the configuration with every check-in: written only when
+            # it makes the monitor or changes it.
+            if state is None or (config is not None and config != state.config):
+                monitor = ensure(conn, self.store.dialect, key[0], key[1], config, now)
+                if state is None:
+                    state = states[key] = _State.of(monitor)
+                state.monitor, state.config = monitor, monitor.config
+            finished = self._check_in(conn, state, row, now, report)
+            if finished is not None:
+                done.append(finished)
+            report.applied += 1
+        if done:
+            conn.execute(_PROCESSED, done)
+        _flush(conn, states.values(), now)
         return len(found)
 
     def _check_in(self, conn: Any, state: _State, row: Any, now: int, report: Report
@@ -268,65 +277,66 @@ class Checker:
 
     # 2. Timeouts.
 
-    def _timeouts(self, now: int, report: Report) -> int:
+    def _timeouts(self, conn: Any, now: int, report: Report) -> int:
         join = and_(_M.c.project_id == _C.c.project_id, _M.c.slug == _C.c.monitor_slug)
-        with self._begin() as conn:
-            self._renew(conn)
-            found = list(conn.execute(
-                select(_C.c.check_in_id.label("run_id"), _C.c.ts_us.label("run_ts_us"),
-                       _C.c.environment.label("run_environment"), _M)
-                .select_from(_C.join(_M, join))
-                .where(_C.c.status == "in_progress", _C.c.processed == 1,
-                       _C.c.ts_us < now - cron.MINUTE_US,
-                       _C.c.ts_us + _M.c.max_runtime * cron.MINUTE_US < now)
-                .order_by(_C.c.ts_us).limit(self.batch)))
-            for row in found:
-                changed = conn.execute(update(_C).where(
-                    _C.c.project_id == row.project_id, _C.c.check_in_id == row.run_id,
-                    _C.c.status == "in_progress").values(
-                    status="timeout", finished_us=now,
-                    duration_s=(now - int(row.run_ts_us)) / US)).rowcount
-                if not changed:
-                    continue
-                state = _State.of(monitor_of(row))
-                self._failure(conn, state, "timeout", row.run_id, now, report,
-                              row.run_environment)
-                _flush(conn, [state], now)
-                report.timeouts += 1
+        found = list(conn.execute(
+            select(_C.c.check_in_id.label("run_id"), _C.c.ts_us.label("run_ts_us"),
+                   _C.c.environment.label("run_environment"), _M)
+            .select_from(_C.join(_M, join))
+            .where(_C.c.status == "in_progress", _C.c.processed == 1,
+                   _C.c.ts_us < now - cron.MINUTE_US,
+                   _C.c.ts_us + _M.c.max_runtime * cron.MINUTE_US < now)
+            .order_by(_C.c.ts_us).limit(self.batch)))
+        for row in found:
+            changed = conn.execute(update(_C).where(
+                _C.c.project_id == row.project_id, _C.c.check_in_id == row.run_id,
+                _C.c.status == "in_progress").values(
+                status="timeout", finished_us=now,
+                duration_s=(now - int(row.run_ts_us)) / US)).rowcount
+            if not changed:
+                continue
+            state = _State.of(monitor_of(row))
+            self._failure(conn, state, "timeout", row.run_id, now, report,
+                          row.run_environment)
+            _flush(conn, [state], now)
+            report.timeouts += 1
         return len(found)
 
     # 3. Missed check-ins.
 
-    def _missed(self, now: int, report: Report) -> int:
-        with self._begin() as conn:
-            self._renew(conn)
-            due = list(conn.execute(
-                select(_M).where(_M.c.next_expected_us < now,
-                                 _M.c.next_expected_us + _M.c.checkin_margin * cron.MINUTE_US
-                                 < now)
-                .order_by(_M.c.next_expected_us, _M.c.id).limit(self.batch)))
-            changed: list[_State] = []
-            for row in due:
-                state = _State.of(monitor_of(row))
-                if state.config is None or state.next_expected_us is None:
-                    continue
-                expected = state.next_expected_us
-                check_in_id = missed_id(state.monitor.id, expected)
-                stored = conn.execute(self._missed_sql, {
-                    "p": state.monitor.project_id, "i": check_in_id, "g": state.monitor.slug,
-                    "t": expected, "r": now}).first()
-                if stored is not None:
-                    report.missed += 1
-                    self._failure(conn, state, "missed", check_in_id, now, report, None,
-                                  expected_us=expected)
-                margin = state.config.checkin_margin * cron.MINUTE_US
-                following = cron.next_expected(state.config, expected)
-                if following + margin < now:  # an outage: expect the next one from now
-                    following = cron.next_expected(state.config, minute_of(now - margin))
-                state.next_expected_us = following
-                state.status = "missed"
-                changed.append(state)
-            _flush(conn, changed, now)
+    def _missed(self, conn: Any, now: int, report: Report) -> int:
+        # A check-in committed since this turn applied them (PostgreSQL reads what
+        # other transactions committed meanwhile) is no missed one: its monitor waits.
+        waiting = (select(_C.c.check_in_id).where(
+            _C.c.processed == 0, _C.c.project_id == _M.c.project_id,
+            _C.c.monitor_slug == _M.c.slug).exists())
+        due = list(conn.execute(
+            select(_M).where(_M.c.next_expected_us < now,
+                             _M.c.next_expected_us + _M.c.checkin_margin * cron.MINUTE_US
+                             < now, ~waiting)
+            .order_by(_M.c.next_expected_us, _M.c.id).limit(self.batch)))
+        changed: list[_State] = []
+        for row in due:
+            state = _State.of(monitor_of(row))
+            if state.config is None or state.next_expected_us is None:
+                continue
+            expected = state.next_expected_us
+            check_in_id = missed_id(state.monitor.id, expected)
+            stored = conn.execute(self._missed_sql, {
+                "p": state.monitor.project_id, "i": check_in_id, "g": state.monitor.slug,
+                "t": expected, "r": now}).first()
+            if stored is not None:
+                report.missed += 1
+                self._failure(conn, state, "missed", check_in_id, now, report, None,
+                              expected_us=expected)
+            margin = state.config.checkin_margin * cron.MINUTE_US
+            following = cron.next_expected(state.config, expected)
+            if following + margin < now:  # an outage: expect the next one from now
+                following = cron.next_expected(state.config, minute_of(now - margin))
+            state.next_expected_us = following
+            state.status = "missed"
+            changed.append(state)
+        _flush(conn, changed, now)
         return len(due)
 
     # Incidents.

@@ -124,6 +124,14 @@ def test_a_run_past_max_runtime_times_out_and_stays_so(store: Store, project: in
 
 def test_a_check_in_without_an_id_finishes_the_latest_run(store: Store, project: int) -> None:
     checker = Checker(store, "one")
+    # Both in one turn: the run's processed mark does not undo its duration.
+    send(store, project, CheckIn("a" * 32, "other", "in_progress", T0, latest=True),
+         CheckIn("b" * 32, "other", "ok", T0 + 3 * US, latest=True))
+    checker.run(T0 + 4 * US)
+    assert query(store, "SELECT check_in_id, status, duration_s FROM cron_checkins") == [
+        ("a" * 32, "ok", 3.0)]
+    with store.writer.begin() as conn:
+        conn.execute(sa.text("DELETE FROM cron_checkins"))
     send(store, project, CheckIn("1" * 32, "nightly", "in_progress", T0, latest=True,
                                  monitor_config=EVERY_MINUTE))
     checker.run(T0 + US)
