@@ -20,6 +20,7 @@ project, its authentication and its answers are Sentry's, and it has no gRPC doo
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -45,6 +46,12 @@ from runtime import drops, telemetry
 
 # Project ids are database ids: 18 digits is beyond any, and keeps int() cheap.
 PROJECT = r"/api/(\d{1,18})"
+# A key in a URL (browser SDKs' `sentry_key` query parameter, the check-in door's path),
+# shown as this in the access log and in logged errors: never a secret in a log line.
+FILTERED = "[Filtered]"
+_QUERY_KEY = re.compile(r"(sentry_key=)[^&]*")
+_PATH_KEY = re.compile(r"^(/api/\d+/cron/[^/?]*/)[^/?]+")
+_FILTER = r"\g<1>" + FILTERED
 
 
 class SentryHandler(DoorHandler):
@@ -64,6 +71,12 @@ class SentryHandler(DoorHandler):
     def error_answer(self, exc: BaseException | None
                      ) -> tuple[int, dict[str, Any], dict[str, str]]:
         return sentry_http_error(exc)
+
+    def _request_summary(self) -> str:
+        """What Tornado's access log and error log show of the request: its URI
+        without the key it may carry."""
+        uri = _QUERY_KEY.sub(_FILTER, self.request.uri or "")
+        return f"{self.request.method} {_PATH_KEY.sub(_FILTER, uri)} ({self.request.remote_ip})"
 
     def presented_key(self) -> str | None:
         headers = self.request.headers

@@ -30,10 +30,11 @@ RULES = ("[{on: cron_failed, destinations: [hook]}, {on: cron_missed, destinatio
 US = 1_000_000
 
 
-def collector(start: Callable[..., Server], db_url: str, receiver: AlertReceiver) -> Server:
+def collector(start: Callable[..., Server], db_url: str, receiver: AlertReceiver,
+              **env: str) -> Server:
     return start(db_url, keys=KEYS, env={**alerts_env(receiver.url, RULES),
                                          "SOUNDING__CRONS__CHECK_EVERY_S": "0.5",
-                                         "SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+                                         "SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN, **env})
 
 
 def run_job(server: Server, outcome: str) -> None:
@@ -122,7 +123,7 @@ def curl(url: str, *args: str) -> tuple[int, str]:
 
 def test_the_curl_check_in_door(db_url: str, start: Callable[..., Server]) -> None:
     with receiving() as receiver:
-        server = collector(start, db_url, receiver)
+        server = collector(start, db_url, receiver, SOUNDING_ACCESS_LOG="true")
         base = f"{server.base}/api/{project_id(server)}/cron/backup/{KEY}/"
         config = ('{"monitor_config": {"schedule": {"type": "crontab", "value": "0 3 * * *"}, '
                   '"timezone": "Europe/Riga", "checkin_margin": 5}, "status": "in_progress"}')
@@ -146,6 +147,9 @@ def test_the_curl_check_in_door(db_url: str, start: Callable[..., Server]) -> No
                             '"value": 0, "unit": "fortnight"}}}')
         assert status == 400
         assert "monitor_config.schedule.value" in body and "schedule.unit" in body
+        # The key in the path is a secret: the access log shows it filtered.
+        assert "/cron/backup/[Filtered]/?status=ok" in server.log()
+        assert KEY not in server.log()
 
 
 def test_two_collectors_on_one_database_alert_a_missed_check_in_once(
