@@ -76,6 +76,8 @@ def test_a_monitored_job_on_time_then_failing_then_skipped_then_back(
         start_of_a_minute()
         run_job(server, "ok")
         wait_until(lambda: statuses(server) == ["ok"], "the ok check-in", server)
+        # The row is ok once stored; the monitor once the checker has applied it.
+        wait_until(lambda: monitor(server)["monitor"]["status"] == "ok", "the checker", server)
         found = monitor(server)
         (ok,) = found["check_ins"]
         assert ok["duration_s"] >= 0.2 and ok["environment"] == "production"
