@@ -21,6 +21,7 @@ group, from /proc) per record, and records/s. About 3 minutes; `--quick` about 1
     python -m bench footprint       # an idle sidecar: time to healthy, memory per process
     python -m bench soak ...        # retention: the SQLite file at steady state
     python -m bench sourcemaps      # source maps: upload MB/s, symbolication µs, cache memory
+    python -m bench crons [N] [URL] # the cron checker's turn with N (10,000) monitors
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def main(argv: list[str]) -> int:
         from bench import soak
 
         return soak.main(argv[1:])
+    if argv[:1] == ["crons"]:
+        from bench import cron_cost
+        return cron_cost.main(argv[1:])
     if argv[:1] == ["ingest"]:
         from bench import ingest
 

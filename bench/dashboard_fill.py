@@ -21,6 +21,7 @@ from typing import Any
 from model.records import (
     GAUGE,
     Batch,
+    CheckIn,
     Deploy,
     ErrorEvent,
     Feedback,
@@ -35,6 +36,7 @@ from processors.classify import ClassifyProcessor
 from processors.grouping import GroupingProcessor
 from processors.spanmetrics import SpanMetricsProcessor
 from receiver.sentry.sessions import mark  # the door's marks, as ingest makes them
+from storage.crons.checker import Checker
 from storage.store import Store
 from storage.wire.batch import write_batches
 
@@ -49,6 +51,7 @@ RELEASES = [f"1.{i}.0" for i in range(DAYS)]  # one deploy a day
 RESOURCE = {"service.name": "shop", "deployment.environment": "production"}
 USERS_PER_HOUR = 200
 FEEDBACK = 500
+CRON_SLUG = "bench-job"
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,8 @@ def _slice(args: tuple[Plan, int, int]) -> str:
 
 
 def _extras(plan: Plan) -> None:
-    """A deploy a day and one gauge (three series, a point a minute)."""
+    """A deploy a day, one gauge (three series, a point a minute) and a cron monitor
+    with an hourly run (one in ten failing), applied by the cron checker."""
     writer = _Writer(plan.url)
     batch = Batch(project_id=plan.project_id)
     start_us = plan.end_us - WEEK_US
@@ -176,6 +180,17 @@ def _extras(plan: Plan) -> None:
                     value=(minute * 7 + cpu) % 100 / 100))
         writer.write(batch)
     _health(writer, plan.project_id, start_us)
+    batch = Batch(project_id=plan.project_id)
+    hourly = {"schedule_type": "crontab", "schedule": "0 * * * *", "unit": None,
+              "checkin_margin": 5, "max_runtime": 30, "timezone": "UTC",
+              "failure_issue_threshold": 1, "recovery_threshold": 1}
+    for hour in range(DAYS * 24):
+        batch.check_ins.append(CheckIn(
+            f"{hour:032x}", CRON_SLUG, "error" if hour % 10 == 9 else "ok",
+            start_us + hour * 3_600_000_000, duration_s=12.5 + hour % 7,
+            environment="production", monitor_config=hourly))
+    writer.write(batch)
+    Checker(writer.store, "bench").run(plan.end_us)
     writer.store.dispose()
 
 

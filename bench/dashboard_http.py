@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode
 
 import requests
 
-from bench.dashboard_fill import RELEASES, ROUTES
+from bench.dashboard_fill import CRON_SLUG, RELEASES, ROUTES
 from bench.server import BenchServer
 
 ADMIN_TOKEN = "bench-admin-token-0123456789abcdef"
@@ -86,6 +86,8 @@ def urls(meta: dict[str, Any], group: int, record: str) -> list[tuple[str, str, 
         ("page", "metrics (names)", f"{p}/metrics"),
         ("page", "metrics, cpu by cpu, 7 days", q(f"{p}/metrics", week, {
             "metric": "system.cpu.utilization", "group_by": "cpu"})),
+        ("page", "crons", f"{p}/crons"),
+        ("page", "cron monitor, 7 days", q(f"{p}/crons/{CRON_SLUG}", week)),
         ("page", "alerts", f"{p}/alerts"),
         ("page", "setup", f"{p}/setup"),
         ("page", "onboarding (a project without data)", f"/projects/{EMPTY_PROJECT}/errors"),
@@ -113,6 +115,8 @@ def urls(meta: dict[str, Any], group: int, record: str) -> list[tuple[str, str, 
         ("api", "logs, 24 h", q(f"{a}/logs", day)),
         ("api", "logs, 7 days, severity error", q(f"{a}/logs", week, {"severity": "error"})),
         ("api", "one log record", f"{a}/logs/{record}"),
+        ("api", "cron monitors", f"{a}/crons"),
+        ("api", "cron monitor, 7 days", q(f"{a}/crons/{CRON_SLUG}", week)),
         ("api", "metrics (names)", f"{a}/metrics"),
         ("api", "metric, cpu by cpu, 24 h", q(f"{a}/metrics/system.cpu.utilization", day,
                                              {"group_by": "cpu"})),

@@ -379,6 +379,27 @@ class MetricPoint:
 
 
 @dataclass(slots=True)
+class CheckIn:
+    """One cron monitor check-in (a Sentry `check_in` item or the HTTP check-in
+    door): a run of `monitor_slug` started (in_progress) or finished (ok, error).
+    A later check-in with the same `check_in_id` finishes the run it names; with
+    `latest` set (Sentry's all-zero id, and the HTTP door without an id) it finishes
+    the monitor's latest run still in progress, or is a run of its own. The monitor
+    is created or updated from `monitor_config` (model/cron.py's MonitorConfig)."""
+
+    check_in_id: str  # 32 lowercase hex
+    monitor_slug: str
+    status: str  # one of model.cron.CHECKIN_STATUSES
+    ts_us: int  # when it was received
+    duration_s: float | None = None
+    environment: str | None = None
+    release: str | None = None
+    trace_id: str | None = None
+    monitor_config: dict[str, Any] | None = None  # MonitorConfig.as_dict()
+    latest: bool = False
+
+
+@dataclass(slots=True)
 class Batch:
     """Records from one request, all for one project."""
 
@@ -391,6 +412,7 @@ class Batch:
     metrics: list[MetricPoint] = field(default_factory=list)
     sessions: list[SessionCount] = field(default_factory=list)
     feedback: list[Feedback] = field(default_factory=list)
+    check_ins: list[CheckIn] = field(default_factory=list)
     # Derived by processors, persisted by exporters.
     groups: dict[str, GroupDelta] = field(default_factory=dict)
     reopen_after: dict[str, int] = field(default_factory=dict)  # fingerprint -> latest ts_us
@@ -400,4 +422,4 @@ class Batch:
     def record_count(self) -> int:
         return (len(self.spans) + len(self.errors) + len(self.deploys) + len(self.requests)
                 + len(self.logs) + len(self.metrics) + len(self.sessions)
-                + len(self.feedback))
+                + len(self.feedback) + len(self.check_ins))

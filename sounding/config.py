@@ -27,7 +27,8 @@ MAKES_ERRORS = ("exceptions", "logexceptions")
 # Built-in extensions, built in this order (each may ask those before it) and
 # configured by the top-level section of their name.
 # `alerts` asks for storage and, like health, is asked by nothing built before it.
-BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "alerts", "retention", "health")
+BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "alerts", "retention", "crons",
+                      "health")
 COMPONENT_KINDS = ("receiver", "processor", "exporter")
 
 # The service-level sections. Each component's section (receivers.*, processors.*,

@@ -30,7 +30,7 @@ LEADER_EXTENSIONS = ("storage", "auth", "dashboard")
 # started again under the same index). Both take a database lease or route in one
 # transaction, so two of them overlapping while a worker restarts is safe; the other
 # workers build them, unstarted, for the dashboard's alerts page.
-ONCE_PER_GROUP = ("alerts", "retention")
+ONCE_PER_GROUP = ("alerts", "retention", "crons")
 
 
 class Service(Host):

@@ -235,6 +235,30 @@ FEEDBACK = _form(
     supplied=BY_WRITER,
 )
 
+# Cron monitor check-ins (model/records.py's CheckIn), one row per run keyed by
+# (project, check_in_id): a run's later check-in (ok or error after in_progress)
+# updates its row (storage/writer/checkins.py). `finished_us` is when a run ended
+# (None while in progress). The cron checker (storage/crons/checker.py) adds the
+# missed and timed-out ones and the columns outside this form (processed,
+# expected_us).
+CHECK_INS = _form(
+    "cron_checkins",
+    PROJECT_ID,
+    Field("check_in_id", TEXT, 32),
+    Field("monitor_slug", TEXT, 64),
+    Field("status", TEXT, 16),  # model.cron.STATES
+    Field("duration_s", FLOAT, nullable=True),
+    Field("environment", TEXT, 200, nullable=True),
+    Field("release", TEXT, 200, nullable=True),
+    Field("trace_id", TEXT, 32, nullable=True),
+    Field("monitor_config", JSON, nullable=True),  # model.cron.MonitorConfig.as_dict()
+    Field("latest", INT32),  # 1: finishes the monitor's latest run in progress
+    Field("ts_us", INT64),  # when it arrived (a run's first check-in)
+    Field("finished_us", INT64, nullable=True),
+    Field("received_us", INT64),
+    supplied=BY_WRITER,
+)
+
 # Metrics (written by storage/writer/points.py). A series is one metric name, kind
 # and unit of one resource, scope and attribute set, stored once; its points
 # reference it by `series_key` (the first 16 bytes of blake2b over name, kind, unit,
@@ -428,6 +452,7 @@ class WireBatch(NamedTuple):
     metrics: list[Row]  # METRIC_WIRE
     sessions: list[Row]  # SESSIONS
     feedback: list[Row]  # FEEDBACK
+    check_ins: list[Row]  # CHECK_INS
 
 
 # The form of the rows in each list of a wire batch: every list is checked against
@@ -436,7 +461,7 @@ WIRE_FORMS: dict[str, RowForm] = {
     "spans": SPANS, "errors": ERROR_EVENTS, "deploys": DEPLOYS, "requests": REQUESTS,
     "groups": GROUPS, "reopen": REOPEN, "resources": RESOURCES, "logs": LOGS,
     "metric_series": METRIC_SERIES, "metrics": METRIC_WIRE, "sessions": SESSIONS,
-    "feedback": FEEDBACK}
+    "feedback": FEEDBACK, "check_ins": CHECK_INS}
 if tuple(WIRE_FORMS) != WireBatch._fields[1:]:
     raise ValueError("every list of WireBatch needs its form in WIRE_FORMS, in order")
 

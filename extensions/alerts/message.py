@@ -12,7 +12,7 @@ unknown; new keys may be added, none removed or renamed within a version):
       "id": "<32 hex>",             same for every retry and collector: deduplicate on it
       "kind": "new_group" | "regression" | "deploy_worse" | "frequency"
               | "error_rate" | "latency" | "crash_free_sessions" | "crash_free_users"
-              | "test",
+              | "test" | "cron_missed" | "cron_failed" | "cron_recovered",
       "project": {"id": 1, "name": "shop"},
       "title": "New error: KeyError: 'sku'",
       "summary": "First seen in production on checkout, release 1.4.2.",
@@ -21,7 +21,10 @@ unknown; new keys may be added, none removed or renamed within a version):
                 "message": "'sku'"} | null,        for new_group, regression, frequency
       "deploy": {"id": "...", "git_sha": "...", "version": "...", "environment": "...",
                  "reasons": ["error rate 1.0% -> 9.0%"]} | null,   for deploy_worse
-      "state": "firing" | "recovered" | null,      for error_rate, latency, crash_free_*
+      "monitor": {"slug": "nightly-report", "id": 3, "incident_id": 7,
+                  "reason": "missed" | "error" | "timeout" | null,
+                  "schedule": "every 1 minute"} | null,   for the cron_* kinds
+      "state": "firing" | "recovered" | null,      for error_rate, latency, crash_free_* and cron_*
       "counts": {"count": 57, "threshold": 50, "minutes": 5, ...},  numbers only
       "first_seen": "2026-01-02T03:04:05.000006Z" | null,
       "last_seen": "2026-01-02T03:04:05.000006Z" | null,
@@ -57,6 +60,9 @@ SCHEMA = 1
 GROUP_KINDS = frozenset({"new_group", "regression", "frequency"})
 # Release health rules (evaluate.py): the subject is the release.
 CRASH_FREE = ("crash_free_sessions", "crash_free_users")
+CRON_KINDS = frozenset({"cron_missed", "cron_failed", "cron_recovered"})
+_CRON_REASONS = {"missed": "missed its check-in", "error": "failed",
+                 "timeout": "ran past its max runtime"}
 COUNT_KEYS = ("count", "threshold", "value", "minutes", "p95_ms", "reopen_count",
               "times_seen")
 TITLE_LIMIT = 200
@@ -216,6 +222,11 @@ def _title(kind: str, subject: str, d: Mapping[str, Any]) -> str:
         return f"Crash-free {what} of {of} below {_pct(threshold)}: {_pct(d.get('value'))}"
     if kind == "test":
         return "Test alert from Sounding"
+    if kind in CRON_KINDS:
+        if kind == "cron_recovered":
+            return f"Cron monitor {subject} recovered"
+        return f"Cron monitor {subject} " \
+               f"{_CRON_REASONS.get(str(d.get('reason')), 'failed')}"
     return f"{kind}: {subject}"
 
 
@@ -245,6 +256,12 @@ def _summary(kind: str, d: Mapping[str, Any]) -> str:
         return f"Below the threshold over the last {minutes} minutes ({sessions})."
     if kind == "test":
         return "Sent from the dashboard to check this destination. No action needed."
+    if kind in CRON_KINDS:
+        schedule = _str(d.get("schedule"))
+        on = f" (schedule: {schedule})" if schedule else ""
+        if kind == "cron_recovered":
+            return f"Its check-ins are ok again{on}; the incident is resolved."
+        return f"{_num(d.get('failures', 1))} failed check-in(s) in a row{_where(d)}{on}."
     return ""
 
 
@@ -263,6 +280,8 @@ def _link(public_url: str | None, project: str, kind: str, subject: str,
         return f"{base}/performance?{urlencode({'service': _str(d.get('service')) or subject})}"
     if kind in CRASH_FREE:
         return f"{base}/releases/{quote(subject, safe='')}"
+    if kind in CRON_KINDS:
+        return f"{base}/crons/{quote(subject, safe='')}"
     return f"{base}/errors"
 
 
@@ -287,11 +306,18 @@ def _alert_json(alert: Alert) -> dict[str, Any]:
                   "version": _str(d.get("version")), "environment": alert.environment,
                   "reasons": [str(r) for r in reasons] if isinstance(reasons, list) else []}
     state = d.get("state") if alert.kind in ("error_rate", "latency", *CRASH_FREE) else None
+    monitor = None
+    if alert.kind in CRON_KINDS:
+        state = "recovered" if alert.kind == "cron_recovered" else "firing"
+        monitor = {"slug": alert.subject, "id": _int(d.get("monitor_id")),
+                   "incident_id": _int(d.get("incident_id")),
+                   "reason": _str(d.get("reason")), "schedule": _str(d.get("schedule"))}
     return {
         "schema": SCHEMA, "type": "alert", "id": alert.id, "kind": alert.kind,
         "project": {"id": alert.project_id, "name": alert.project},
         "title": alert.title, "summary": alert.summary, "subject": alert.subject,
-        "group": group, "deploy": deploy, "state": _str(state), "counts": alert.counts,
+        "group": group, "deploy": deploy, "monitor": monitor, "state": _str(state),
+        "counts": alert.counts,
         "first_seen": iso(alert.first_seen_us), "last_seen": iso(alert.last_seen_us),
         "environment": alert.environment, "release": alert.release,
         "service": alert.service, "link": alert.link, "details": alert.details,

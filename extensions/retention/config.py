@@ -13,7 +13,8 @@ from model.errors import ConfigError
 from runtime.configcheck import check_keys, join, nearest, require_bool, require_mapping
 
 # The signals a setting applies to, in storage/retention/sweep.py's SIGNALS.
-RETAINED_SIGNALS = ("spans", "logs", "metric_points", "error_occurrences", "rollups", "deploys")
+RETAINED_SIGNALS = ("spans", "logs", "metric_points", "error_occurrences", "rollups", "deploys",
+                    "check_ins")
 
 DEFAULTS: dict[str, Any] = {
     "enabled": True,
@@ -26,6 +27,8 @@ DEFAULTS: dict[str, Any] = {
     "error_occurrences": "30d",
     "rollups": "90d",
     "deploys": "365d",
+    # Cron monitors' check-ins (their monitors and incidents stay): a month of runs.
+    "check_ins": "30d",
     # The audit log (storage/audit/), for every project at once: a year of who changed
     # what covers the reviews that ask for it; its rows are small and few.
     "audit_log": "365d",

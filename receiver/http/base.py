@@ -98,6 +98,9 @@ class DoorHandler(BaseHandler):
     `read_media_type`, `error_answer` and the class attributes below."""
 
     SUPPORTED_METHODS = ("POST", "OPTIONS")  # type: ignore[assignment]
+    # The methods that ingest (Sentry's HTTP check-in door takes GET too, for curl):
+    # each gets the checks of `prepare` and the hand-over of `post`.
+    ingest_methods: tuple[str, ...] = ("POST",)
     content_types: tuple[str, ...] = (JSON,)
     # Answered when `ingest` returns without setting a status.
     accepted_status = 202
@@ -119,7 +122,7 @@ class DoorHandler(BaseHandler):
         self._cors_headers()
 
     def body_unread(self) -> bool:
-        return self.request.method == "POST" and not self._body_read
+        return self.request.method in self.ingest_methods and not self._body_read
 
     def set_default_headers(self) -> None:
         super().set_default_headers()
@@ -142,7 +145,7 @@ class DoorHandler(BaseHandler):
         return "*" in allowed or origin in allowed
 
     async def prepare(self) -> None:
-        if self.request.method != "POST":
+        if self.request.method not in self.ingest_methods:
             return
         self._started = time.perf_counter()
         if self.ctx.closing:

@@ -1,6 +1,8 @@
-"""The Sentry door: `POST /api/<project id>/envelope/` and the legacy
-`POST /api/<project id>/store/` on the ingest port, for Sentry's SDKs pointed at
-Sounding by their DSN alone (docs/sentry.md).
+"""The Sentry door: `POST /api/<project id>/envelope/`, the legacy
+`POST /api/<project id>/store/` and the HTTP check-in door
+`GET|POST /api/<project id>/cron/<monitor slug>/<key>/` (docs/crons.md) on the
+ingest port, for Sentry's SDKs pointed at Sounding by their DSN alone
+(docs/sentry.md).
 
 It is the ingest handler (receiver/http/base.py: admission before the body, the
 bounded streaming body, the in-flight count, CORS) with Sentry's rules where
@@ -18,15 +20,17 @@ project, its authentication and its answers are Sentry's, and it has no gRPC doo
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
-from model.errors import SoundingError
+from model.errors import InvalidInput, SoundingError
 from model.timeutil import now_us
 from receiver.http.base import DoorHandler
 from receiver.http.context import ReceiverContext
 from receiver.jsonbody import parse_json
 from receiver.sentry.auth import key_from_dsn, project_for_sentry, request_key
+from receiver.sentry.checkin import decode_check_in, from_query
 from receiver.sentry.envelope import Envelope, parse_envelope
 from receiver.sentry.items import (
     RECORD_FIELDS,
@@ -44,6 +48,12 @@ from runtime import drops, telemetry
 
 # Project ids are database ids: 18 digits is beyond any, and keeps int() cheap.
 PROJECT = r"/api/(\d{1,18})"
+# A key in a URL (browser SDKs' `sentry_key` query parameter, the check-in door's path),
+# shown as this in the access log and in logged errors: never a secret in a log line.
+FILTERED = "[Filtered]"
+_QUERY_KEY = re.compile(r"(sentry_key=)[^&]*")
+_PATH_KEY = re.compile(r"^(/api/\d+/cron/[^/?]*/)[^/?]+")
+_FILTER = r"\g<1>" + FILTERED
 
 
 class SentryHandler(DoorHandler):
@@ -63,6 +73,12 @@ class SentryHandler(DoorHandler):
     def error_answer(self, exc: BaseException | None
                      ) -> tuple[int, dict[str, Any], dict[str, str]]:
         return sentry_http_error(exc)
+
+    def _request_summary(self) -> str:
+        """What Tornado's access log and error log show of the request: its URI
+        without the key it may carry."""
+        uri = _QUERY_KEY.sub(_FILTER, self.request.uri or "")
+        return f"{self.request.method} {_PATH_KEY.sub(_FILTER, uri)} ({self.request.remote_ip})"
 
     def presented_key(self) -> str | None:
         headers = self.request.headers
@@ -115,13 +131,15 @@ class SentryHandler(DoorHandler):
 
     async def _commit(self, decoded: Decoded, size: int) -> None:
         drops.count(decoded.drops(), drops.INVALID)
-        if not (decoded.errors or decoded.spans or decoded.sessions or decoded.feedback):
+        if not (decoded.errors or decoded.spans or decoded.sessions or decoded.feedback
+                or decoded.check_ins):
             return  # only ignored items: nothing to commit
         batch = Origin(self.project_id, size, self.trace_link()).new_batch()
         batch.errors.extend(decoded.errors)
         batch.spans.extend(decoded.spans)
         batch.sessions.extend(decoded.sessions)
         batch.feedback.extend(decoded.feedback)
+        batch.check_ins.extend(decoded.check_ins)
         await self.ctx.pipeline.consume(batch)
 
     async def _offload(self, body: bytes, envelope: Envelope) -> tuple[str, Counter[str]]:
@@ -141,6 +159,41 @@ class SentryHandler(DoorHandler):
         return event_id, items
 
 
+class CronHandler(SentryHandler):
+    """Sentry's HTTP check-in door for curl and shell jobs:
+    `GET|POST /api/<project id>/cron/<monitor slug>/<public key>/?status=ok`, the
+    query or a JSON body carrying the check-in (receiver/sentry/checkin.py). The key
+    is the path's (or the usual header or query); answered 202 with no body once
+    committed, as Sentry does."""
+
+    SUPPORTED_METHODS = ("GET", "POST", "OPTIONS")  # type: ignore[assignment]
+    ingest_methods = ("GET", "POST")
+    accepted_status = 202
+
+    def presented_key(self) -> str | None:
+        return self.path_args[2] if len(self.path_args) > 2 else super().presented_key()
+
+    async def authenticate(self) -> None:
+        self.project_id = await project_for_sentry(self.ctx.auth, self.presented_key(),
+                                                   self._url_project())
+
+    async def ingest(self, body: bytes) -> None:
+        parsed = parse_json(body) if body.strip() else {}
+        if not isinstance(parsed, dict):
+            raise InvalidInput("the check-in must be a JSON object",
+                               [{"field": "body", "error": "must be a JSON object"}])
+        query = {name: self.get_query_argument(name) for name in self.request.query_arguments}
+        check_in = decode_check_in(from_query(query, parsed), now_us(), "check_in",
+                                   slug=self.path_args[1])
+        batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
+        batch.check_ins.append(check_in)
+        await self.ctx.pipeline.consume(batch)
+        telemetry.SENTRY_ITEMS.labels("check_in").inc()
+        self.set_status(202)
+
+    get = DoorHandler.post
+
+
 def _has_records(envelope: Envelope) -> bool:
     return any(item.type in RECORD_TYPES for item in envelope.items)
 
@@ -158,6 +211,8 @@ def _maps_frames(envelope: Envelope) -> bool:
 
 
 def sentry_routes(ctx: ReceiverContext) -> list[Any]:
-    """The envelope and store endpoints, with or without their final slash."""
+    """The envelope, store and check-in endpoints, with or without their final slash."""
     return [(PROJECT + r"/envelope/?", SentryHandler, {"ctx": ctx, "kind": "envelope"}),
-            (PROJECT + r"/store/?", SentryHandler, {"ctx": ctx, "kind": "store"})]
+            (PROJECT + r"/store/?", SentryHandler, {"ctx": ctx, "kind": "store"}),
+            (PROJECT + r"/cron/([^/]{1,200})/([^/]{1,200})/?", CronHandler,
+             {"ctx": ctx, "kind": "cron"})]

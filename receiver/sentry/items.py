@@ -1,10 +1,10 @@
 """What each item of an envelope becomes: `event` an ErrorEvent, `transaction` and
 `span` (streamed spans, @sentry/node's default) spans, `session` and `sessions`
 session counts (receiver/sentry/sessions.py), `feedback` and `user_report` user
-feedback (receiver/sentry/feedback.py), every other type nothing (counted by the
-door, never refused: an SDK must not see an error for sending a client report;
-a session or feedback item that cannot be read is dropped alone and counted).
-Pure: a parsed
+feedback (receiver/sentry/feedback.py), `check_in` a CheckIn (receiver/sentry/checkin.py),
+every other type nothing (counted by the door, never refused: an SDK must not see an
+error for sending a client report; a session or feedback item that cannot be read is
+dropped alone and counted). Pure: a parsed
 envelope in, records out; a payload that is not a JSON object is refused naming
 its item.
 
@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.errors import InvalidInput
-from model.records import ErrorEvent, Feedback, SessionCount, Span
+from model.records import CheckIn, ErrorEvent, Feedback, SessionCount, Span
 from receiver.jsonbody import parse_json
 from receiver.otlp.decode_traces import DecodedSpans
 from receiver.otlp.json_rules import MAX_DROP_REASONS
+from receiver.sentry.checkin import decode_check_in
 from receiver.sentry.envelope import Envelope, Item, parse_envelope
 from receiver.sentry.event import decode_event
 from receiver.sentry.feedback import decode_feedback, decode_user_report
@@ -43,9 +44,9 @@ KNOWN_TYPES = frozenset({
 
 # The item types that become records; the others are only counted.
 RECORD_TYPES = frozenset({"event", "transaction", "span", "session", "sessions",
-                          "feedback", "user_report"})
+                          "feedback", "user_report", "check_in"})
 # The Batch fields they fill: what a decode worker hands back (runtime/offload.py).
-RECORD_FIELDS = "errors,spans,sessions,feedback"
+RECORD_FIELDS = "errors,spans,sessions,feedback,check_ins"
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Decoded:
     spans: list[Span] = field(default_factory=list)
     sessions: list[SessionCount] = field(default_factory=list)
     feedback: list[Feedback] = field(default_factory=list)
+    check_ins: list[CheckIn] = field(default_factory=list)
     # The id Sentry answers with: the envelope's, else its event's or transaction's.
     event_id: str = ""
     # Items received, by type (a KNOWN_TYPES name or "unknown").
@@ -135,6 +137,10 @@ def decode_envelope(envelope: Envelope, now_us: int, digest: bytes = b"") -> Dec
                 decoded.dropped_feedback += 1
             else:
                 decoded.feedback.append(said)
+            continue
+        elif kind == "check_in":
+            decoded.check_ins.append(
+                decode_check_in(_payload(item, index), now_us, f"items[{index}]"))
             continue
         else:
             continue

@@ -31,8 +31,14 @@ def renew(conn: Any, name: str, holder: str, now_us: int, ttl_us: int) -> bool:
 def take(store: Store, name: str, holder: str, now_us: int, ttl_us: int) -> bool:
     """Take the lease in a transaction of its own (the row made on first use)."""
     with store.writer.begin() as conn:
-        conn.execute(_CREATE, {"name": name})
-        return renew(conn, name, holder, now_us, ttl_us)
+        return take_in(conn, name, holder, now_us, ttl_us)
+
+
+def take_in(conn: Any, name: str, holder: str, now_us: int, ttl_us: int) -> bool:
+    """Take the lease inside the caller's transaction (the row made on first use),
+    for work that starts in the same transaction (the cron checker's turn)."""
+    conn.execute(_CREATE, {"name": name})
+    return renew(conn, name, holder, now_us, ttl_us)
 
 
 def release(store: Store, name: str, holder: str) -> None:

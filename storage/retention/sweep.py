@@ -79,6 +79,7 @@ SWEPT_TABLES: dict[str, tuple[Target, ...]] = {
                 Target("session_users", "hour", 1),
                 Target("session_marks", "received_us", US)),
     "deploys": (Target("deploys", "ts_us", US),),
+    "check_ins": (Target("cron_checkins", "ts_us", US),),
 }
 # Raw tables that PostgreSQL may keep in day partitions: dropped whole first.
 PARTITIONED_SIGNALS = {"spans": "spans", "logs": "logs", "metric_points": "metric_points"}

@@ -17,6 +17,7 @@ holds every table; each module declares the tables of one concept:
 - sessions.py: release health (sessions per minute, their users, their marks)
 - feedback.py: user feedback
 - artifacts.py: releases, uploaded source map chunks, bundles and files
+- crons.py: cron monitors, their check-ins and incidents
 
 Everything is imported here: `from storage import schema` then `schema.<table>` is
 how the rest of storage reads it, and importing this package declares every table, so
@@ -48,6 +49,7 @@ from storage.schema.artifacts import (
 )
 from storage.schema.audit import audit_log
 from storage.schema.columns import metadata
+from storage.schema.crons import cron_checkins, cron_incidents, cron_monitors
 from storage.schema.errors import (
     FACET_KEY,
     GROUP_STATUSES,
@@ -85,7 +87,8 @@ __all__ = [
     "ROLLUP_KEY", "SESSION_KEY", "feedback", "session_marks", "session_rollups",
     "session_users", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
     "alert_state", "api_keys", "api_token_projects", "api_tokens", "artifact_bundles",
-    "artifact_chunks", "artifact_files", "audit_log",
+    "artifact_chunks", "artifact_files", "audit_log", "cron_checkins", "cron_incidents",
+    "cron_monitors",
     "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",

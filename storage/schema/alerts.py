@@ -56,7 +56,8 @@ alert_rules = Table(
 # `routed_us` stays NULL until the router has made the fact's deliveries: the partial
 # index keeps finding those few cheap however many facts are kept.
 ALERT_KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate",
-               "latency", "crash_free_sessions", "crash_free_users", "test")
+               "latency", "crash_free_sessions", "crash_free_users", "test", "cron_missed",
+               "cron_failed", "cron_recovered")
 alert_facts = Table(
     rows.ALERT_FACTS,
     metadata,

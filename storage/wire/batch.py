@@ -35,7 +35,7 @@ _CHECKS = {name: Columns.of(form) for name, form in rows.WIRE_FORMS.items()}
 GROUP_COLUMNS, REOPEN_COLUMNS = _CHECKS["groups"], _CHECKS["reopen"]
 # Named alike in Batch and WireBatch.
 _SIGNALS = ("spans", "errors", "deploys", "requests", "logs", "metrics", "sessions",
-            "feedback")
+            "feedback", "check_ins")
 _HOURLY = rows.GROUPS.getter("hourly")
 # A level is a short word (fatal, error, warning, info, debug), but the Sentry door
 # refuses nothing: one longer than its column is cut here rather than fail the commit.
@@ -117,13 +117,22 @@ def _encode(batch: Batch) -> WireBatch:
         feedback_id=f.feedback_id, associated_event_id=f.associated_event_id, source=f.source,
         name=f.name, email=f.email, message=f.message, url=f.url, release=f.release,
         environment=f.environment, ts_us=f.ts_us) for f in batch.feedback]
+    check_in_row = rows.CHECK_INS.row
+    check_ins = [check_in_row(
+        check_in_id=c.check_in_id, monitor_slug=c.monitor_slug, status=c.status,
+        duration_s=c.duration_s, environment=c.environment, release=c.release,
+        trace_id=c.trace_id,
+        monitor_config=None if c.monitor_config is None else dumps_column(c.monitor_config),
+        latest=int(c.latest), ts_us=c.ts_us,
+        finished_us=None if c.status == "in_progress" else c.ts_us)
+        for c in batch.check_ins]
     return rows.wire_batch(project_id=project_id, spans=spans, errors=errors, deploys=deploys,
                            requests=requests, groups=group_rows(batch.groups.values()),
                            reopen=reopen_rows(batch.reopen_after.items()),
                            resources=resources.rows, logs=logs,
                            metric_series=series, metrics=metrics,
                            sessions=session_rows(batch.sessions) if batch.sessions else [],
-                           feedback=feedback)
+                           feedback=feedback, check_ins=check_ins)
 
 
 def session_rows(counts: list[SessionCount]) -> list[Row]:
@@ -286,7 +295,8 @@ def wire_records(wire: WireBatch) -> dict[str, int]:
     return {"spans": len(wire.spans), "errors": len(wire.errors),
             "deploys": len(wire.deploys), "requests": len(wire.requests),
             "logs": len(wire.logs), "metrics": len(wire.metrics),
-            "sessions": len(wire.sessions), "feedback": len(wire.feedback)}
+            "sessions": len(wire.sessions), "feedback": len(wire.feedback),
+            "check_ins": len(wire.check_ins)}
 
 
 def write_batches(conn: Any, batches: Sequence[Batch], received_us: int) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from storage import rows
 from storage.rows import Row, RowForm, WireBatch
+from storage.writer.checkins import CheckInWriter
 from storage.writer.copy import StagedTable, Staging, copy_rows, copy_types
 from storage.writer.facets import write_facets
 from storage.writer.groups import write_groups, write_requests
@@ -94,6 +95,7 @@ class BatchWriter:
         self.error_types = copy_types(rows.ERROR_EVENTS, ERROR_COLUMNS)
         self.deploy_types = copy_types(rows.DEPLOYS, DEPLOY_COLUMNS)
         self.metrics = MetricsWriter(dialect, self.staging)
+        self.check_ins = CheckInWriter(dialect)
 
     def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
         """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
@@ -117,6 +119,7 @@ class BatchWriter:
                           key=_FEEDBACK_KEY)
         if feedback:  # few, and sorted: two commits meet the same ids in one order
             cursor.executemany(self.feedback_sql, feedback)
+        self.check_ins.write(cursor, named, received_us)
 
     def committed(self) -> None:
         """Called once the transaction of the last `write` is committed."""

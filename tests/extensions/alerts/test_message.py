@@ -10,7 +10,7 @@ from extensions.alerts.message import Digest, alert_id, webhook_body
 from tests.extensions.alerts.facts import AT_US, Fact, alert, alerts, new_group
 
 ALERT_KEYS = {"schema", "type", "id", "kind", "project", "title", "summary", "subject",
-              "group", "deploy", "state", "counts", "first_seen", "last_seen",
+              "group", "deploy", "monitor", "state", "counts", "first_seen", "last_seen",
               "environment", "release", "service", "link", "details"}
 
 

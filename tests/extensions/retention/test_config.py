@@ -25,7 +25,7 @@ def test_defaults_for_a_small_disk(tmp_path: Path) -> None:
     day = 86400
     assert defaults == {"spans": 7 * day, "logs": 7 * day, "metric_points": 7 * day,
                         "error_occurrences": 30 * day, "rollups": 90 * day,
-                        "deploys": 365 * day}
+                        "deploys": 365 * day, "check_ins": 30 * day}
     assert projects == {}
 
 

@@ -15,7 +15,8 @@ from tests.support import rows
 NOW = 1_795_168_800
 DAY = 86400
 KEEP = {"spans": 7 * DAY, "logs": 7 * DAY, "metric_points": 7 * DAY,
-        "error_occurrences": 30 * DAY, "rollups": 90 * DAY, "deploys": 365 * DAY}
+        "error_occurrences": 30 * DAY, "rollups": 90 * DAY, "deploys": 365 * DAY,
+        "check_ins": 30 * DAY}
 
 
 def fill(store: Store, n: int, age_s: int) -> None:

@@ -19,7 +19,8 @@ from tests.support import rows
 NOW = 1_795_168_800  # 2026-11-20T10:00:00Z, epoch seconds
 DAY = 86400
 KEEP = {"spans": 7 * DAY, "logs": 7 * DAY, "metric_points": 7 * DAY,
-        "error_occurrences": 30 * DAY, "rollups": 90 * DAY, "deploys": 365 * DAY}
+        "error_occurrences": 30 * DAY, "rollups": 90 * DAY, "deploys": 365 * DAY,
+        "check_ins": 30 * DAY}
 
 
 def insert(conn: Any, table: str, n: int, **values: Any) -> None:
@@ -141,4 +142,5 @@ def test_time_units() -> None:
         "spans": NS, "logs": NS, "metric_points": NS, "error_events": US,
         "request_rollups": 1, "metric_request_rollups": 1, "error_group_hourly": 1,
         "request_rollups_hourly": 1, "metric_request_rollups_hourly": 1, "deploys": US,
-        "feedback": US, "session_rollups": 1, "session_users": 1, "session_marks": US}
+        "feedback": US, "session_rollups": 1, "session_users": 1, "session_marks": US,
+        "cron_checkins": US}

@@ -22,7 +22,8 @@ from storage.wire.batch import write_batches
 NOW = 1_795_168_800  # epoch seconds
 DAY, US = 86400, 1_000_000
 KEEP = {"spans": 7 * DAY, "logs": 7 * DAY, "metric_points": 7 * DAY,
-        "error_occurrences": 30 * DAY, "rollups": 90 * DAY, "deploys": 365 * DAY}
+        "error_occurrences": 30 * DAY, "rollups": 90 * DAY, "deploys": 365 * DAY,
+        "check_ins": 30 * DAY}
 
 
 def at(days_ago: float) -> int:
