@@ -11,10 +11,10 @@ instead of reaching into the store.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from model.errors import RetryableError
+from model.errors import RateLimited, RetryableError
 from model.records import Batch
 
 
@@ -146,6 +146,19 @@ class Authenticator(Protocol):
 
 
 @runtime_checkable
+class Limiter(Protocol):
+    """What the pipeline and the doors ask about a project's rate limits and quotas
+    (extensions/limits.py, through the auth extension): `closed`, before a request's
+    body is read, from memory (RateLimited when every category the door can carry is
+    closed now); `take`, once its records are counted per category of
+    model/limits.py (raises RateLimited naming the categories over)."""
+
+    def closed(self, project_id: int, categories: tuple[str, ...]) -> RateLimited | None: ...
+
+    async def take(self, project_id: int, counts: Mapping[str, int]) -> None: ...
+
+
+@runtime_checkable
 class HealthCheck(Protocol):
     """What GET /health asks: whether every component is healthy, and the details
     the response carries besides `status` and `uptime_seconds`; and whether a request's
@@ -190,3 +203,6 @@ class Host(ABC):
 
     def health_check(self) -> HealthCheck:
         return self.extension("health", HealthCheck)  # type: ignore[type-abstract]
+
+    def limiter(self) -> Limiter:
+        return self.extension("auth", Limiter)  # type: ignore[type-abstract]

@@ -43,8 +43,10 @@ Method = Callable[[Call], Awaitable[bytes]]
 
 
 def unary(endpoint: str, method: Method, pipeline: Pipeline,
-          auth: Authenticator) -> grpc.RpcMethodHandler:
-    """A raw-bytes unary handler around `method` (request and response serialized by us)."""
+          auth: Authenticator, categories: tuple[str, ...] = ()) -> grpc.RpcMethodHandler:
+    """A raw-bytes unary handler around `method` (request and response serialized by us).
+    `categories`: what the method carries (model/limits.py), refused from the key alone
+    while the project's limits close them all."""
 
     async def handle(body: bytes, context: grpc.aio.ServicerContext) -> bytes:
         started = time.perf_counter()
@@ -55,8 +57,9 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
         try:
             header = metadata.get("authorization")
             project_id = await project_for(auth, header if isinstance(header, str) else None)
-            # Shed before decoding, as the HTTP receiver does.
-            refusal = pipeline.admission_error()
+            # Shed before decoding, as the HTTP receiver does; the project's limits first.
+            refusal = ((pipeline.closed(project_id, categories) if categories else None)
+                       or pipeline.admission_error())
             if refusal is not None:
                 raise refusal
             with pipeline.admission.admitted():
@@ -72,7 +75,7 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
             return response
         # Outside the try: abort() raises to end the call, and must not be caught above.
         status = http_error(error)[0]
-        telemetry.REFUSED.labels(endpoint, reason_label(status)).inc()
+        telemetry.REFUSED.labels(endpoint, reason_label(status, error)).inc()
         if status != 500:  # a server error was logged above, with its traceback
             refusals.refused(status, endpoint, error, _presented_key(metadata))
         code, message, trailers = grpc_error(error)
@@ -90,9 +93,10 @@ def _presented_key(metadata: dict[str, str | bytes]) -> str | None:
         return None
 
 
-def service(name: str, methods: dict[str, tuple[str, Method]], pipeline: Pipeline,
-            auth: Authenticator) -> grpc.GenericRpcHandler:
-    """A service `name` whose methods are {method name: (metrics endpoint, method)}."""
+def service(name: str, methods: dict[str, tuple[str, Method, tuple[str, ...]]],
+            pipeline: Pipeline, auth: Authenticator) -> grpc.GenericRpcHandler:
+    """A service `name` whose methods are {method name: (metrics endpoint, method,
+    limit categories)}."""
     return grpc.method_handlers_generic_handler(name, {
-        method_name: unary(endpoint, method, pipeline, auth)
-        for method_name, (endpoint, method) in methods.items()})
+        method_name: unary(endpoint, method, pipeline, auth, categories)
+        for method_name, (endpoint, method, categories) in methods.items()})

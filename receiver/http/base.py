@@ -58,7 +58,7 @@ class BaseHandler(RequestHandler):
             body = {"error": f"method {self.request.method} is not allowed here; use {allowed}"}
         elif status == 404:
             body = {"error": f"no endpoint at {self.request.path}"}
-        telemetry.REFUSED.labels(self.endpoint, reason_label(status)).inc()
+        telemetry.REFUSED.labels(self.endpoint, reason_label(status, exc)).inc()
         if status < 500 or status == 503:  # a server error is logged as one, with its trace
             refusals.refused(status, self.endpoint, exc, self.presented_key())
         self.set_header("Content-Type", "application/json")
@@ -105,6 +105,9 @@ class DoorHandler(BaseHandler):
     # response headers a browser script may read.
     cors_allow_headers = "Authorization, Content-Type, Content-Encoding"
     cors_expose_headers = ""
+    # The limit categories (model/limits.py) of what this door carries: a request is
+    # refused before its body when the project's limits close every one of them.
+    limit_categories: tuple[str, ...] = ()
 
     project_id: int
     media_type: str
@@ -157,7 +160,8 @@ class DoorHandler(BaseHandler):
                 f"the request body exceeds the limit of {self.ctx.max_body_bytes} bytes")
         # Already refusing? Then the body is read and thrown away as it comes, not
         # kept: under overload, memory does not grow with the requests being refused.
-        self._refusal = self.ctx.pipeline.admission_error()
+        # The project's limits first: the key alone decides them.
+        self._refusal = self._closed() or self.ctx.pipeline.admission_error()
         budget = self.ctx.body_budget
         if self._refusal is None and not budget.fits(length):
             self._refusal = Overloaded(
@@ -166,6 +170,12 @@ class DoorHandler(BaseHandler):
         if self._refusal is None:
             self._reader = BodyReader(self.ctx.max_body_bytes,
                                       self.request.headers.get("Content-Encoding"), budget)
+
+    def _closed(self) -> SoundingError | None:
+        """RateLimited when the project's limits close this door's categories now."""
+        if not self.limit_categories or not hasattr(self, "project_id"):
+            return None  # a Sentry envelope whose key is in its body: decided after
+        return self.ctx.pipeline.closed(self.project_id, self.limit_categories)
 
     async def authenticate(self) -> None:
         """Set `project_id` from the request's headers, before the body is read."""

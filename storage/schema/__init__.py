@@ -13,6 +13,7 @@ holds every table; each module declares the tables of one concept:
 - accounts.py: dashboard secrets, sessions, users, tokens, failed logins
 - alerts.py: alert destinations, rules, facts, deliveries, threshold state
 - queues.py: the forwarding outbox, maintenance leases
+- limits.py: limits per project, the shared buckets, usage per hour, spike protection
 
 Everything is imported here: `from storage import schema` then `schema.<table>` is
 how the rest of storage reads it, and importing this package declares every table, so
@@ -45,6 +46,7 @@ from storage.schema.errors import (
     error_groups,
     error_status_changes,
 )
+from storage.schema.limits import limit_buckets, project_limits, spike_protection, usage_hourly
 from storage.schema.projects import api_keys, projects, resources
 from storage.schema.queues import maintenance_leases, outbox
 from storage.schema.rollups import (
@@ -71,9 +73,11 @@ __all__ = [
     "ROLLUP_KEY", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
     "alert_state", "api_keys", "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
-    "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
+    "error_status_changes", "limit_buckets", "login_failures", "logs", "maintenance_leases",
+    "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",
-    "metric_request_rollups_hourly", "metric_series", "outbox", "projects",
+    "metric_request_rollups_hourly", "metric_series", "outbox", "project_limits", "projects",
     "request_latency", "request_latency_hourly", "request_rollups",
-    "request_rollups_hourly", "resources", "spans", "user_identities", "user_tokens", "users",
+    "request_rollups_hourly", "resources", "spans", "spike_protection", "usage_hourly",
+    "user_identities", "user_tokens", "users",
 ]

@@ -1,0 +1,181 @@
+"""Rate limits and quotas per project, as the doors ask them: before the body (from
+the key alone: is one of the door's categories closed?) and once the records are
+counted (do its buckets cover them?).
+
+Each process keeps, per (project, category), a *stock* of tokens lent to it by a
+`Lender` that holds the project's real bucket and quota:
+
+- `LocalLender`, the bucket in this process's memory: one collector alone;
+- the shared lender (storage/limits/leases.py, wired by extensions/limits.py): the
+  bucket and the quota are rows in the database, and a process takes a *slice* of
+  tokens (`slice_seconds` of the rate) in one short transaction, then spends it
+  from memory. So a limit is the project's total over every process of a serve group
+  and every collector on one PostgreSQL, for one transaction per slice.
+
+A slice not spent within `lease_seconds` is thrown away: tokens lent long ago do not
+add a burst later. So the limit holds from above exactly (every token let through
+came out of the one bucket: over any T seconds at most `burst + rate * (T +
+lease_seconds)`), and from below within a slice per process per `lease_seconds`
+(tokens a process held and threw away; docs/limits.md).
+
+A category found empty is *closed* until the lender says it refills: every request
+for it is refused from memory, before its body is read, without asking the lender
+again. That makes a refusal cheap (microseconds, no transaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from model import limits as lim
+from model.errors import RateLimited
+from model.limits import Bucket, Grant, Limit, Limits, lend_bucket
+
+
+class Lender(Protocol):
+    async def lend(self, project_id: int, category: str, limit: Limit, want: float,
+                   need: float) -> Grant: ...
+
+
+class LocalLender:
+    """The buckets in this process's memory (one collector, one process)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self._buckets: dict[tuple[int, str], Bucket] = {}
+
+    async def lend(self, project_id: int, category: str, limit: Limit, want: float,
+                   need: float) -> Grant:
+        return lend_from(self._buckets, (project_id, category), limit, want, need,
+                         self.clock())
+
+
+def lend_from(buckets: dict[tuple[int, str], Bucket], key: tuple[int, str], limit: Limit,
+              want: float, need: float, now: float) -> Grant:
+    bucket = buckets.get(key)
+    if bucket is None:
+        bucket = buckets[key] = Bucket(limit.burst, now)
+    return lend_bucket(bucket, limit, want, need, now)
+
+
+@dataclass(slots=True)
+class _Stock:
+    tokens: float = 0.0
+    expires: float = 0.0  # monotonic: tokens left then are thrown away
+    closed_until: float = 0.0  # monotonic: refused from memory until then
+    outcome: str = lim.RATE_LIMITED
+    retry_after: float = 1.0
+    lending: asyncio.Future[None] | None = None
+
+
+class Limiter:
+    """Per project and category: refuse before the body when closed, take tokens once
+    the records are counted. `limits_of(project_id)` is the project's limits (a dict
+    lookup: extensions/limits.py keeps them in memory)."""
+
+    def __init__(self, lender: Lender, limits_of: Callable[[int], Limits],
+                 slice_seconds: float = 0.0, lease_seconds: float = 2.0) -> None:
+        self.lender = lender
+        self.limits_of = limits_of
+        self.slice_seconds = slice_seconds  # 0: lend exactly what is needed
+        self.lease_seconds = lease_seconds
+        self._stocks: dict[tuple[int, str], _Stock] = {}
+
+    def closed(self, project_id: int, categories: tuple[str, ...]) -> RateLimited | None:
+        """Before the body: RateLimited when every one of `categories` (what the door
+        can carry), or the project's bytes, is closed now; microseconds."""
+        if not self._stocks:
+            return None
+        now = time.monotonic()
+        bytes_stock = self._stocks.get((project_id, lim.BYTES))
+        if bytes_stock is not None and bytes_stock.closed_until > now:
+            return self._refusal((lim.BYTES,), [bytes_stock], now)
+        stocks = []
+        for category in categories:
+            stock = self._stocks.get((project_id, category))
+            if stock is None or stock.closed_until <= now:
+                return None
+            stocks.append(stock)
+        return self._refusal(categories, stocks, now) if stocks else None
+
+    async def take(self, project_id: int, counts: Mapping[str, int]) -> None:
+        """Take one token per record (and byte) counted, or raise RateLimited naming the
+        categories that are over; nothing is taken from any category then."""
+        limits = self.limits_of(project_id)
+        if not limits:
+            return
+        wanted = [(category, n, limits[category]) for category, n in counts.items()
+                  if n > 0 and category in limits and limits[category].limited]
+        if not wanted:
+            return
+        now = time.monotonic()
+        over: list[tuple[str, _Stock]] = []
+        for category, n, limit in wanted:
+            stock = self._stocks.get((project_id, category))
+            if stock is None:
+                stock = self._stocks[(project_id, category)] = _Stock()
+            if stock.closed_until > now:
+                over.append((category, stock))
+            elif stock.tokens < n or stock.expires <= now:
+                await self._lend(project_id, category, limit, stock, n)
+                if stock.tokens <= 0 or stock.closed_until > time.monotonic():
+                    over.append((category, stock))
+        if over:
+            raise self._refusal(tuple(c for c, _ in over), [s for _, s in over],
+                                time.monotonic())
+        for category, n, _limit in wanted:
+            self._stocks[(project_id, category)].tokens -= n
+
+    async def _lend(self, project_id: int, category: str, limit: Limit, stock: _Stock,
+                    n: int) -> None:
+        """Top the stock up to cover `n`; one lending at a time per stock (the others
+        wait for it, then look again)."""
+        while stock.lending is not None:
+            await asyncio.shield(stock.lending)
+            if stock.tokens >= n and stock.expires > time.monotonic():
+                return
+        if stock.closed_until > time.monotonic():
+            return
+        future = asyncio.get_running_loop().create_future()
+        stock.lending = future
+        try:
+            if stock.expires <= time.monotonic():
+                stock.tokens = 0.0  # an old slice is not spent now
+            need = max(0.0, n - stock.tokens)
+            want = max(need, limit.rate * self.slice_seconds)
+            if limit.rate <= 0 and self.slice_seconds > 0:  # a quota alone: a thousandth
+                want = max(need, limit.quota / 1000)
+            granted = await self.lender.lend(project_id, category, limit, want, need)
+            now = time.monotonic()
+            if granted.tokens > 0:
+                stock.tokens += granted.tokens
+                stock.expires = now + self.lease_seconds
+            else:
+                stock.closed_until = now + granted.retry_after
+                stock.retry_after = granted.retry_after
+                stock.outcome = granted.outcome
+        finally:
+            stock.lending = None
+            future.set_result(None)
+
+    @staticmethod
+    def _refusal(categories: tuple[str, ...], stocks: list[_Stock], now: float
+                 ) -> RateLimited:
+        retry = max(1, math.ceil(max(s.closed_until - now for s in stocks)))
+        over_quota = all(s.outcome == lim.OVER_QUOTA for s in stocks)
+        outcome = lim.OVER_QUOTA if over_quota else lim.RATE_LIMITED
+        what = "quota" if over_quota else "rate limit"
+        return RateLimited(f"the project is over its {what} for {', '.join(categories)}; "
+                           f"retry after {retry} s", retry, categories, outcome)
+
+    def forget(self, keep: Callable[[int], bool]) -> None:
+        """Drop the stocks of projects `keep` says no (limits removed, project gone)."""
+        for key in [key for key in self._stocks if not keep(key[0])]:
+            stock = self._stocks[key]
+            if stock.lending is None:
+                del self._stocks[key]
