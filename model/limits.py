@@ -122,20 +122,21 @@ def refill(tokens: float, last: float, now: float, limit: Limit) -> float:
 
 def grant(tokens: float, want: float, need: float, limit: Limit) -> float:
     """How many tokens a bucket holding `tokens` lends to someone wanting `want` to
-    cover `need` now: nothing while the bucket is empty (or in debt); else `want`, or
-    what is left if less, but never less than `need` (the bucket goes into debt)."""
+    cover `need` now: nothing while the bucket holds less than one whole token (or is
+    in debt); else `want`, or what is left if less, but never less than `need` (the
+    bucket goes into debt)."""
     if limit.rate <= 0:
         return want
-    if tokens <= 0:
+    if tokens < min(1.0, need):
         return 0.0
     return max(min(want, tokens), need)
 
 
 def seconds_to_refill(tokens: float, need: float, limit: Limit) -> float:
-    """Seconds until a bucket holding `tokens` has `need` again (at least 1)."""
+    """Seconds until a bucket holding `tokens` lends again (at least 1)."""
     if limit.rate <= 0:
         return 1.0
-    return max(1.0, (need - tokens) / limit.rate)
+    return max(1.0, (min(1.0, need) - tokens) / limit.rate)
 
 
 def period_start(now_s: float, period: str) -> int:
