@@ -222,6 +222,9 @@ class AuthExtension(Extension):
     async def take(self, project_id: int, counts: Mapping[str, int]) -> None:
         await self.limits.take(project_id, counts)
 
+    def release(self, project_id: int, categories: tuple[str, ...]) -> None:
+        self.limits.limiter.release(project_id, categories)
+
 
 def _check(path: str, config: dict[str, Any]) -> None:
     require_str(path, config, "api_keys")

@@ -151,11 +151,15 @@ class Limiter(Protocol):
     (extensions/limits.py, through the auth extension): `closed`, before a request's
     body is read, from memory (RateLimited when every category the door can carry is
     closed now); `take`, once its records are counted per category of
-    model/limits.py (raises RateLimited naming the categories over)."""
+    model/limits.py (raises RateLimited naming the categories over); `release`, when a
+request `closed` let in is done."""
 
     def closed(self, project_id: int, categories: tuple[str, ...]) -> RateLimited | None: ...
 
     async def take(self, project_id: int, counts: Mapping[str, int]) -> None: ...
+
+    def release(self, project_id: int, categories: tuple[str, ...]) -> None:
+        """A request `closed` let in is done (taken, refused, or failed)."""
 
 
 @runtime_checkable

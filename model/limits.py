@@ -133,10 +133,11 @@ def grant(tokens: float, want: float, need: float, limit: Limit) -> float:
 
 
 def seconds_to_refill(tokens: float, need: float, limit: Limit) -> float:
-    """Seconds until a bucket holding `tokens` lends again (at least 1)."""
+    """Seconds until a bucket holding `tokens` lends again (a client is told at least
+    one: Retry-After counts whole seconds)."""
     if limit.rate <= 0:
         return 1.0
-    return max(1.0, (min(1.0, need) - tokens) / limit.rate)
+    return max(0.001, (min(1.0, need) - tokens) / limit.rate)
 
 
 def period_start(now_s: float, period: str) -> int:
@@ -164,6 +165,9 @@ class Grant:
     tokens: float
     retry_after: float = 0.0
     outcome: str = RATE_LIMITED
+    # The bucket's tokens once this was lent (negative: in debt): a door can then
+    # tell from memory, before a body, whether the bucket could lend again.
+    left: float = 0.0
 
 
 @dataclass(slots=True)
@@ -190,11 +194,11 @@ def lend_bucket(bucket: Bucket, limit: Limit, want: float, need: float, now: flo
     bucket.last = now
     granted = grant(bucket.tokens, want, need, limit)
     if granted <= 0:
-        return Grant(0.0, seconds_to_refill(bucket.tokens, need, limit))
+        return Grant(0.0, seconds_to_refill(bucket.tokens, need, limit), left=bucket.tokens)
     if limit.rate > 0:
         bucket.tokens -= granted
     bucket.used += math.ceil(granted)
-    return Grant(granted)
+    return Grant(granted, left=bucket.tokens)
 
 
 def sentry_categories(categories: tuple[str, ...]) -> str:

@@ -117,6 +117,11 @@ class Pipeline:
             usage.count(project_id, refusal.categories[0], refusal.outcome, 0, requests=1)
         return refusal
 
+    def release(self, project_id: int, categories: tuple[str, ...]) -> None:
+        """The request `closed` let in is done: call once, whatever became of it."""
+        if self.limiter is not None:
+            self.limiter.release(project_id, categories)
+
     @staticmethod
     async def _export(exports: list[Coroutine[Any, Any, None]]) -> None:
         # One exporter (the usual case) is awaited directly: gather costs a task each.

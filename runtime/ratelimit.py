@@ -71,6 +71,22 @@ class _Stock:
     outcome: str = lim.RATE_LIMITED
     retry_after: float = 1.0
     lending: asyncio.Future[None] | None = None
+    # What the bucket held after the last lending, and when (monotonic), with its rate
+    # and burst: the estimate that lets a door refuse before the body.
+    left: float = 0.0
+    left_at: float = 0.0
+    rate: float = 0.0
+    burst: float = 0.0
+    # Requests let in before their body and not yet counted, and the records a
+    # request of this stock has carried, on average: what those will likely take.
+    pending: int = 0
+    per_request: float = 1.0
+
+    def estimate(self, now: float) -> float:
+        """The tokens this process could spend now without asking: its slice, and
+        what the bucket held, refilled since (others may have spent some)."""
+        held = self.tokens if self.expires > now else 0.0
+        return held + min(self.burst, self.left + self.rate * (now - self.left_at))
 
 
 class Limiter:
@@ -88,13 +104,34 @@ class Limiter:
 
     def closed(self, project_id: int, categories: tuple[str, ...]) -> RateLimited | None:
         """Before the body: RateLimited when every one of `categories` (what the door
-        can carry), or the project's bytes, is closed now; microseconds."""
+        can carry), or the project's bytes, is closed now; microseconds.
+
+        A door of one category is also refused while its bucket, as last seen, could
+        not cover the requests already let in and this one (each reckoned at the
+        records its category's requests carry on average): when the bucket refills,
+        one request gets in and takes it, not every connection's, each decoded only to
+        be refused. A request let in is counted until the door calls `release`."""
         if not self._stocks:
             return None
         now = time.monotonic()
         bytes_stock = self._stocks.get((project_id, lim.BYTES))
         if bytes_stock is not None and bytes_stock.closed_until > now:
             return self._refusal((lim.BYTES,), [bytes_stock], now)
+        if len(categories) == 1:
+            stock = self._stocks.get((project_id, categories[0]))
+            if stock is None:
+                return None
+            if stock.closed_until > now:
+                return self._refusal(categories, [stock], now)
+            if stock.rate > 0:
+                expected = max(1.0, stock.pending * stock.per_request)
+                short = expected - stock.estimate(now)
+                if short > 0:
+                    stock.closed_until = now + short / stock.rate
+                    stock.outcome = lim.RATE_LIMITED
+                    return self._refusal(categories, [stock], now)
+            stock.pending += 1
+            return None
         stocks = []
         for category in categories:
             stock = self._stocks.get((project_id, category))
@@ -129,7 +166,16 @@ class Limiter:
             raise self._refusal(tuple(c for c, _ in over), [s for _, s in over],
                                 time.monotonic())
         for category, n, _limit in wanted:
-            self._stocks[(project_id, category)].tokens -= n
+            stock = self._stocks[(project_id, category)]
+            stock.tokens -= n
+            stock.per_request += 0.2 * (n - stock.per_request)
+
+    def release(self, project_id: int, categories: tuple[str, ...]) -> None:
+        """A request `closed` let in is counted (taken or refused) or failed."""
+        if len(categories) == 1:
+            stock = self._stocks.get((project_id, categories[0]))
+            if stock is not None and stock.pending > 0:
+                stock.pending -= 1
 
     async def _lend(self, project_id: int, category: str, limit: Limit, stock: _Stock,
                     n: int) -> None:
@@ -152,6 +198,8 @@ class Limiter:
                 want = max(need, limit.quota / 1000)
             granted = await self.lender.lend(project_id, category, limit, want, need)
             now = time.monotonic()
+            stock.left, stock.left_at = granted.left, now
+            stock.rate, stock.burst = limit.rate, limit.burst
             if granted.tokens > 0:
                 stock.tokens += granted.tokens
                 stock.expires = now + self.lease_seconds

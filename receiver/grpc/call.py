@@ -53,13 +53,18 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
         metadata: dict[str, str | bytes] = {}
         for key, value in context.invocation_metadata() or ():
             metadata.setdefault(key.lower(), value)
-        error: BaseException
+        error: BaseException | None = None
+        held: int | None = None  # the project let in by its limits, released at the end
         try:
             header = metadata.get("authorization")
             project_id = await project_for(auth, header if isinstance(header, str) else None)
             # Shed before decoding, as the HTTP receiver does; the project's limits first.
-            refusal = ((pipeline.closed(project_id, categories) if categories else None)
-                       or pipeline.admission_error())
+            if categories:
+                limited = pipeline.closed(project_id, categories)
+                if limited is not None:
+                    raise limited
+                held = project_id
+            refusal = pipeline.admission_error()
             if refusal is not None:
                 raise refusal
             with pipeline.admission.admitted():
@@ -69,7 +74,10 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
         except Exception as exc:  # noqa: BLE001 - answered INTERNAL, and logged: our bug
             log.exception("gRPC %s failed", endpoint)
             error = exc
-        else:
+        finally:
+            if held is not None:
+                pipeline.release(held, categories)
+        if error is None:
             telemetry.child(telemetry.REQUEST_SECONDS, endpoint).observe(
                 time.perf_counter() - started)
             return response

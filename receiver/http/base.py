@@ -116,6 +116,7 @@ class DoorHandler(BaseHandler):
     _refusal: SoundingError | None = None
     _started: float = 0.0
     _body_read = False  # Tornado calls `post` once the whole body has arrived
+    _limit_held = False  # let in by the project's limits: released at the end
 
     def initialize(self, ctx: ReceiverContext) -> None:
         super().initialize(ctx)
@@ -172,10 +173,13 @@ class DoorHandler(BaseHandler):
                                       self.request.headers.get("Content-Encoding"), budget)
 
     def _closed(self) -> SoundingError | None:
-        """RateLimited when the project's limits close this door's categories now."""
+        """RateLimited when the project's limits close this door's categories now;
+        else the request is counted as let in until it finishes (`on_finish`)."""
         if not self.limit_categories or not hasattr(self, "project_id"):
             return None  # a Sentry envelope whose key is in its body: decided after
-        return self.ctx.pipeline.closed(self.project_id, self.limit_categories)
+        refusal = self.ctx.pipeline.closed(self.project_id, self.limit_categories)
+        self._limit_held = refusal is None
+        return refusal
 
     async def authenticate(self) -> None:
         """Set `project_id` from the request's headers, before the body is read."""
@@ -250,12 +254,19 @@ class DoorHandler(BaseHandler):
         if reader is not None:
             reader.release()
 
+    def _release_limit(self) -> None:
+        if self._limit_held:
+            self._limit_held = False
+            self.ctx.pipeline.release(self.project_id, self.limit_categories)
+
     def on_connection_close(self) -> None:
         self._release_body()
+        self._release_limit()
         super().on_connection_close()
 
     def on_finish(self) -> None:
         self._release_body()
+        self._release_limit()
         if self._started:
             telemetry.child(telemetry.REQUEST_SECONDS, self.endpoint).observe(
                 time.perf_counter() - self._started)

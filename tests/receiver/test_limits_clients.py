@@ -59,10 +59,11 @@ def test_the_otel_exporter_retries_after_the_delay_it_is_given(
     first, second = json.loads(run("tests.receiver.otlp_sdk_limits_client", protocol,
                                    endpoint, KEY, "5"))
     assert first["result"] == second["result"] == "SUCCESS"
-    assert first["seconds"] < 1
     # Refused once (bucket empty: a token again in 1/5 s, so Retry-After 1), retried
     # after the second it was told, and accepted.
+    # (The first export's time includes starting a decode worker: not compared.)
     assert 0.8 <= second["seconds"] < 5
     assert server.query("SELECT COUNT(*) FROM spans")[0][0] == 10
     found = wait_usage(server, lambda u: ("span", "rate_limited") in u)
-    assert found[("span", "rate_limited")][0] == 5  # the second half, once
+    # The second half, once, before its body: the bucket was seen empty.
+    assert found[("span", "rate_limited")] == (0, 1)
