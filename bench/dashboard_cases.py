@@ -16,6 +16,7 @@ from dashboard.timerange import parse as parse_range
 from storage import schema
 from storage.alerts import outbox as outbox
 from storage.alerts import settings
+from storage.limits import usage
 from storage.queries import errors as eq
 from storage.queries import logs as lq
 from storage.queries import metric_series as mq
@@ -104,4 +105,6 @@ def cases(store: Store, project_id: int, end_us: int, trace_id: str
         "deploys and impact, 7 days, env production (24 h windows)":
             lambda: views.deploys_view(store, p, week, "production", False, "24h", end_us),
         "alerts page (recent alerts, destinations, rules)": alerts_page,
+        "usage, 30 days (stats page)": lambda: usage.project_usage(
+            store, p, now_s // 3600 * 3600 - 719 * 3600, now_s // 3600 * 3600),
     }
