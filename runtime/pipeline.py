@@ -130,11 +130,17 @@ class Pipeline:
         else:
             await asyncio.gather(*exports)
 
-    def admission_error(self) -> RetryableError | None:
-        """Why a new request would be refused now (the collector is busy, or the first
-        exporter's reason), or None."""
-        refusal = self.admission.refusal()
+    def admission_error(self, project_id: int | None = None,
+                        categories: tuple[str, ...] = ()) -> RetryableError | None:
+        """Why a new request (of `project_id`, when known: runtime/admission.py sheds
+        the projects above their fair share first) would be refused now (the collector
+        is busy, or the first exporter's reason), or None. A project's shed request is
+        counted in its usage, under its door's first category."""
+        refusal = self.admission.refusal(project_id)
         if refusal is not None:
+            if project_id is not None:
+                usage.count(project_id, categories[0] if categories else lim.BYTES, lim.SHED,
+                            0, requests=1)
             return refusal
         for exporter in self.exporters:
             refusal = exporter.admission_error()

@@ -64,10 +64,10 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
                 if limited is not None:
                     raise limited
                 held = project_id
-            refusal = pipeline.admission_error()
+            refusal = pipeline.admission_error(project_id, categories)
             if refusal is not None:
                 raise refusal
-            with pipeline.admission.admitted():
+            with pipeline.admission.admitted(project_id):
                 response = await method(Call(project_id, body, metadata, pipeline))
         except SoundingError as exc:
             error = exc

@@ -162,7 +162,8 @@ class DoorHandler(BaseHandler):
         # Already refusing? Then the body is read and thrown away as it comes, not
         # kept: under overload, memory does not grow with the requests being refused.
         # The project's limits first: the key alone decides them.
-        self._refusal = self._closed() or self.ctx.pipeline.admission_error()
+        self._refusal = self._closed() or self.ctx.pipeline.admission_error(
+            self._project(), self.limit_categories)
         budget = self.ctx.body_budget
         if self._refusal is None and not budget.fits(length):
             self._refusal = Overloaded(
@@ -231,7 +232,7 @@ class DoorHandler(BaseHandler):
         # and admission control bounds them across receivers (runtime/admission.py).
         self.ctx.in_flight += 1
         try:
-            with self.ctx.pipeline.admission.admitted():
+            with self.ctx.pipeline.admission.admitted(self._project()):
                 await self.ingest(body)
         finally:
             self.ctx.in_flight -= 1
@@ -245,9 +246,14 @@ class DoorHandler(BaseHandler):
         headers too (`prepare`), but answered only once the body is in: answering
         before the body is read makes Tornado close the connection with the body
         unread, the kernel then resets it, and the client can lose the answer."""
-        refusal = self.ctx.pipeline.admission_error()
+        refusal = self.ctx.pipeline.admission_error(self._project(), self.limit_categories)
         if refusal is not None:
             raise refusal
+
+    def _project(self) -> int | None:
+        """The request's project, once known (a Sentry envelope's key may be in its
+        body): admission sheds by project."""
+        return getattr(self, "project_id", None)
 
     def _release_body(self) -> None:
         reader, self._reader = self._reader, None
