@@ -38,9 +38,11 @@ def count(project_id: int, category: str, outcome: str, records: int, requests: 
           reason: str = "") -> None:
     """Count `records` of `category` of a project under `outcome` (model/limits.py),
     and `requests` requests (a request refused before its body was read counts as a
-    request of no known records). `reason` tells outcomes apart further (a client
-    report's discard reason, a filter's name); keep it to a fixed set of values."""
-    if records <= 0 and requests <= 0:
+    request of no known records). A negative count takes back what was counted (an
+    exporter's records dropped after the pipeline counted them accepted). `reason`
+    tells outcomes apart further (a client report's discard reason, a filter's name);
+    keep it to a fixed set of values."""
+    if not records and not requests:
         return
     key = (project_id, int(time.time()) // 3600 * 3600, category, outcome, reason)
     counts = _pending.get(key)
