@@ -25,7 +25,8 @@ DESTINATION_FIELDS: dict[str, tuple[str, ...]] = {
     "slack": ("url",),
     "email": ("host", "port", "security", "user", "password", "from", "to"),
 }
-RULE_KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency")
+RULE_KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency",
+              "spike_protection")
 CONDITIONS: dict[str, tuple[str, ...]] = {
     "frequency": ("count", "minutes"),
     "error_rate": ("threshold", "minutes"),

@@ -206,6 +206,10 @@ def _title(kind: str, subject: str, d: Mapping[str, Any]) -> str:
                f"{_num(d.get('value', '?'))} ms"
     if kind == "test":
         return "Test alert from Sounding"
+    if kind == "spike_protection":
+        if d.get("state") == "stopped":
+            return f"Spike protection stopped for {subject}"
+        return f"Spike protection started for {subject}: capped at {_num(d.get('cap', '?'))}/s"
     return f"{kind}: {subject}"
 
 
@@ -229,6 +233,12 @@ def _summary(kind: str, d: Mapping[str, Any]) -> str:
         return f"Over the threshold for the last {minutes} minutes."
     if kind == "test":
         return "Sent from the dashboard to check this destination. No action needed."
+    if kind == "spike_protection":
+        if d.get("state") == "stopped":
+            return "Its volume fell back under the cap; it is no longer capped."
+        return (f"It sent {_num(d.get('rate', '?'))} records/s, over "
+                f"{_num(d.get('multiple', '?'))} times its baseline of "
+                f"{_num(d.get('baseline', '?'))}/s; the excess is answered 429.")
     return ""
 
 
@@ -245,6 +255,8 @@ def _link(public_url: str | None, project: str, kind: str, subject: str,
         return f"{base}/deploys" + (f"?{urlencode({'env': env})}" if env else "")
     if kind in ("error_rate", "latency"):
         return f"{base}/performance?{urlencode({'service': _str(d.get('service')) or subject})}"
+    if kind == "spike_protection":
+        return f"{base}/stats"
     return f"{base}/errors"
 
 

@@ -22,7 +22,8 @@ from typing import Any, Protocol
 from model.errors import ConfigError
 from runtime.configcheck import nearest
 
-KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency")
+KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency",
+         "spike_protection")
 # Kinds evaluated per rule: the fact names its rule by key.
 EVALUATED = ("frequency", "error_rate", "latency")
 # Kinds whose subject is a group's fingerprint: an ignored group sends none of them.

@@ -58,12 +58,21 @@ def project_exists(store: Store, project_id: int) -> bool:
 
 # Spike protection.
 
-def spike_settings(store: Store) -> dict[int, tuple[float, bool, float]]:
-    """{project id: (multiple, active, cap)} of the projects that set it."""
+def spike_settings(store: Store) -> dict[int, tuple[float, bool, float, str]]:
+    """{project id: (multiple, active, cap, category)} of the projects that set it."""
     t = schema.spike_protection
     with store.reader.connect() as conn:
-        return {int(r[0]): (float(r[1]), bool(r[2]), float(r[3])) for r in
-                conn.execute(select(t.c.project_id, t.c.multiple, t.c.active, t.c.cap))}
+        return {int(r[0]): (float(r[1]), bool(r[2]), float(r[3]), str(r[4])) for r in
+                conn.execute(select(t.c.project_id, t.c.multiple, t.c.active, t.c.cap,
+                                    t.c.category))}
+
+
+def set_spike_state(store: Store, project_id: int, active: bool, cap: float,
+                    category: str) -> None:
+    t = schema.spike_protection
+    with store.writer.begin() as conn:
+        conn.execute(update(t).where(t.c.project_id == project_id).values(
+            active=active, cap=cap, category=category, changed_us=now_us()))
 
 
 def set_spike_multiple(store: Store, project_id: int, multiple: float) -> None:
@@ -74,4 +83,5 @@ def set_spike_multiple(store: Store, project_id: int, multiple: float) -> None:
                                .values(multiple=multiple)).rowcount
         if not changed:
             conn.execute(insert(t).values(project_id=project_id, multiple=multiple,
-                                          active=False, cap=0.0, changed_us=now_us()))
+                                          active=False, cap=0.0, category="",
+                                          changed_us=now_us()))

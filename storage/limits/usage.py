@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import func, select, text
 
+from model import limits as lim
 from storage import schema
 from storage.store import Store
 
@@ -82,16 +83,25 @@ def project_usage(store: Store, project_id: int, since_hour: int, until_hour: in
     return Usage(totals, requests, hourly, discarded)
 
 
-def recent_accepted(store: Store, since_hour: int) -> dict[tuple[int, str], list[tuple[int, int]]]:
-    """{(project, category): [(hour, accepted records), ...]} since `since_hour`: the
-    baselines of spike protection."""
+# What a project offered: every outcome of records it sent, not only those let in.
+OFFERED = (lim.ACCEPTED, lim.RATE_LIMITED, lim.OVER_QUOTA, lim.SHED, lim.FILTERED)
+
+
+def volumes(store: Store, project_id: int, hour: int
+            ) -> tuple[dict[str, int], dict[str, float]]:
+    """({category: records offered in `hour`}, {category: accepted records a second over
+    the day before it})."""
     t = schema.usage_hourly
-    query = (select(t.c.project_id, t.c.category, t.c.hour, func.sum(t.c.records))
-             .where(t.c.hour >= since_hour, t.c.outcome == "accepted")
-             .group_by(t.c.project_id, t.c.category, t.c.hour))
-    found: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    query = (select(t.c.category, t.c.hour, t.c.outcome, func.sum(t.c.records))
+             .where(t.c.project_id == project_id, t.c.hour >= hour - 24 * 3600)
+             .group_by(t.c.category, t.c.hour, t.c.outcome))
+    offered: dict[str, int] = {}
+    accepted: dict[str, int] = {}
     with store.reader.connect() as conn:
-        for project, category, hour, records in conn.execute(query):
-            found.setdefault((int(project), str(category)), []).append(
-                (int(hour), int(records or 0)))
-    return found
+        for category, row_hour, outcome, records in conn.execute(query):
+            n = int(records or 0)
+            if row_hour == hour and outcome in OFFERED:
+                offered[category] = offered.get(category, 0) + n
+            elif row_hour < hour and outcome == lim.ACCEPTED:
+                accepted[category] = accepted.get(category, 0) + n
+    return offered, {c: n / (24 * 3600) for c, n in accepted.items()}

@@ -56,7 +56,7 @@ alert_rules = Table(
 # `routed_us` stays NULL until the router has made the fact's deliveries: the partial
 # index keeps finding those few cheap however many facts are kept.
 ALERT_KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate",
-               "latency", "test")
+               "latency", "test", "spike_protection")
 alert_facts = Table(
     rows.ALERT_FACTS,
     metadata,

@@ -73,5 +73,6 @@ spike_protection = Table(
     Column("multiple", Float, nullable=False),
     Column("active", Boolean, nullable=False),
     Column("cap", Float, nullable=False),  # records a second while active
+    Column("category", String(16), nullable=False),  # the category capped while active
     Column("changed_us", BigInteger, nullable=False),
 )

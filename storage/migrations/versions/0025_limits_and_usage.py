@@ -55,6 +55,7 @@ def upgrade() -> None:
         sa.Column('multiple', sa.Float(), nullable=False),
         sa.Column('active', sa.Boolean(), nullable=False),
         sa.Column('cap', sa.Float(), nullable=False),
+        sa.Column('category', sa.String(length=16), nullable=False),
         sa.Column('changed_us', sa.BigInteger(), nullable=False),
         sa.ForeignKeyConstraint(['project_id'], ['projects.id']),
         sa.PrimaryKeyConstraint('project_id'),
