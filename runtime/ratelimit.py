@@ -80,7 +80,7 @@ class _Stock:
     # Requests let in before their body and not yet counted, and the records a
     # request of this stock has carried, on average: what those will likely take.
     pending: int = 0
-    per_request: float = 1.0
+    per_request: float = 0.0  # 0: none counted yet
 
     def estimate(self, now: float) -> float:
         """The tokens this process could spend now without asking: its slice, and
@@ -124,12 +124,14 @@ class Limiter:
             if stock.closed_until > now:
                 return self._refusal(categories, [stock], now)
             if stock.rate > 0:
-                expected = max(1.0, stock.pending * stock.per_request)
+                # Those let in take their average; this one needs a token after them.
+                expected = stock.pending * stock.per_request + 1.0
                 short = expected - stock.estimate(now)
-                if short > 0:
-                    stock.closed_until = now + short / stock.rate
-                    stock.outcome = lim.RATE_LIMITED
-                    return self._refusal(categories, [stock], now)
+                if short > 0:  # looked at again next time: not closed for a while
+                    retry = max(1, math.ceil(short / stock.rate))
+                    return RateLimited(
+                        f"the project is over its rate limit for {categories[0]}; "
+                        f"retry after {retry} s", retry, categories, lim.RATE_LIMITED)
             stock.pending += 1
             return None
         stocks = []
@@ -168,7 +170,8 @@ class Limiter:
         for category, n, _limit in wanted:
             stock = self._stocks[(project_id, category)]
             stock.tokens -= n
-            stock.per_request += 0.2 * (n - stock.per_request)
+            stock.per_request = (n if stock.per_request == 0
+                                 else stock.per_request + 0.2 * (n - stock.per_request))
 
     def release(self, project_id: int, categories: tuple[str, ...]) -> None:
         """A request `closed` let in is counted (taken or refused) or failed."""

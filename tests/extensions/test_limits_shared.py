@@ -73,3 +73,25 @@ auth:
     # Under: slices a process held and threw away (a tenth of a second of the rate
     # each, per process, per lease).
     assert total >= 0.8 * allowed, (total, allowed)
+
+
+def test_a_serve_groups_workers_hold_the_limit_together_on_sqlite(
+        start: Callable[..., Server], sqlite_url: str, tmp_path: Path) -> None:
+    """Two serve workers on SQLite share the buckets through the database file
+    (`shared: auto` in a group): the burst is the project's, not each worker's."""
+    config = tmp_path / "limits.yaml"
+    config.write_text("auth:\n  limits:\n    projects:\n      acme:\n"
+                      "        error: {rate: 0.01, burst: 30}\n")
+    server = start(sqlite_url, keys=KEYS, config=str(config), env={"SOUNDING_WORKERS": "2"})
+    accepted: list[int] = []
+    refused: list[int] = []
+    threads = [threading.Thread(target=flood, args=(server, time.monotonic() + 3, accepted,
+                                                    refused))
+               for _ in range(4)]  # new connections land on either worker
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert refused
+    # The burst, and at most one request into debt per worker.
+    assert 30 <= sum(accepted) <= 30 + 2 * BATCH, sum(accepted)
