@@ -188,3 +188,22 @@ def test_a_bad_limit_stops_the_collector_naming_it(tmp_path: Path, sqlite_url: s
         env={"SOUNDING_DATABASE_URL": sqlite_url, "PATH": "/usr/bin"})
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
+
+
+def test_usage_counts_invalid_records_apart_from_accepted_ones(
+        start: Callable[..., Server], db_url: str, tmp_path: Path) -> None:
+    server = start_limited(start, db_url, tmp_path, "        span: {rate: 1000}")
+    batch = {"errors": [ERROR, {**ERROR, "backtrace": None}, ERROR]}
+    answer = requests.post(server.base + "/ingest/errors/batch", json=batch, timeout=30,
+                           headers={"Authorization": f"Bearer {KEY}"})
+    assert answer.status_code == 202 and answer.json()["rejected"] == 1
+    good, bad = span_pb(random_trace_id(), "00000000000000aa"), span_pb("00", "01")
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/x-protobuf"}
+    assert requests.post(server.base + "/ingest/v1/traces", headers=headers, timeout=30,
+                         data=request_of(good, bad).SerializeToString()).status_code == 202
+    found = wait_usage(server, lambda u: ("span", "invalid") in u
+                       and ("error", "invalid") in u)
+    assert found[("error", "accepted")] == (2, 0)
+    assert found[("error", "invalid")] == (1, 0)
+    assert found[("span", "accepted")] == (1, 0)
+    assert found[("span", "invalid")] == (1, 0)
