@@ -36,6 +36,12 @@ from model import limits as lim
 from model.errors import RateLimited
 from model.limits import Bucket, Grant, Limit, Limits, lend_bucket
 
+# How long a door holds the answer to a request refused from the key alone. A client
+# that honours Retry-After waits a second or more anyway; one that sends again at once
+# (a flood) is slowed to a few requests a second per connection, at the cost of a
+# timer, instead of keeping the event loop busy refusing it (bench/limits.py).
+PACE_SECONDS = 0.25
+
 
 class Lender(Protocol):
     async def lend(self, project_id: int, category: str, limit: Limit, want: float,

@@ -6,6 +6,7 @@ receiver/status.py."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,7 @@ from receiver.status import grpc_error, http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from runtime import telemetry
 from runtime.pipeline import Pipeline
+from runtime.ratelimit import PACE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,7 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
             if categories:
                 limited = pipeline.closed(project_id, categories)
                 if limited is not None:
+                    await asyncio.sleep(PACE_SECONDS)  # a flooding client is slowed down
                     raise limited
                 held = project_id
             refusal = pipeline.admission_error(project_id, categories)

@@ -4,6 +4,7 @@ bounded reader; every error is rendered by one `write_error`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -14,6 +15,7 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 from model.errors import (
     Overloaded,
     PayloadTooLarge,
+    RateLimited,
     SoundingError,
     StoreUnavailable,
     Unauthenticated,
@@ -26,6 +28,7 @@ from receiver.http.context import ReceiverContext
 from receiver.status import http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from runtime import telemetry
+from runtime.ratelimit import PACE_SECONDS
 
 JSON = "application/json"
 PROTOBUF = "application/x-protobuf"
@@ -221,6 +224,8 @@ class DoorHandler(BaseHandler):
         if self._body_error is not None or self._finished:
             return
         if self._refusal is not None:
+            if isinstance(self._refusal, RateLimited):
+                await asyncio.sleep(PACE_SECONDS)  # a flooding client is slowed down
             raise self._refusal
         assert self._reader is not None
         body = await self._reader.finish_async()
