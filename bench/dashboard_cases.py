@@ -16,6 +16,7 @@ from dashboard.timerange import parse as parse_range
 from storage import schema
 from storage.alerts import outbox as outbox
 from storage.alerts import settings
+from storage.limits import usage
 from storage.queries import audit as aq
 from storage.queries import errors as eq
 from storage.queries import logs as lq
@@ -108,4 +109,6 @@ def cases(store: Store, project_id: int, end_us: int, trace_id: str
         "audit log, newest 50": lambda: aq.entries(store, aq.Filter(), 50),
         "audit log, project's group actions, page 3":
             lambda: aq.entries(store, aq.Filter(action="group", project_id=p), 50, 100),
+        "usage, 30 days (stats page)": lambda: usage.project_usage(
+            store, p, now_s // 3600 * 3600 - 719 * 3600, now_s // 3600 * 3600),
     }

@@ -21,6 +21,7 @@ from dashboard import (
     releases,
     setup,
     sso,
+    stats,
     tokens,
     users,
 )
@@ -87,6 +88,7 @@ class Dashboard:
             *alerts.routes(P, args),
             *merging.routes(P, API, args),
             *crons.routes(P, API, args),
+            *stats.routes(P, API, args),
             *users.routes(args),
             *tokens.routes(args),
             *audit.routes(args),

@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from extensions import limits
 from extensions.storage import StorageExtension
 from model.component import MAX_KEY_LENGTH, Extension, Host
-from model.errors import ConfigError, StoreUnavailable, Unauthenticated
+from model.errors import ConfigError, RateLimited, StoreUnavailable, Unauthenticated
 from runtime.configcheck import require_str
 from runtime.factory import Factory
 from storage import keys
@@ -45,6 +48,8 @@ DEFAULTS: dict[str, Any] = {
     "api_keys": "",
     # How long a key lookup is cached; also the longest a revoked key still works.
     "cache_seconds": 10,
+    # Rate limits and quotas per project (extensions/limits.py, docs/limits.md).
+    "limits": copy.deepcopy(limits.DEFAULTS),
 }
 
 
@@ -181,7 +186,8 @@ def seed_keys(store: Store, spec: str) -> list[str]:
 
 class AuthExtension(Extension):
     """Seeds keys, creates the first-run key, then answers `project_for_key`
-    (the model.component.Authenticator contract)."""
+    (the model.component.Authenticator contract) and, for the project, whether it
+    may send (model.component.Limiter: extensions/limits.py)."""
 
     def __init__(self, name: str, config: dict[str, Any], *, store: Store) -> None:
         super().__init__(name, config)
@@ -190,6 +196,7 @@ class AuthExtension(Extension):
         # Created at start on a database without any key; printed once by the CLI.
         self.first_run_key: str | None = None
         self.first_run_project_id: int | None = None  # for the first-run DSN
+        self.limits = limits.ProjectLimits(store, self.config.get("limits") or {})
 
     async def start(self) -> None:
         api_keys = str(self.config.get("api_keys") or "")
@@ -200,12 +207,23 @@ class AuthExtension(Extension):
             self.first_run_project_id = await asyncio.to_thread(keys.project_id_of,
                                                                 self.store, "default")
         await self.keys.start()  # the keys, read once the seeded and first-run ones exist
+        await self.limits.start()
 
     async def shutdown(self) -> None:
+        await self.limits.shutdown()
         await self.keys.shutdown()
 
     async def project_for_key(self, key: str) -> int:
         return await self.keys.project_for_key(key)
+
+    def closed(self, project_id: int, categories: tuple[str, ...]) -> RateLimited | None:
+        return self.limits.closed(project_id, categories)
+
+    async def take(self, project_id: int, counts: Mapping[str, int]) -> None:
+        await self.limits.take(project_id, counts)
+
+    def release(self, project_id: int, categories: tuple[str, ...]) -> None:
+        self.limits.limiter.release(project_id, categories)
 
 
 def _check(path: str, config: dict[str, Any]) -> None:
@@ -213,6 +231,7 @@ def _check(path: str, config: dict[str, Any]) -> None:
     seconds = config.get("cache_seconds")
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         raise ConfigError(f"{path}.cache_seconds must be a number >= 0, got {seconds!r}")
+    limits.check(f"{path}.limits", config.get("limits"))
 
 
 def _create(name: str, config: dict[str, Any], host: Host) -> AuthExtension:

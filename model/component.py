@@ -11,10 +11,10 @@ instead of reaching into the store.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from model.errors import RetryableError
+from model.errors import RateLimited, RetryableError
 from model.records import Batch
 from model.sourcemap import SourceMaps
 
@@ -147,6 +147,23 @@ class Authenticator(Protocol):
 
 
 @runtime_checkable
+class Limiter(Protocol):
+    """What the pipeline and the doors ask about a project's rate limits and quotas
+    (extensions/limits.py, through the auth extension): `closed`, before a request's
+    body is read, from memory (RateLimited when every category the door can carry is
+    closed now); `take`, once its records are counted per category of
+    model/limits.py (raises RateLimited naming the categories over); `release`, when a
+request `closed` let in is done."""
+
+    def closed(self, project_id: int, categories: tuple[str, ...]) -> RateLimited | None: ...
+
+    async def take(self, project_id: int, counts: Mapping[str, int]) -> None: ...
+
+    def release(self, project_id: int, categories: tuple[str, ...]) -> None:
+        """A request `closed` let in is done (taken, refused, or failed)."""
+
+
+@runtime_checkable
 class HealthCheck(Protocol):
     """What GET /health asks: whether every component is healthy, and the details
     the response carries besides `status` and `uptime_seconds`; and whether a request's
@@ -196,3 +213,5 @@ class Host(ABC):
         """The uploaded source maps, which the storage extension holds
         (extensions/sourcemaps.py); ConfigError where there is no store."""
         return self.extension("storage", SourceMaps)  # type: ignore[type-abstract]
+    def limiter(self) -> Limiter:
+        return self.extension("auth", Limiter)  # type: ignore[type-abstract]

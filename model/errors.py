@@ -56,6 +56,21 @@ class StoreUnavailable(RetryableError):
     """The database cannot be reached."""
 
 
+class RateLimited(RetryableError):
+    """A project sent more than its limit allows (HTTP 429, gRPC RESOURCE_EXHAUSTED,
+    both with the delay). `categories` are the limited categories of
+    model/limits.py (Sentry's doors name them in X-Sentry-Rate-Limits); `outcome`
+    is the usage outcome the refused records are counted under: `rate_limited`,
+    `over_quota`, or `shed` (a saturated collector refusing the projects above their
+    fair share first)."""
+
+    def __init__(self, message: str, retry_after: int = 1,
+                 categories: tuple[str, ...] = (), outcome: str = "rate_limited") -> None:
+        super().__init__(message, retry_after)
+        self.categories = categories
+        self.outcome = outcome
+
+
 class InternalFailure(SoundingError):
     """A request failed on the server side (a processor raised, the decode worker
     handling it died); already logged where it happened, answered HTTP 500 / gRPC

@@ -9,15 +9,18 @@ from google.protobuf import duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from tornado.web import HTTPError
 
+from model import limits as lim
 from model.errors import (
     Forbidden,
     InvalidInput,
     Overloaded,
     PayloadTooLarge,
+    RateLimited,
     RetryableError,
     Unauthenticated,
     UnsupportedMediaType,
 )
+from model.limits import sentry_categories
 
 
 def http_error(exc: BaseException | None) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -32,6 +35,8 @@ def http_error(exc: BaseException | None) -> tuple[int, dict[str, Any], dict[str
         return 415, {"error": str(exc)}, {}
     if isinstance(exc, PayloadTooLarge):
         return 413, {"error": str(exc)}, {}
+    if isinstance(exc, RateLimited):
+        return 429, {"error": str(exc)}, {"Retry-After": str(max(int(exc.retry_after), 1))}
     if isinstance(exc, RetryableError):
         return 503, {"error": str(exc)}, {"Retry-After": str(exc.retry_after)}
     if isinstance(exc, HTTPError):
@@ -49,6 +54,13 @@ def sentry_http_error(exc: BaseException | None
     where a 503 makes them drop the envelope and carry on. The body is Relay's
     `{"detail": ..., "causes": [...]}`, which the SDKs log as they receive it."""
     status, body, headers = http_error(exc)
+    if isinstance(exc, RateLimited):
+        # The project's limit: only its categories (an SDK keeps sending the others).
+        seconds = max(int(exc.retry_after), 1)
+        categories = sentry_categories(exc.categories) if lim.BYTES not in exc.categories else ""
+        return 429, {"detail": str(exc)}, {
+            "Retry-After": str(seconds),
+            "X-Sentry-Rate-Limits": f"{seconds}:{categories}:project:{exc.outcome}"}
     if isinstance(exc, RetryableError):
         seconds = max(int(exc.retry_after), 1)
         reason = "overloaded" if isinstance(exc, Overloaded) else "unavailable"
@@ -63,9 +75,12 @@ def sentry_http_error(exc: BaseException | None
     return status, answer, headers
 
 
-def reason_label(status: int) -> str:
+def reason_label(status: int, exc: BaseException | None = None) -> str:
     """Short label for the refused-requests metric. The Sentry door's 429 is the other
-    doors' 503: both are shedding."""
+    doors' 503: both are shedding; a project's limit is its outcome (rate_limited,
+    over_quota, shed)."""
+    if isinstance(exc, RateLimited):
+        return exc.outcome
     return {400: "invalid", 401: "unauthenticated", 403: "forbidden", 405: "method",
             413: "too_large", 415: "media_type", 429: "unavailable",
             503: "unavailable"}.get(status, str(status))
@@ -104,8 +119,13 @@ def grpc_error(exc: BaseException) -> tuple[grpc.StatusCode, str, GrpcTrailers]:
     if isinstance(exc, RetryableError):
         retry = error_details_pb2.RetryInfo(
             retry_delay=duration_pb2.Duration(seconds=max(int(exc.retry_after), 0)))
-        code, message, trailers = _with_details(grpc.StatusCode.UNAVAILABLE, code_pb2.UNAVAILABLE,
-                                                str(exc), [retry])
+        # A project over its limit is RESOURCE_EXHAUSTED (the OTLP specification's
+        # throttling, retryable with the RetryInfo's delay), the collector's own
+        # trouble UNAVAILABLE.
+        code, number = ((grpc.StatusCode.RESOURCE_EXHAUSTED, code_pb2.RESOURCE_EXHAUSTED)
+                        if isinstance(exc, RateLimited)
+                        else (grpc.StatusCode.UNAVAILABLE, code_pb2.UNAVAILABLE))
+        code, message, trailers = _with_details(code, number, str(exc), [retry])
         return code, message, (*trailers, ("google.rpc.retryinfo-bin", retry.SerializeToString()))
     return grpc.StatusCode.INTERNAL, "internal error; the request was not stored", ()
 

@@ -13,6 +13,13 @@ with 503 + Retry-After (gRPC UNAVAILABLE) before their body is decoded:
   across every receiver; past `max_in_flight`, new ones wait outside.
 
 `/health` and `/metrics` never ask, so they are never refused.
+
+Fairly, between projects: while either signal says the collector is saturated, a
+request is refused only if its project already has at least its fair share of the
+requests in flight (those in flight divided by the projects that have any); a
+project below it (a quiet one, with none or few in flight) is still admitted, up to
+`max_in_flight` plus a reserve. So a flooding project is refused first and a quiet
+one keeps its latency; the cost is a dict lookup per request, however many projects.
 """
 
 from __future__ import annotations
@@ -41,6 +48,10 @@ class Admission(Component):
         self.max_lag = max_lag_ms / 1000  # 0: lag is not watched
         self.retry_after = retry_after
         self.in_flight = 0
+        # Requests in flight per project (only projects with some: bounded by them).
+        self.by_project: dict[int, int] = {}
+        # Beyond max_in_flight, room kept for projects below their fair share.
+        self.reserve = max(MIN_IN_FLIGHT, max_in_flight // 8) if max_in_flight < 1 << 29 else 0
         self.lag = 0.0  # smoothed, seconds
         self._due = 0.0  # when the watching timer should fire next (loop time)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -68,24 +79,51 @@ class Admission(Component):
             self.lag += SMOOTHING * (late - self.lag)
             telemetry.EVENT_LOOP_LAG.set(self.lag)
 
-    def refusal(self) -> RetryableError | None:
-        """Why a new request would be refused now, or None; microseconds."""
+    def refusal(self, project_id: int | None = None) -> RetryableError | None:
+        """Why a new request (of `project_id`, when known) would be refused now, or
+        None; microseconds."""
+        why = self._saturated()
+        if why is None:
+            return None
+        if project_id is not None and self.below_fair_share(project_id):
+            return None
+        return Overloaded(why, self.retry_after)
+
+    def _saturated(self) -> str | None:
         if self.in_flight >= self.max_in_flight:
-            return Overloaded("too many requests are in flight", self.retry_after)
+            return "too many requests are in flight"
         if self._loop is not None and self.in_flight >= MIN_IN_FLIGHT:
             # A timer overdue right now counts too: the loop may be inside a long turn.
             lag = max(self.lag, self._loop.time() - self._due)
             if lag > self.max_lag:
-                return Overloaded("the collector is busy", self.retry_after)
+                return "the collector is busy"
         return None
 
+    def below_fair_share(self, project_id: int) -> bool:
+        """Whether a project holds fewer requests in flight than its fair share, with
+        room left in the reserve: admitted even while the collector is saturated."""
+        if self.in_flight >= self.max_in_flight + self.reserve:
+            return False
+        mine = self.by_project.get(project_id, 0)
+        return mine < max(1.0, self.in_flight / max(1, len(self.by_project)))
+
     @contextlib.contextmanager
-    def admitted(self) -> Iterator[None]:
-        """Count a request in flight for the duration; Overloaded past the bound."""
-        if self.in_flight >= self.max_in_flight:
+    def admitted(self, project_id: int | None = None) -> Iterator[None]:
+        """Count a request in flight for the duration; Overloaded past the bound (a
+        project below its fair share: past the reserve)."""
+        if self.in_flight >= self.max_in_flight and (
+                project_id is None or not self.below_fair_share(project_id)):
             raise Overloaded("too many requests are in flight", self.retry_after)
         self.in_flight += 1
+        if project_id is not None:
+            self.by_project[project_id] = self.by_project.get(project_id, 0) + 1
         try:
             yield
         finally:
             self.in_flight -= 1
+            if project_id is not None:
+                left = self.by_project[project_id] - 1
+                if left:
+                    self.by_project[project_id] = left
+                else:
+                    del self.by_project[project_id]

@@ -66,7 +66,7 @@ from typing import Any
 from model.component import Component, Preparation, Processor
 from model.errors import InternalFailure, InvalidInput, Overloaded, StoreUnavailable
 from model.records import Batch
-from runtime import channel
+from runtime import channel, usage
 from runtime.offload_worker import Offloaded, Spec, check_handed_by_name
 from runtime.queuebound import QueueBound
 from runtime.retry import Backoff
@@ -296,6 +296,8 @@ class DecodePool(Component):
         finally:
             self.in_flight.remove(0, size)
         offloaded: Offloaded = result
+        if offloaded.usage:
+            usage.merge_from_worker(offloaded.usage)
         if offloaded.invalid is not None:
             raise InvalidInput(*offloaded.invalid)
         if offloaded.failure is not None:

@@ -25,10 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from model import limits
 from model.component import Preparation, Processor
 from model.errors import InvalidInput
 from model.records import Batch
-from runtime import channel, logsetup
+from runtime import channel, logsetup, usage
 
 # A worker's address space: far above what decoding a 5 MiB body takes (about
 # 200 MB), low enough that a runaway allocation in a processor is a MemoryError for
@@ -49,6 +50,11 @@ class Offloaded:
     reasons: list[str] = field(default_factory=list)
     invalid: tuple[str, list[dict[str, Any]]] | None = None  # an InvalidInput, rebuilt there
     failure: tuple[str, str] | None = None  # (kind, detail): answered 500, logged there
+    # The records decoded, per limit category (model/limits.py), before the processors:
+    # what the project's limits take.
+    counts: dict[str, int] = field(default_factory=dict)
+    # Usage the processors counted here (runtime/usage.py), added in by the event loop.
+    usage: list[Any] = field(default_factory=list)
 
 
 class Stages:
@@ -99,8 +105,12 @@ def run(stages: Stages, decode: Callable[..., Any], args: tuple[Any, ...], batch
         return Offloaded(None, failure=_failure("decoding", exc))
     if not any(records):
         return Offloaded(None, dropped, reasons)
+    counts: dict[str, int] = {}
     for name, kept in zip(fields, records, strict=True):
         setattr(batch, name, kept)
+        category = limits.BATCH_FIELDS.get(name)
+        if category is not None and kept:
+            counts[category] = counts.get(category, 0) + len(kept)
     step = "decoding"
     try:
         for processor in stages.processors:
@@ -114,8 +124,9 @@ def run(stages: Stages, decode: Callable[..., Any], args: tuple[Any, ...], batch
             step, function, settings = preparation
             results.append(function(batch, settings))
     except Exception as exc:  # noqa: BLE001 - answered 500 by the event loop, which logs it
-        return Offloaded(None, failure=_failure(step, exc))
-    return Offloaded(results, dropped, reasons)
+        return Offloaded(None, failure=_failure(step, exc), usage=list(usage.drain().items()))
+    return Offloaded(results, dropped, reasons, counts=counts,
+                     usage=list(usage.drain().items()))
 
 
 def _failure(step: str, exc: BaseException) -> tuple[str, str]:

@@ -5,17 +5,25 @@ through the processors here and every exporter's `export`. `consume_prepared`: a
 decode worker (runtime/offload.py) already ran the processors and each
 exporter's declared preparation (`Exporter.preparation`); the pipeline hands each
 exporter its own item without looking inside it.
+
+Either way, before anything is processed or exported, the batch passes the project's
+limits (`admit`: the Limiter of model/component.py, one token per record of each
+category of model/limits.py and per byte), and once every exporter committed it,
+its records are counted as accepted (runtime/usage.py); refused, as rate limited or
+over quota. One gate for every door, so a new door is limited without a line.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
-from model.component import Exporter, Processor
-from model.errors import RetryableError
+from model import limits as lim
+from model.component import Exporter, Limiter, Processor
+from model.errors import RateLimited, RetryableError
 from model.records import Batch
+from runtime import usage
 from runtime.admission import Admission
 from runtime.offload import DecodePool
 
@@ -26,10 +34,21 @@ def retry_after(exporters: Sequence[Exporter]) -> int:
     return max((exporter.retry_after for exporter in exporters), default=1)
 
 
+def counts_of(batch: Batch) -> dict[str, int]:
+    """A batch's records per limit category (model/limits.py)."""
+    counts: dict[str, int] = {}
+    for name, category in lim.BATCH_FIELDS.items():
+        n = len(getattr(batch, name))
+        if n:
+            counts[category] = counts.get(category, 0) + n
+    return counts
+
+
 class Pipeline:
     def __init__(self, processors: Sequence[Processor], exporters: Sequence[Exporter],
                  decode_pool: DecodePool | None = None,
-                 admission: Admission | None = None) -> None:
+                 admission: Admission | None = None,
+                 limiter: Limiter | None = None) -> None:
         self.processors = list(processors)
         self.exporters = list(exporters)
         # Decode workers running copies of the same processors (runtime/offload.py).
@@ -39,20 +58,69 @@ class Pipeline:
         # Which exporters a decode worker prepares for (asked once, here): those get
         # their prepared item, the others the processed batch.
         self._prepared = [exporter.preparation() is not None for exporter in self.exporters]
+        # The projects' rate limits and quotas (the auth extension's); None: unlimited.
+        self.limiter = limiter
 
-    async def consume(self, batch: Batch) -> None:
-        """Run the batch through every stage; returns once every exporter committed it."""
+    async def consume(self, batch: Batch, extra: Mapping[str, int] | None = None) -> None:
+        """Run the batch through every stage; returns once every exporter committed it.
+        `extra`: records a door accepts without putting them in the batch (Sentry
+        sessions), by category, limited and counted with it."""
+        counts = counts_of(batch)
+        if extra:
+            counts.update(extra)
+        await self.admit(batch.project_id, counts, batch.approx_bytes)
         for processor in self.processors:
             batch = processor.process(batch)
         await self._export([exporter.export(batch) for exporter in self.exporters])
+        self.accepted(batch.project_id, counts)
 
-    async def consume_prepared(self, results: Sequence[Any]) -> None:
+    async def consume_prepared(self, results: Sequence[Any], project_id: int | None = None,
+                               counts: Mapping[str, int] | None = None, size: int = 0
+                               ) -> None:
         """Hand on what a decode worker made of one request: one item per exporter, in
-        the pipeline's order (runtime/offload.py builds the list)."""
+        the pipeline's order (runtime/offload.py builds the list). `counts`: its records
+        per category, for the project's limits and usage."""
+        if project_id is not None and counts is not None:
+            await self.admit(project_id, counts, size)
         await self._export([
             exporter.export_prepared(item) if prepared else exporter.export(item)
             for exporter, prepared, item in zip(self.exporters, self._prepared, results,
                                                 strict=True)])
+        if project_id is not None and counts is not None:
+            self.accepted(project_id, counts)
+
+    async def admit(self, project_id: int, counts: Mapping[str, int], size: int = 0) -> None:
+        """Take the records (and `size` bytes) from the project's limits, or raise
+        RateLimited; the refused records are counted in its usage."""
+        if self.limiter is None:
+            return
+        taking = {**counts, lim.BYTES: size} if size else counts
+        try:
+            await self.limiter.take(project_id, taking)
+        except RateLimited as exc:
+            for category, n in counts.items():
+                usage.count(project_id, category, exc.outcome, n)
+            raise
+
+    @staticmethod
+    def accepted(project_id: int, counts: Mapping[str, int]) -> None:
+        for category, n in counts.items():
+            usage.count(project_id, category, lim.ACCEPTED, n)
+
+    def closed(self, project_id: int, categories: tuple[str, ...]) -> RateLimited | None:
+        """Before a request's body: whether the project's limits already refuse every
+        category the door can carry (from memory). The refused request is counted."""
+        if self.limiter is None:
+            return None
+        refusal = self.limiter.closed(project_id, categories)
+        if refusal is not None:
+            usage.count(project_id, refusal.categories[0], refusal.outcome, 0, requests=1)
+        return refusal
+
+    def release(self, project_id: int, categories: tuple[str, ...]) -> None:
+        """The request `closed` let in is done: call once, whatever became of it."""
+        if self.limiter is not None:
+            self.limiter.release(project_id, categories)
 
     @staticmethod
     async def _export(exports: list[Coroutine[Any, Any, None]]) -> None:
@@ -62,11 +130,17 @@ class Pipeline:
         else:
             await asyncio.gather(*exports)
 
-    def admission_error(self) -> RetryableError | None:
-        """Why a new request would be refused now (the collector is busy, or the first
-        exporter's reason), or None."""
-        refusal = self.admission.refusal()
+    def admission_error(self, project_id: int | None = None,
+                        categories: tuple[str, ...] = ()) -> RetryableError | None:
+        """Why a new request (of `project_id`, when known: runtime/admission.py sheds
+        the projects above their fair share first) would be refused now (the collector
+        is busy, or the first exporter's reason), or None. A project's shed request is
+        counted in its usage, under its door's first category."""
+        refusal = self.admission.refusal(project_id)
         if refusal is not None:
+            if project_id is not None:
+                usage.count(project_id, categories[0] if categories else lim.BYTES, lim.SHED,
+                            0, requests=1)
             return refusal
         for exporter in self.exporters:
             refusal = exporter.admission_error()

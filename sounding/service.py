@@ -94,7 +94,8 @@ class Service(Host):
             float(service["max_event_loop_lag_ms"]),
             retry_after(exporters))
         self._pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters),
-                                  admission)
+                                  admission,
+                                  self.limiter() if "auth" in self.extensions else None)
         for name in names["receivers"]:
             settings = config["receivers"].get(name) or {}
             if settings.get("enabled", True) is False:

@@ -36,10 +36,11 @@ from sqlalchemy.engine import make_url
 
 from exporters.sql.config import DEFAULTS, check
 from extensions.storage import StorageExtension
+from model import limits
 from model.component import Exporter, Host, Preparation
 from model.errors import Overloaded, RetryableError, StoreUnavailable
 from model.records import Batch
-from runtime import channel, drops, group, telemetry
+from runtime import channel, drops, group, telemetry, usage
 from runtime.attach import Attachment
 from runtime.factory import Factory
 from runtime.queuebound import QueueBound
@@ -225,6 +226,13 @@ class SqlExporter(Exporter):
         encoded: EncodedBatch = prepared  # what storage.wire.batch.prepare returned
         self._check_open()
         drops.count(encoded.unencodable, drops.UNENCODABLE)
+        for field_name, n in encoded.unencodable.items():
+            category = limits.BATCH_FIELDS.get(field_name)
+            if n and category is not None:
+                # The pipeline counts the batch's records accepted once it is
+                # committed: these were not stored.
+                usage.count(encoded.project_id, category, limits.DROPPED, n)
+                usage.count(encoded.project_id, category, limits.ACCEPTED, -n)
         if encoded.empty:
             return
         records, size, counts = encoded.records, encoded.size, encoded.counts

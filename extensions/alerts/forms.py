@@ -27,7 +27,7 @@ DESTINATION_FIELDS: dict[str, tuple[str, ...]] = {
 }
 CRASH_FREE = ("crash_free_sessions", "crash_free_users")
 RULE_KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency",
-              *CRASH_FREE)
+              *CRASH_FREE, "spike_protection")
 CONDITIONS: dict[str, tuple[str, ...]] = {
     "frequency": ("count", "minutes"),
     "error_rate": ("threshold", "minutes"),

@@ -227,6 +227,10 @@ def _title(kind: str, subject: str, d: Mapping[str, Any]) -> str:
             return f"Cron monitor {subject} recovered"
         return f"Cron monitor {subject} " \
                f"{_CRON_REASONS.get(str(d.get('reason')), 'failed')}"
+    if kind == "spike_protection":
+        if d.get("state") == "stopped":
+            return f"Spike protection stopped for {subject}"
+        return f"Spike protection started for {subject}: capped at {_num(d.get('cap', '?'))}/s"
     return f"{kind}: {subject}"
 
 
@@ -262,6 +266,12 @@ def _summary(kind: str, d: Mapping[str, Any]) -> str:
         if kind == "cron_recovered":
             return f"Its check-ins are ok again{on}; the incident is resolved."
         return f"{_num(d.get('failures', 1))} failed check-in(s) in a row{_where(d)}{on}."
+    if kind == "spike_protection":
+        if d.get("state") == "stopped":
+            return "Its volume fell back under the cap; it is no longer capped."
+        return (f"It sent {_num(d.get('rate', '?'))} records/s, over "
+                f"{_num(d.get('multiple', '?'))} times its baseline of "
+                f"{_num(d.get('baseline', '?'))}/s; the excess is answered 429.")
     return ""
 
 
@@ -282,6 +292,8 @@ def _link(public_url: str | None, project: str, kind: str, subject: str,
         return f"{base}/releases/{quote(subject, safe='')}"
     if kind in CRON_KINDS:
         return f"{base}/crons/{quote(subject, safe='')}"
+    if kind == "spike_protection":
+        return f"{base}/stats"
     return f"{base}/errors"
 
 

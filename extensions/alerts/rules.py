@@ -26,7 +26,7 @@ from runtime.configcheck import nearest
 # users below `threshold` over `minutes`, judged with at least `min_sessions`.
 CRASH_FREE = ("crash_free_sessions", "crash_free_users")
 KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate", "latency",
-         *CRASH_FREE, "cron_missed", "cron_failed", "cron_recovered")
+         *CRASH_FREE, "cron_missed", "cron_failed", "cron_recovered", "spike_protection")
 # Kinds evaluated per rule: the fact names its rule by key.
 EVALUATED = ("frequency", "error_rate", "latency", *CRASH_FREE)
 # Kinds whose subject is a group's fingerprint: an ignored group sends none of them.

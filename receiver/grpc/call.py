@@ -6,6 +6,7 @@ receiver/status.py."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,7 @@ from receiver.status import grpc_error, http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from runtime import telemetry
 from runtime.pipeline import Pipeline
+from runtime.ratelimit import PACE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -43,36 +45,48 @@ Method = Callable[[Call], Awaitable[bytes]]
 
 
 def unary(endpoint: str, method: Method, pipeline: Pipeline,
-          auth: Authenticator) -> grpc.RpcMethodHandler:
-    """A raw-bytes unary handler around `method` (request and response serialized by us)."""
+          auth: Authenticator, categories: tuple[str, ...] = ()) -> grpc.RpcMethodHandler:
+    """A raw-bytes unary handler around `method` (request and response serialized by us).
+    `categories`: what the method carries (model/limits.py), refused from the key alone
+    while the project's limits close them all."""
 
     async def handle(body: bytes, context: grpc.aio.ServicerContext) -> bytes:
         started = time.perf_counter()
         metadata: dict[str, str | bytes] = {}
         for key, value in context.invocation_metadata() or ():
             metadata.setdefault(key.lower(), value)
-        error: BaseException
+        error: BaseException | None = None
+        held: int | None = None  # the project let in by its limits, released at the end
         try:
             header = metadata.get("authorization")
             project_id = await project_for(auth, header if isinstance(header, str) else None)
-            # Shed before decoding, as the HTTP receiver does.
-            refusal = pipeline.admission_error()
+            # Shed before decoding, as the HTTP receiver does; the project's limits first.
+            if categories:
+                limited = pipeline.closed(project_id, categories)
+                if limited is not None:
+                    await asyncio.sleep(PACE_SECONDS)  # a flooding client is slowed down
+                    raise limited
+                held = project_id
+            refusal = pipeline.admission_error(project_id, categories)
             if refusal is not None:
                 raise refusal
-            with pipeline.admission.admitted():
+            with pipeline.admission.admitted(project_id):
                 response = await method(Call(project_id, body, metadata, pipeline))
         except SoundingError as exc:
             error = exc
         except Exception as exc:  # noqa: BLE001 - answered INTERNAL, and logged: our bug
             log.exception("gRPC %s failed", endpoint)
             error = exc
-        else:
+        finally:
+            if held is not None:
+                pipeline.release(held, categories)
+        if error is None:
             telemetry.child(telemetry.REQUEST_SECONDS, endpoint).observe(
                 time.perf_counter() - started)
             return response
         # Outside the try: abort() raises to end the call, and must not be caught above.
         status = http_error(error)[0]
-        telemetry.REFUSED.labels(endpoint, reason_label(status)).inc()
+        telemetry.REFUSED.labels(endpoint, reason_label(status, error)).inc()
         if status != 500:  # a server error was logged above, with its traceback
             refusals.refused(status, endpoint, error, _presented_key(metadata))
         code, message, trailers = grpc_error(error)
@@ -90,9 +104,10 @@ def _presented_key(metadata: dict[str, str | bytes]) -> str | None:
         return None
 
 
-def service(name: str, methods: dict[str, tuple[str, Method]], pipeline: Pipeline,
-            auth: Authenticator) -> grpc.GenericRpcHandler:
-    """A service `name` whose methods are {method name: (metrics endpoint, method)}."""
+def service(name: str, methods: dict[str, tuple[str, Method, tuple[str, ...]]],
+            pipeline: Pipeline, auth: Authenticator) -> grpc.GenericRpcHandler:
+    """A service `name` whose methods are {method name: (metrics endpoint, method,
+    limit categories)}."""
     return grpc.method_handlers_generic_handler(name, {
-        method_name: unary(endpoint, method, pipeline, auth)
-        for method_name, (endpoint, method) in methods.items()})
+        method_name: unary(endpoint, method, pipeline, auth, categories)
+        for method_name, (endpoint, method, categories) in methods.items()})

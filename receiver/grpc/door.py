@@ -28,8 +28,8 @@ def signal_method(signal: Signal) -> Method:
 
 
 def signal_services(pipeline: Pipeline, auth: Authenticator) -> list[grpc.GenericRpcHandler]:
-    services: dict[str, dict[str, tuple[str, Method]]] = {}
+    services: dict[str, dict[str, tuple[str, Method, tuple[str, ...]]]] = {}
     for signal in SIGNALS:
         services.setdefault(signal.grpc.service, {})[signal.grpc.method] = (
-            f"grpc_{signal.name}", signal_method(signal))
+            f"grpc_{signal.name}", signal_method(signal), signal.categories)
     return [service(name, methods, pipeline, auth) for name, methods in services.items()]

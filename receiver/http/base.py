@@ -4,6 +4,7 @@ bounded reader; every error is rendered by one `write_error`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -14,6 +15,7 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 from model.errors import (
     Overloaded,
     PayloadTooLarge,
+    RateLimited,
     SoundingError,
     StoreUnavailable,
     Unauthenticated,
@@ -26,6 +28,7 @@ from receiver.http.context import ReceiverContext
 from receiver.status import http_error, reason_label
 from receiver.traceparent import parse_traceparent
 from runtime import telemetry
+from runtime.ratelimit import PACE_SECONDS
 
 JSON = "application/json"
 PROTOBUF = "application/x-protobuf"
@@ -58,7 +61,7 @@ class BaseHandler(RequestHandler):
             body = {"error": f"method {self.request.method} is not allowed here; use {allowed}"}
         elif status == 404:
             body = {"error": f"no endpoint at {self.request.path}"}
-        telemetry.REFUSED.labels(self.endpoint, reason_label(status)).inc()
+        telemetry.REFUSED.labels(self.endpoint, reason_label(status, exc)).inc()
         if status < 500 or status == 503:  # a server error is logged as one, with its trace
             refusals.refused(status, self.endpoint, exc, self.presented_key())
         self.set_header("Content-Type", "application/json")
@@ -108,6 +111,9 @@ class DoorHandler(BaseHandler):
     # response headers a browser script may read.
     cors_allow_headers = "Authorization, Content-Type, Content-Encoding"
     cors_expose_headers = ""
+    # The limit categories (model/limits.py) of what this door carries: a request is
+    # refused before its body when the project's limits close every one of them.
+    limit_categories: tuple[str, ...] = ()
 
     project_id: int
     media_type: str
@@ -116,6 +122,7 @@ class DoorHandler(BaseHandler):
     _refusal: SoundingError | None = None
     _started: float = 0.0
     _body_read = False  # Tornado calls `post` once the whole body has arrived
+    _limit_held = False  # let in by the project's limits: released at the end
 
     def initialize(self, ctx: ReceiverContext) -> None:
         super().initialize(ctx)
@@ -160,7 +167,9 @@ class DoorHandler(BaseHandler):
                 f"the request body exceeds the limit of {self.ctx.max_body_bytes} bytes")
         # Already refusing? Then the body is read and thrown away as it comes, not
         # kept: under overload, memory does not grow with the requests being refused.
-        self._refusal = self.ctx.pipeline.admission_error()
+        # The project's limits first: the key alone decides them.
+        self._refusal = self._closed() or self.ctx.pipeline.admission_error(
+            self._project(), self.limit_categories)
         budget = self.ctx.body_budget
         if self._refusal is None and not budget.fits(length):
             self._refusal = Overloaded(
@@ -169,6 +178,15 @@ class DoorHandler(BaseHandler):
         if self._refusal is None:
             self._reader = BodyReader(self.ctx.max_body_bytes,
                                       self.request.headers.get("Content-Encoding"), budget)
+
+    def _closed(self) -> SoundingError | None:
+        """RateLimited when the project's limits close this door's categories now;
+        else the request is counted as let in until it finishes (`on_finish`)."""
+        if not self.limit_categories or not hasattr(self, "project_id"):
+            return None  # a Sentry envelope whose key is in its body: decided after
+        refusal = self.ctx.pipeline.closed(self.project_id, self.limit_categories)
+        self._limit_held = refusal is None
+        return refusal
 
     async def authenticate(self) -> None:
         """Set `project_id` from the request's headers, before the body is read."""
@@ -209,6 +227,8 @@ class DoorHandler(BaseHandler):
         if self._body_error is not None or self._finished:
             return
         if self._refusal is not None:
+            if isinstance(self._refusal, RateLimited):
+                await asyncio.sleep(PACE_SECONDS)  # a flooding client is slowed down
             raise self._refusal
         assert self._reader is not None
         body = await self._reader.finish_async()
@@ -220,7 +240,7 @@ class DoorHandler(BaseHandler):
         # and admission control bounds them across receivers (runtime/admission.py).
         self.ctx.in_flight += 1
         try:
-            with self.ctx.pipeline.admission.admitted():
+            with self.ctx.pipeline.admission.admitted(self._project()):
                 await self.ingest(body)
         finally:
             self.ctx.in_flight -= 1
@@ -234,21 +254,33 @@ class DoorHandler(BaseHandler):
         headers too (`prepare`), but answered only once the body is in: answering
         before the body is read makes Tornado close the connection with the body
         unread, the kernel then resets it, and the client can lose the answer."""
-        refusal = self.ctx.pipeline.admission_error()
+        refusal = self.ctx.pipeline.admission_error(self._project(), self.limit_categories)
         if refusal is not None:
             raise refusal
+
+    def _project(self) -> int | None:
+        """The request's project, once known (a Sentry envelope's key may be in its
+        body): admission sheds by project."""
+        return getattr(self, "project_id", None)
 
     def _release_body(self) -> None:
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.release()
 
+    def _release_limit(self) -> None:
+        if self._limit_held:
+            self._limit_held = False
+            self.ctx.pipeline.release(self.project_id, self.limit_categories)
+
     def on_connection_close(self) -> None:
         self._release_body()
+        self._release_limit()
         super().on_connection_close()
 
     def on_finish(self) -> None:
         self._release_body()
+        self._release_limit()
         if self._started:
             telemetry.child(telemetry.REQUEST_SECONDS, self.endpoint).observe(
                 time.perf_counter() - self._started)

@@ -21,6 +21,7 @@ class SignalHandler(DoorHandler):
         self.signal = signal
         self.endpoint = signal.name
         self.content_types = signal.http.content_types
+        self.limit_categories = signal.categories
         super().initialize(ctx)
 
     async def ingest(self, body: bytes) -> None:

@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from model import limits
 from model.errors import InvalidInput, SoundingError
 from model.timeutil import now_us
 from receiver.http.base import DoorHandler
@@ -31,6 +32,7 @@ from receiver.http.context import ReceiverContext
 from receiver.jsonbody import parse_json
 from receiver.sentry.auth import key_from_dsn, project_for_sentry, request_key
 from receiver.sentry.checkin import decode_check_in, from_query
+from receiver.sentry.client_report import discarded
 from receiver.sentry.envelope import Envelope, parse_envelope
 from receiver.sentry.items import (
     RECORD_FIELDS,
@@ -44,7 +46,7 @@ from receiver.sentry.items import (
 from receiver.sentry.sessions import envelope_digest
 from receiver.signals.outcome import Origin
 from receiver.status import sentry_http_error
-from runtime import drops, telemetry
+from runtime import drops, telemetry, usage
 
 # Project ids are database ids: 18 digits is beyond any, and keeps int() cheap.
 PROJECT = r"/api/(\d{1,18})"
@@ -58,6 +60,8 @@ _FILTER = r"\g<1>" + FILTERED
 
 class SentryHandler(DoorHandler):
     accepted_status = 200
+    # Refused before the body only when the project's limits close all of these.
+    limit_categories = (limits.ERROR, limits.SPAN, limits.SESSION)
     cors_allow_headers = "X-Sentry-Auth, Content-Type, Content-Encoding"
     # A browser SDK reads these to back off (its rate limiter).
     cors_expose_headers = "Retry-After, X-Sentry-Rate-Limits"
@@ -112,6 +116,7 @@ class SentryHandler(DoorHandler):
                 self._dsn_key = key_from_dsn(envelope.headers.get("dsn"))
                 self.project_id = await project_for_sentry(
                     self.ctx.auth, self._dsn_key, self._url_project())
+            self._client_reports(envelope)
             pool = self.ctx.pipeline.decode_pool
             if (pool is not None and pool.wants(len(body)) and _has_records(envelope)
                     and not _maps_frames(envelope)):
@@ -129,18 +134,37 @@ class SentryHandler(DoorHandler):
         self.set_status(200)
         self.write({"id": event_id})
 
+    def _client_reports(self, envelope: Envelope) -> None:
+        """What the SDK says it dropped, into the project's usage (before the records:
+        an envelope refused for its records keeps its reports)."""
+        for category, reason, quantity in discarded(envelope):
+            usage.count(self.project_id, category, limits.CLIENT_DISCARDED, quantity,
+                        reason=reason)
+
     async def _commit(self, decoded: Decoded, size: int) -> None:
         drops.count(decoded.drops(), drops.INVALID)
+        if decoded.dropped:
+            usage.count(self.project_id, limits.SPAN, limits.INVALID, decoded.dropped_spans)
+            usage.count(self.project_id, limits.SESSION, limits.INVALID,
+                        decoded.dropped_sessions)
+        # Session items are limited and counted as items (limits.SESSION), whatever
+        # session counts they make; feedback and check-ins are not limited.
+        sessions = {limits.SESSION: _sessions(decoded.items)}
+        pipeline = self.ctx.pipeline
         if not (decoded.errors or decoded.spans or decoded.sessions or decoded.feedback
                 or decoded.check_ins):
-            return  # only ignored items: nothing to commit
+            # Only ignored items: nothing to commit, but sessions are limited and counted.
+            if sessions[limits.SESSION]:
+                await pipeline.admit(self.project_id, sessions)
+                pipeline.accepted(self.project_id, sessions)
+            return
         batch = Origin(self.project_id, size, self.trace_link()).new_batch()
         batch.errors.extend(decoded.errors)
         batch.spans.extend(decoded.spans)
         batch.sessions.extend(decoded.sessions)
         batch.feedback.extend(decoded.feedback)
         batch.check_ins.extend(decoded.check_ins)
-        await self.ctx.pipeline.consume(batch)
+        await pipeline.consume(batch, sessions)
 
     async def _offload(self, body: bytes, envelope: Envelope) -> tuple[str, Counter[str]]:
         """A large envelope (a transaction of many spans, an event with a large
@@ -154,8 +178,12 @@ class SentryHandler(DoorHandler):
             decode_envelope_body, (now_us(),), batch, RECORD_FIELDS, body)
         # A worker returns one number: spans, sessions and feedback dropped alone.
         drops.count({"envelope_records": result.dropped}, drops.INVALID)
+        if result.dropped:
+            usage.count(self.project_id, limits.SPAN, limits.INVALID, result.dropped)
         if result.results is not None:
-            await self.ctx.pipeline.consume_prepared(result.results)
+            counts = {**result.counts, limits.SESSION: _sessions(items)}
+            await self.ctx.pipeline.consume_prepared(result.results, self.project_id, counts,
+                                                     len(body))
         return event_id, items
 
 
@@ -192,6 +220,10 @@ class CronHandler(SentryHandler):
         self.set_status(202)
 
     get = DoorHandler.post
+
+
+def _sessions(items: Counter[str]) -> int:
+    return items.get("session", 0) + items.get("sessions", 0)
 
 
 def _has_records(envelope: Envelope) -> bool:

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from model import limits
 from model.errors import InvalidInput
 from receiver.signals.outcome import Origin, Outcome
-from runtime import drops, telemetry
+from runtime import drops, telemetry, usage
 from runtime.pipeline import Pipeline
 
 
@@ -53,6 +54,11 @@ def maps_frames(body: bytes) -> bool:
     symbolicate.py) reads the uploaded source maps from the store, which a decode
     worker does not have. Two byte searches; most requests fail the first."""
     return b"exception.stacktrace" in body and b".js:" in body
+def count_invalid(decode: OtlpDecode, origin: Origin, dropped: int) -> None:
+    """The records a door could not read, in the project's usage."""
+    if dropped:
+        usage.count(origin.project_id, limits.BATCH_FIELDS[decode.into], limits.INVALID,
+                    dropped)
 
 
 async def handle_otlp(decode: OtlpDecode, pipeline: Pipeline, origin: Origin,
@@ -63,12 +69,15 @@ async def handle_otlp(decode: OtlpDecode, pipeline: Pipeline, origin: Origin,
         telemetry.OFFLOADED.inc()
         result = await pool.submit(decode.function, (document.protobuf, *args),
                                    origin.new_batch(), decode.into, body)
+        count_invalid(decode, origin, result.dropped)
         count_dropped(decode, result.dropped, result.results is not None, result.reasons)
         if result.results is not None:
-            await pipeline.consume_prepared(result.results)
+            await pipeline.consume_prepared(result.results, origin.project_id, result.counts,
+                                            origin.size)
         return Outcome(dropped=result.dropped, reasons=tuple(result.reasons))
     decoded = decode.function(body, document.protobuf, *args)
     records = getattr(decoded, decode.into)
+    count_invalid(decode, origin, decoded.dropped)
     count_dropped(decode, decoded.dropped, bool(records), decoded.reasons)
     batch = origin.new_batch()
     setattr(batch, decode.into, records)

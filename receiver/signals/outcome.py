@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from model import limits
 from model.records import Batch
-from runtime import drops
+from runtime import drops, usage
 
 TraceLink = tuple[str, str] | None
 Rejected = list[dict[str, Any]]
@@ -58,8 +59,13 @@ class Outcome:
 ACCEPTED = Outcome()
 
 
-def batch_outcome(signal: str, accepted: int, rejected: Rejected) -> Outcome:
+def batch_outcome(signal: str, accepted: int, rejected: Rejected,
+                  origin: Origin | None = None) -> Outcome:
     """The outcome of a batch answered item by item; the refused items are counted
-    (`signal` is the metric's label: errors, requests), never logged one by one."""
+    (`signal` is the metric's label: errors, requests; and in the project's usage, by
+    its limit category), never logged one by one."""
     drops.count({signal: len(rejected)}, drops.INVALID)
+    if origin is not None and rejected:
+        usage.count(origin.project_id, limits.BATCH_FIELDS[signal], limits.INVALID,
+                    len(rejected))
     return Outcome(batch=BatchResult(accepted, rejected))

@@ -16,4 +16,4 @@ async def handle_requests(pipeline: Pipeline, origin: Origin, document: Any) -> 
     batch = origin.new_batch()
     batch.requests.extend(requests)
     await pipeline.consume(batch)
-    return batch_outcome("requests", len(requests), rejected)
+    return batch_outcome("requests", len(requests), rejected, origin)

@@ -22,6 +22,7 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from model import limits
 from proto.sounding.v1 import ingest_pb2
 from receiver.grpc.messages import json_document, otlp_reply, sounding_reply
 from receiver.http.base import JSON, PROTOBUF
@@ -67,6 +68,9 @@ class Signal:
     handle: Handle
     http: HttpDoor
     grpc: GrpcDoor
+    # The limit categories of its records (model/limits.py): refused before the body
+    # while the project's limits close them.
+    categories: tuple[str, ...] = ()
 
 
 def _json_body(body: bytes, media_type: str) -> Any:
@@ -108,14 +112,16 @@ SIGNALS: tuple[Signal, ...] = (
                     partial=_otlp_partial(trace_service_pb2.ExportTraceServiceResponse,
                                           "rejected_spans")),
            GrpcDoor(_service(trace_service_pb2, "TraceService"), "Export", _otlp_proto,
-                    otlp_reply(trace_service_pb2.ExportTraceServiceResponse, "rejected_spans"))),
+                    otlp_reply(trace_service_pb2.ExportTraceServiceResponse, "rejected_spans")),
+           (limits.SPAN,)),
     Signal("logs", handle_logs,
            HttpDoor("/ingest/v1/logs", (PROTOBUF, JSON), _otlp_body, otlp_path="/v1/logs",
                     partial=_otlp_partial(logs_service_pb2.ExportLogsServiceResponse,
                                           "rejected_log_records")),
            GrpcDoor(_service(logs_service_pb2, "LogsService"), "Export", _otlp_proto,
                     otlp_reply(logs_service_pb2.ExportLogsServiceResponse,
-                               "rejected_log_records"))),
+                               "rejected_log_records")),
+           (limits.LOG,)),
     Signal("metrics", handle_metrics,
            HttpDoor("/ingest/v1/metrics", (PROTOBUF, JSON), _otlp_body,
                     otlp_path="/v1/metrics",
@@ -123,14 +129,17 @@ SIGNALS: tuple[Signal, ...] = (
                                           "rejected_data_points")),
            GrpcDoor(_service(metrics_service_pb2, "MetricsService"), "Export", _otlp_proto,
                     otlp_reply(metrics_service_pb2.ExportMetricsServiceResponse,
-                               "rejected_data_points"))),
+                               "rejected_data_points")),
+           (limits.METRIC,)),
     Signal("errors", handle_error,
            HttpDoor("/ingest/errors", (JSON,), _json_body),
-           GrpcDoor(_ERRORS, "Report", json_document(ingest_pb2.ErrorRecord), sounding_reply)),
+           GrpcDoor(_ERRORS, "Report", json_document(ingest_pb2.ErrorRecord), sounding_reply),
+           (limits.ERROR,)),
     Signal("errors_batch", handle_error_batch,
            HttpDoor("/ingest/errors/batch", (JSON,), _json_body),
            GrpcDoor(_ERRORS, "ReportBatch", json_document(ingest_pb2.ErrorBatch),
-                    sounding_reply)),
+                    sounding_reply),
+           (limits.ERROR,)),
     Signal("deploys", handle_deploy,
            HttpDoor("/ingest/deploys", (JSON,), _json_body),
            GrpcDoor(_service(ingest_pb2, "DeployService"), "Record",
@@ -138,5 +147,6 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("requests", handle_requests,
            HttpDoor("/ingest/requests", (JSON,), _json_body),
            GrpcDoor(_service(ingest_pb2, "RequestService"), "ReportBatch",
-                    json_document(ingest_pb2.RequestBatch), sounding_reply)),
+                    json_document(ingest_pb2.RequestBatch), sounding_reply),
+           (limits.METRIC,)),
 )

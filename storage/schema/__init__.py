@@ -18,6 +18,7 @@ holds every table; each module declares the tables of one concept:
 - feedback.py: user feedback
 - artifacts.py: releases, uploaded source map chunks, bundles and files
 - crons.py: cron monitors, their check-ins and incidents
+- limits.py: limits per project, the shared buckets, usage per hour, spike protection
 
 Everything is imported here: `from storage import schema` then `schema.<table>` is
 how the rest of storage reads it, and importing this package declares every table, so
@@ -60,6 +61,7 @@ from storage.schema.errors import (
     error_status_changes,
 )
 from storage.schema.feedback import feedback
+from storage.schema.limits import limit_buckets, project_limits, spike_protection, usage_hourly
 from storage.schema.projects import api_keys, projects, resources
 from storage.schema.queues import maintenance_leases, outbox
 from storage.schema.rollups import (
@@ -91,9 +93,11 @@ __all__ = [
     "cron_monitors",
     "dashboard_secrets", "dashboard_sessions", "deploys",
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
-    "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
+    "error_status_changes", "limit_buckets", "login_failures", "logs", "maintenance_leases",
+    "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",
-    "metric_request_rollups_hourly", "metric_series", "outbox", "projects", "releases",
-    "request_latency", "request_latency_hourly", "request_rollups",
-    "request_rollups_hourly", "resources", "spans", "user_identities", "users",
+    "metric_request_rollups_hourly", "metric_series", "outbox", "project_limits", "projects",
+    "releases", "request_latency", "request_latency_hourly", "request_rollups",
+    "request_rollups_hourly", "resources", "spans", "spike_protection", "usage_hourly",
+    "user_identities", "users",
 ]

@@ -57,7 +57,7 @@ alert_rules = Table(
 # index keeps finding those few cheap however many facts are kept.
 ALERT_KINDS = ("new_group", "regression", "deploy_worse", "frequency", "error_rate",
                "latency", "crash_free_sessions", "crash_free_users", "test", "cron_missed",
-               "cron_failed", "cron_recovered")
+               "cron_failed", "cron_recovered", "spike_protection")
 alert_facts = Table(
     rows.ALERT_FACTS,
     metadata,

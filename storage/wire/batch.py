@@ -276,6 +276,7 @@ class EncodedBatch:
     # Records per signal dropped because the store could not hold them; counted by
     # the exporter on the event loop (decode workers keep no metrics).
     unencodable: dict[str, int] = field(default_factory=dict)
+    project_id: int = 0  # whose usage counts the unencodable records as dropped
 
 
 def encode(batch: Batch) -> EncodedBatch:
@@ -287,7 +288,7 @@ def encode(batch: Batch) -> EncodedBatch:
     return EncodedBatch(pickle.dumps(tuple(wire), protocol=pickle.HIGHEST_PROTOCOL),
                         batch.record_count(), counts, max(batch.approx_bytes, 0),
                         not any(counts.values()) and not wire.groups and not wire.reopen,
-                        unencodable)
+                        unencodable, batch.project_id)
 
 
 def wire_records(wire: WireBatch) -> dict[str, int]:

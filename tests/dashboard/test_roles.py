@@ -37,6 +37,8 @@ LEAST_ROLE = {
     r"/projects/([^/]+)/alerts/rules": "admin",
     r"/projects/([^/]+)/alerts/rules/([0-9]+)/remove": "admin",
     r"/projects/([^/]+)/alerts/test": "admin",
+    r"/projects/([^/]+)/stats/limits": "admin",
+    r"/api/v1/projects/([^/]+)/limits": "admin",
     r"/api/v1/projects/([^/]+)/error-groups/([0-9]+)/status": "member",
     r"/api/v1/projects/([^/]+)/error-groups/bulk-status": "member",
     r"/api/v1/projects/([^/]+)/error-groups/merge": "member",
