@@ -28,6 +28,7 @@ from storage.schema.accounts import (
     dashboard_sessions,
     login_failures,
     user_identities,
+    user_project_roles,
     users,
 )
 from storage.schema.alerts import (
@@ -84,5 +85,6 @@ __all__ = [
     "metric_cumulative", "metric_points", "metric_request_rollups",
     "metric_request_rollups_hourly", "metric_series", "outbox", "projects",
     "request_latency", "request_latency_hourly", "request_rollups",
-    "request_rollups_hourly", "resources", "spans", "user_identities", "users",
+    "request_rollups_hourly", "resources", "spans", "user_identities", "user_project_roles",
+    "users",
 ]
