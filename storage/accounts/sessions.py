@@ -36,7 +36,8 @@ class Login:
     # is also limited by its scopes and projects (dashboard/access.py `authorize`).
     token: Token | None = None
     # A team account's roles in single projects, by project id, above `role`.
-    project_roles: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
+    project_roles: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}),
+                                             hash=False)
 
     def role_in(self, project_id: int) -> str:
         """This login's role in the project (storage/accounts/roles.py `role_in`): a

@@ -146,6 +146,28 @@ def test_a_changed_group_re_maps_the_project_roles_at_the_next_login(
     assert since(served.server, start) == []  # the same roles: nothing to record
 
 
+def test_an_admin_of_one_project_makes_keys_there_only(served: Served, idp: IdP) -> None:
+    idp.control("account", id="fay", groups=["beta-leads"])  # admin of beta, viewer of acme
+    fay = sso_login(served.server, "fay").browser  # type: ignore[attr-defined]
+    assert served.roles("fay@example.com") == ("none", {"acme": "viewer", "beta": "admin"})
+    xsrf = session_headers(served, fay)["X-XSRFToken"]
+
+    def setup(project: str) -> requests.Response:
+        return fay.post(served.server.base + "/setup", data={"_xsrf": xsrf, "project": project},
+                        timeout=10)
+
+    keys = "SELECT count(*) FROM api_keys"
+    before = served.server.query(keys)[0][0]
+    assert setup("beta").status_code == 200
+    assert served.server.query(keys)[0][0] == before + 1
+    refused = setup("acme")
+    assert refused.status_code == 403 and "admin role in this project" in refused.text
+    # A new project is beyond any one project: the global admin role, which fay has not.
+    assert setup("gamma").status_code == 403
+    assert served.server.query(keys)[0][0] == before + 1
+    assert served.server.query("SELECT count(*) FROM projects WHERE name = 'gamma'")[0][0] == 0
+
+
 def sounding(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOUNDING")}
     return subprocess.run([sys.executable, "-m", "sounding", *args], cwd=REPO, text=True,
