@@ -38,11 +38,15 @@ def cmd_create(config: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def cmd_list(config: dict[str, Any], _args: argparse.Namespace) -> int:
-    print(f"{'EMAIL':<40}{'ROLE':<9}{'CREATED':<30}STATUS")
-    for user in users.list_users(store(config)):
+    print(f"{'EMAIL':<40}{'ROLE':<9}{'CREATED':<30}{'STATUS':<40}IN PROJECTS")
+    opened = store(config)
+    in_projects = project_roles.all_named(opened)
+    for user in users.list_users(opened):
         state = "active" if user.disabled_us is None else \
             f"disabled {iso_from_us(user.disabled_us)}"
-        print(f"{user.email:<40}{user.role:<9}{iso_from_us(user.created_us):<30}{state}")
+        roles = " ".join(f"{p}:{r}" for p, r in in_projects.get(user.id, {}).items())
+        print(f"{user.email:<40}{user.role:<9}{iso_from_us(user.created_us):<30}{state:<40}"
+              f"{roles}".rstrip())
     return 0
 
 

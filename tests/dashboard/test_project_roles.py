@@ -197,6 +197,9 @@ def test_a_personal_token_is_held_to_its_accounts_role_in_each_project(
                     "--role", "member", "--project", "beta")
     assert done.returncode == 0 and "role member in beta" in done.stdout, done.stderr
     assert served.set_status("beta", bearer).status_code == 200
+    listed = sounding(served.server.db_url, "users", "list").stdout.splitlines()
+    assert [line.split()[-2:] for line in listed if line.startswith("gus@")] == [
+        ["acme:member", "beta:member"]]
     entries = since(served.server, start)
     assert entries[0]["actor"][0] == "cli"
     assert {k: v for k, v in entries[0].items() if k != "actor"} == {
