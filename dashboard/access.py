@@ -11,10 +11,19 @@ set one cookie on the victim's browser could choose both. A request with
 `Authorization: Bearer <admin token or API token>` carries no ambient credential
 a forged cross-site request could use, so it needs none.
 
-Roles (viewer < member < admin) are checked here, server-side, before any handler
-runs: a request of another method than GET/HEAD/OPTIONS needs the handler's
+Roles (none < viewer < member < admin) are checked here, server-side, before any
+handler runs: a request of another method than GET/HEAD/OPTIONS needs the handler's
 `write_role` ("member" unless the class says otherwise), so a new POST route is
 closed to viewers by default; handlers may ask for more with require_role().
+A team account's role may differ by project (storage/accounts/roles.py `role_in`:
+the higher of its global role and its role in that project). Before the project is
+known, a handler acting in one project lets through a login with `write_role` in
+some project; `enter_project` (called by dashboard/scope.py `load_project`, which
+every such handler calls before acting) checks it again in that project, and from
+then on `role()`, `require_role()` and the templates' `can()` are the project's. A
+project where the login's role is `none` is answered as one that does not exist
+(404) and left out of lists. Handlers beyond one project (`across_projects`) use the
+global role.
 
 An API token (storage/accounts/tokens.py) is also held to its scopes and projects, by
 one check, `authorize`: before the handler runs, the scope this handler needs for the
@@ -35,6 +44,7 @@ from tornado.web import HTTPError, RequestHandler
 
 from dashboard.auth import LOGIN_COOKIE, LOGIN_FORM_DAYS, SESSION_COOKIE
 from dashboard.context import DashboardContext
+from storage.accounts.roles import ROLES, at_least
 from storage.accounts.sessions import Login
 from storage.audit.log import ADMIN_TOKEN, SYSTEM, Actor
 
@@ -64,6 +74,7 @@ class AccessHandler(RequestHandler):
         self.session_token: str | None = None  # of a valid session cookie
         self.login: Login | None = None  # who is logged in
         self._login_nonce: str | None = None
+        self.project_id: int | None = None  # the project acted in, once entered
 
     async def prepare(self) -> None:
         if not self.login_required:
@@ -80,13 +91,16 @@ class AccessHandler(RequestHandler):
         if self.request.method not in SAFE_METHODS:
             if not self.via_bearer:
                 self.check_xsrf_cookie()
-            self.require_role(self.write_role)
+            if self.across_projects:
+                self.require_role(self.write_role)
+            elif not at_least(self.highest_role(), self.write_role):
+                raise HTTPError(403, f"this needs the {self.write_role} role")
         self.authorize(None if self.across_projects else Pending.PROJECT)
 
     # Who is acting, and what they may do: a team account (its email and role, also
     # through its personal token), the admin token's holder or a service token (an
     # admin by role, held by its scopes alone).
-    ROLES = ("viewer", "member", "admin")
+    ROLES = ROLES
 
     def actor(self) -> Actor:
         """Who the audit log (and a group's history, by its name) records for a change
@@ -104,18 +118,47 @@ class AccessHandler(RequestHandler):
         return Actor.user(self.login.user_id, self.login.email)
 
     def role(self) -> str:
-        """The logged-in role: one of ROLES (none logged in: the least)."""
-        return self.login.role if self.login else "viewer"
+        """The logged-in role: in the project entered (`enter_project`), else the
+        global one; one of ROLES (none logged in: the least)."""
+        if self.login is None:
+            return "none"
+        if self.project_id is not None:
+            return self.login.role_in(self.project_id)
+        return self.login.role
 
-    def can(self, role: str) -> bool:
-        """Whether the login has at least `role` (templates hide what it may not do;
-        the server refuses it regardless)."""
-        return self.ROLES.index(self.role()) >= self.ROLES.index(role)
+    def highest_role(self) -> str:
+        return self.login.highest_role() if self.login else "none"
+
+    def can(self, role: str, across: bool = False) -> bool:
+        """Whether the login has at least `role` (in the project entered; `across`:
+        its global role, for what is beyond projects). Templates hide what it may not
+        do; the server refuses it regardless."""
+        mine = (self.login.role if self.login else "none") if across else self.role()
+        return at_least(mine, role)
 
     def require_role(self, role: str) -> None:
-        """Refuse (403) a request whose login has less than `role`, server-side."""
-        if self.ROLES.index(self.role()) < self.ROLES.index(role):
-            raise HTTPError(403, f"this needs the {role} role")
+        """Refuse (403) a request whose login has less than `role` (in the project
+        entered), server-side."""
+        if not at_least(self.role(), role):
+            where = "" if self.project_id is None else " in this project"
+            raise HTTPError(403, f"this needs the {role} role{where}")
+
+    def enter_project(self, project_id: int) -> None:
+        """The project this request acts in, once it may (dashboard/scope.py
+        `load_project`): 404 for one out of the login's (or its token's) reach, 403 for
+        a change its role there does not allow."""
+        if self.login is not None and self.login.role_in(project_id) == "none":
+            raise HTTPError(404, "there is no such project for this account")
+        self.authorize(project_id)
+        self.project_id = project_id
+        if self.request.method not in SAFE_METHODS:
+            self.require_role(self.write_role)
+
+    def sees(self, project_id: int) -> bool:
+        """Whether this request may see the project (lists of projects): its token
+        reaches it, and its account has a role there."""
+        return self.token_reaches(project_id) and (
+            self.login is None or self.login.role_in(project_id) != "none")
 
     def authorize(self, project_id: int | None | Pending = Pending.PROJECT) -> None:
         """The one check of an API token's reach (none for the admin token or a

@@ -97,7 +97,8 @@ class AdminAuth:
         if found.user_id is None:
             return Login(None, f"service token {found.name}", "admin", token=found)
         assert found.email is not None and found.role is not None
-        return Login(found.user_id, found.email, found.role, token=found)
+        return await asyncio.to_thread(sessions.of_account, self.store, found.user_id,
+                                       found.email, found.role, found)
 
     # Password logins, throttled per email and per client address.
 
@@ -114,7 +115,8 @@ class AdminAuth:
         if user is None:
             return None
         await asyncio.to_thread(login_throttle.clear, self.store, f"email:{user.email}")
-        return Login(user.id, user.email, user.role)
+        return await asyncio.to_thread(sessions.of_account, self.store, user.id, user.email,
+                                       user.role)
 
     @staticmethod
     def _subjects(email: str, client: str) -> list[str]:

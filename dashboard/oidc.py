@@ -33,7 +33,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from tornado.httpclient import HTTPRequest
 
-from dashboard.oidc_settings import ProviderSettings
+from dashboard.oidc_settings import Mapped, ProviderSettings
 from runtime import httppost
 
 CLOCK_SKEW_S = 60
@@ -234,8 +234,8 @@ class Provider:
                                "most 255 characters")
         return claims
 
-    def role_of(self, claims: dict[str, Any]) -> str | None:
-        """The highest Sounding role that any value of the role claim maps to, or None."""
+    def role_of(self, claims: dict[str, Any]) -> Mapped | None:
+        """The Sounding roles the role claim's values map to, or None for none."""
         return self.settings.role_of(claims)
 
     def email_of(self, claims: dict[str, Any]) -> tuple[str, bool]:

@@ -1,5 +1,11 @@
 """The `dashboard.oidc` settings: each OpenID provider's keys, their defaults and
-checks, and the rule that maps a provider's claim to a Sounding role.
+checks, and the rule that maps a provider's claim to Sounding roles.
+
+A `role_map` value is a role across all projects (`sre: admin`), a role in one
+project (`acme-devs: {project: acme, role: member}`), or a list of these (one group
+giving roles in several projects). An account's global role is the highest any of
+its values maps to across all projects (`none` when they name only projects), its
+role in a project the highest they map to there (docs/dashboard.md).
 
 Imported by dashboard/extension.py to check the configuration, so it imports nothing
 of the dashboard (see that module's docstring)."""
@@ -12,7 +18,7 @@ from typing import Any
 
 from model.errors import ConfigError
 from runtime.configcheck import check_keys
-from storage.accounts.roles import ROLES
+from storage.accounts.roles import PROJECT_ROLES, highest
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 ISSUER = re.compile(r"https?://[^\s?#]+")
@@ -26,7 +32,7 @@ PROVIDER_DEFAULTS: dict[str, Any] = {
     "scopes": ["openid", "email", "profile"],
     "email_claim": "email",
     "role_claim": "groups",
-    "role_map": {},  # required: claim value -> viewer | member | admin
+    "role_map": {},  # required: claim value -> role, {project, role}, or a list of them
 }
 REQUIRED = ("name", "issuer", "client_id", "client_secret", "role_map")
 
@@ -41,7 +47,8 @@ class ProviderSettings:
     scopes: tuple[str, ...]
     email_claim: str
     role_claim: str
-    role_map: dict[str, str]
+    # claim value -> (project name, or None for all projects, role) pairs
+    role_map: dict[str, tuple[tuple[str | None, str], ...]]
 
     def claim_values(self, claims: dict[str, Any]) -> list[str]:
         """The role claim's values: a string or a list of strings, found by its whole
@@ -57,10 +64,31 @@ class ProviderSettings:
             return [item for item in value if isinstance(item, str)]
         return []
 
-    def role_of(self, claims: dict[str, Any]) -> str | None:
-        """The highest role any value maps to; None when none does."""
-        roles = {self.role_map[v] for v in self.claim_values(claims) if v in self.role_map}
-        return max(roles, key=ROLES.index) if roles else None
+    def role_of(self, claims: dict[str, Any]) -> Mapped | None:
+        """The roles the claim's values map to; None when none maps to any."""
+        pairs = [pair for v in self.claim_values(claims) for pair in self.role_map.get(v, ())]
+        if not pairs:
+            return None
+        projects: dict[str, str] = {}
+        for project, role in pairs:
+            if project is not None:
+                projects[project] = highest([projects.get(project, "none"), role])
+        return Mapped(highest([r for p, r in pairs if p is None]), projects)
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """What a login's claim maps to: a global role (`none`: only `projects`) and roles
+    by project name."""
+    role: str
+    projects: dict[str, str]
+
+
+def map_entries(value: Any) -> tuple[tuple[str | None, str], ...]:
+    """A `role_map` value (already checked) as (project or None, role) pairs."""
+    items = value if isinstance(value, list) else [value]
+    return tuple((None, item) if isinstance(item, str) else (item["project"], item["role"])
+                 for item in items)
 
 
 def providers(settings: dict[str, Any]) -> list[ProviderSettings]:
@@ -73,7 +101,7 @@ def providers(settings: dict[str, Any]) -> list[ProviderSettings]:
             issuer=entry["issuer"], client_id=str(entry["client_id"]),
             client_secret=str(entry["client_secret"]), scopes=tuple(entry["scopes"]),
             email_claim=entry["email_claim"], role_claim=entry["role_claim"],
-            role_map=dict(entry["role_map"])))
+            role_map={str(k): map_entries(v) for k, v in entry["role_map"].items()}))
     return found
 
 
@@ -125,7 +153,24 @@ def _check_provider(where: str, entry: dict[str, Any], names: set[str]) -> None:
     if not isinstance(role_map, dict) or not role_map:
         raise ConfigError(f"{where}.role_map is required: which values of the "
                           f"{entry['role_claim']!r} claim give which role")
-    for value, role in role_map.items():
-        if role not in ROLES:
-            raise ConfigError(f"{where}.role_map[{value!r}] must be one of "
-                              f"{', '.join(ROLES)}, not {role!r}")
+    for value, mapped in role_map.items():
+        _check_mapped(f"{where}.role_map[{value!r}]", mapped)
+
+
+def _check_mapped(where: str, mapped: Any) -> None:
+    roles = ", ".join(PROJECT_ROLES)
+    items = mapped if isinstance(mapped, list) and mapped else [mapped]
+    for item in items:
+        if isinstance(item, str):
+            if item not in PROJECT_ROLES:
+                raise ConfigError(f"{where} must be one of {roles} (across all projects), "
+                                  f"{{project: NAME, role: ROLE}} or a list of these, "
+                                  f"not {item!r}")
+            continue
+        if not isinstance(item, dict) or set(item) != {"project", "role"}:
+            raise ConfigError(f"{where} must be a role ({roles}), {{project: NAME, role: "
+                              f"ROLE}} or a list of these, not {item!r}")
+        if not isinstance(item["project"], str) or not item["project"]:
+            raise ConfigError(f"{where}.project must be a project's name")
+        if item["role"] not in PROJECT_ROLES:
+            raise ConfigError(f"{where}.role must be one of {roles}, not {item['role']!r}")

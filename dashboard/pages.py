@@ -114,7 +114,7 @@ class LogoutPage(DashboardHandler):
     form's page's CSP `form-action 'self'` to a redirect answering the form, and would
     stop at the provider's address."""
 
-    write_role = "viewer"  # everyone may log out
+    write_role = "none"  # everyone may log out
 
     async def post(self) -> None:
         if self.session_token is not None:

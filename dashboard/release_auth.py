@@ -4,14 +4,16 @@ kind it accepts can change in one place.
 
 An API token (storage/accounts/tokens.py) with the `releases` scope (or `admin`) that
 reaches the project (`Token.allows`, the one rule of a token's reach); a personal
-token also needs its account to have at least the member role, the role that may
-change what a project holds on every other writing route.
+token also needs its account to have at least the member role in that project
+(storage/accounts/roles.py `role_in`), the role that may change what a project holds
+on every other writing route.
 """
 
 from __future__ import annotations
 
 from model.timeutil import now_us
-from storage.accounts import tokens
+from storage.accounts import project_roles, tokens
+from storage.accounts.roles import highest, role_in
 from storage.queries import projects as pq
 from storage.store import Store
 
@@ -48,9 +50,13 @@ def authorize_release_upload(store: Store, bearer: str | None, org: str,
     if not token.has_scope(SCOPE):
         raise Forbidden(f"the token {token.name!r} has no releases scope (it has "
                         f"{', '.join(sorted(token.scopes))})")
-    if token.user_id is not None and token.role not in UPLOAD_ROLES:
-        raise Forbidden(f"the token of {token.email} ({token.role}) may not upload: "
-                        "uploads need the member role")
+    in_projects: dict[int, str] = {}
+    if token.user_id is not None:
+        with store.reader.connect() as conn:
+            in_projects = project_roles.of_user(conn, token.user_id)
+        if highest([token.role or "none", *in_projects.values()]) not in UPLOAD_ROLES:
+            raise Forbidden(f"the token of {token.email} ({token.role}) may not upload: "
+                            "uploads need the member role")
     if project is None:
         return None
     found = next((p for p in pq.list_projects(store) if p.name == project), None)
@@ -60,4 +66,8 @@ def authorize_release_upload(store: Store, bearer: str | None, org: str,
                if found is not None else
                UnknownProject(f"there is no project named {project!r} (SENTRY_PROJECT is "
                               "a Sounding project's name)"))
+    if token.user_id is not None and role_in(token.role or "none", in_projects,
+                                             found.id) not in UPLOAD_ROLES:
+        raise Forbidden(f"the token of {token.email} may not upload to project {project!r}: "
+                        "uploads need the member role in it")
     return found.id

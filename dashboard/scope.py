@@ -34,19 +34,21 @@ class ScopeHandler(AccessHandler, QueryArgsHandler):
         return await asyncio.to_thread(fn, *args, **kwargs)
 
     async def list_projects(self) -> list[pq.Project]:
-        """The projects this request may see (an API token: its own), for menus and
+        """The projects this request may see (an API token: its own; an account: those
+        it has a role in), for menus and
         lists; kept as `self.projects`."""
         self.projects = [p for p in await self.run(pq.list_projects, self.store)
-                         if self.token_reaches(p.id)]
+                         if self.sees(p.id)]
         return self.projects
 
     async def load_project(self, name: str) -> pq.Project:
-        """The project a route names, once this request may act in it (authorize):
-        a 404 when there is none, or none this request's token reaches."""
+        """The project a route names, once this request may act in it (enter_project:
+        the token's reach, the account's role there): a 404 when there is none, or none
+        this request's token or account reaches."""
         project = next((p for p in await self.list_projects() if p.name == name), None)
         if project is None:
             raise HTTPError(404, f"there is no project named {name!r}")
-        self.authorize(project.id)
+        self.enter_project(project.id)
         self.project = project
         return project
 

@@ -61,8 +61,13 @@ class SetupPage(DashboardHandler):
     async def post(self, _project_in_path: str | None = None) -> None:
         name = project_name_arg(self.get_argument("project", ""))
         existing = next((p for p in await self.list_projects() if p.name == name), None)
-        # A project a token does not reach, or a new one, is beyond its projects.
-        self.authorize(existing.id if existing else None)
+        if existing is not None:  # its token's reach and the role in it, before the key
+            self.enter_project(existing.id)
+        else:
+            # A new project, or one this login does not reach: beyond any one project,
+            # so a token over all projects and the global admin role.
+            self.authorize(None)
+            self.require_role(self.write_role)
         key, key_id = await self.run(keys.create_key, self.store, name, True, self.actor())
         project = await self.load_project(name)
         address, guessed = self.ingest_address()

@@ -110,7 +110,10 @@ class SsoCallback(SsoHandler):
             self.refuse(401, f"Sign-in through {name} failed: {exc}.")
             return
         email, verified = provider.email_of(claims)
-        who = identities.Claimed(name, claims["sub"], email, verified, provider.role_of(claims))
+        mapped = provider.role_of(claims)
+        who = identities.Claimed(name, claims["sub"], email, verified,
+                                 None if mapped is None else mapped.role,
+                                 {} if mapped is None else mapped.projects)
         try:
             user = await self.run(identities.login, self.store, who, self.now_us)
         except identities.Refused as exc:

@@ -23,7 +23,7 @@ KINDS = ("personal", "service")
 
 
 class TokensHandler(DashboardHandler):
-    write_role = "viewer"  # one's own tokens: any role; service tokens: admins (below)
+    write_role = "none"  # one's own tokens: any account; service tokens: admins (below)
     read_scopes = ("admin",)
     write_scope = "admin"
     across_projects = True

@@ -1,4 +1,5 @@
-"""The Users page (admins: add accounts, change roles, disable, enable, delete) and
+"""The Users page (admins: add accounts, change roles, across all projects or in one,
+disable, enable, delete) and
 the Account page (anyone logged in with an account: their password; their API tokens
 are on the Tokens page, dashboard/tokens.py).
 
@@ -16,14 +17,17 @@ from tornado.web import HTTPError
 
 from dashboard.auth import SESSION_COOKIE
 from dashboard.base import DashboardHandler
-from storage.accounts import users
+from storage.accounts import project_roles, users
+from storage.accounts.roles import PROJECT_ROLES
+from storage.queries import projects as pq
 
 DONE = {
     "created": "Account added.", "role": "Role changed.", "disabled": "Account disabled.",
     "enabled": "Account enabled.", "deleted": "Account deleted.",
     "password": "Password changed; your other sessions ended.",
+    "project-role": "Project role changed.",
 }
-ACTIONS = ("create", "set-role", "disable", "enable", "delete")
+ACTIONS = ("create", "set-role", "set-project-role", "disable", "enable", "delete")
 
 
 class UsersPage(DashboardHandler):
@@ -40,7 +44,11 @@ class UsersPage(DashboardHandler):
 
     async def show(self, problem: str | None = None) -> None:
         accounts = await self.run(users.list_users, self.store)
+        in_projects = await self.run(project_roles.all_named, self.store)
+        projects = await self.run(pq.list_projects, self.store)
         self.render("users.html", accounts=accounts, roles=users.ROLES, problem=problem,
+                    in_projects=in_projects, projects=[p.name for p in projects],
+                    project_roles=PROJECT_ROLES,
                     done=None if problem else DONE.get(self.get_argument("done", "")),
                     section="users")
 
@@ -62,7 +70,8 @@ class UsersPage(DashboardHandler):
             return
         if not found:
             raise HTTPError(404, f"no account for {email}")
-        code = {"create": "created", "set-role": "role"}.get(action, f"{action}d")
+        code = {"create": "created", "set-role": "role",
+                "set-project-role": "project-role"}.get(action, f"{action}d")
         self.redirect(f"/users?done={code}", status=303)
 
     def change(self, action: str, email: str) -> bool:
@@ -73,6 +82,10 @@ class UsersPage(DashboardHandler):
             return True
         if action == "set-role":
             return users.set_role(self.store, email, self.get_body_argument("role", ""), actor)
+        if action == "set-project-role":
+            return project_roles.set_role(self.store, email,
+                                          self.get_body_argument("project", ""),
+                                          self.get_body_argument("role", ""), actor)
         if action == "disable":
             return users.disable(self.store, email, self.now_us, actor)
         if action == "enable":
@@ -81,7 +94,7 @@ class UsersPage(DashboardHandler):
 
 
 class AccountHandler(DashboardHandler):
-    write_role = "viewer"  # one's own password: any role
+    write_role = "none"  # one's own password: any account, even one of no global role
     read_scopes = ("admin",)
     write_scope = "admin"
     across_projects = True

@@ -13,7 +13,7 @@ from typing import Any
 
 from model.timeutil import iso_from_us, now_us
 from sounding.cli.common import store
-from storage.accounts import users
+from storage.accounts import project_roles, users
 from storage.audit.log import Actor
 
 
@@ -38,11 +38,15 @@ def cmd_create(config: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def cmd_list(config: dict[str, Any], _args: argparse.Namespace) -> int:
-    print(f"{'EMAIL':<40}{'ROLE':<9}{'CREATED':<30}STATUS")
-    for user in users.list_users(store(config)):
+    print(f"{'EMAIL':<40}{'ROLE':<9}{'CREATED':<30}{'STATUS':<40}IN PROJECTS")
+    opened = store(config)
+    in_projects = project_roles.all_named(opened)
+    for user in users.list_users(opened):
         state = "active" if user.disabled_us is None else \
             f"disabled {iso_from_us(user.disabled_us)}"
-        print(f"{user.email:<40}{user.role:<9}{iso_from_us(user.created_us):<30}{state}")
+        roles = " ".join(f"{p}:{r}" for p, r in in_projects.get(user.id, {}).items())
+        print(f"{user.email:<40}{user.role:<9}{iso_from_us(user.created_us):<30}{state:<40}"
+              f"{roles}".rstrip())
     return 0
 
 
@@ -55,8 +59,18 @@ def _report(found: bool, email: str, done: str) -> int:
 
 
 def cmd_set_role(config: dict[str, Any], args: argparse.Namespace) -> int:
-    return _report(users.set_role(store(config), args.email, args.role, Actor.cli()),
-                   args.email, f"role {args.role}")
+    if args.project is None:
+        return _report(users.set_role(store(config), args.email, args.role, Actor.cli()),
+                       args.email, f"role {args.role}")
+    try:
+        found = project_roles.set_role(store(config), args.email, args.project, args.role,
+                                       Actor.cli())
+    except ValueError as exc:
+        print(f"sounding: {exc}", file=sys.stderr)
+        return 2
+    done = (f"no role of its own in {args.project} (its global role there)"
+            if args.role == "none" else f"role {args.role} in {args.project}")
+    return _report(found, args.email, done)
 
 
 def cmd_set_password(config: dict[str, Any], args: argparse.Namespace) -> int:
@@ -88,7 +102,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     cmds = parser.add_subparsers(dest="users_command", required=True)
 
     def command(name: str, func: Any, help_text: str, role: bool = False,
-                password: bool = False) -> None:
+                password: bool = False) -> argparse.ArgumentParser:
         p = cmds.add_parser(name, parents=[common], help=help_text)
         if name != "list":
             p.add_argument("--email", required=True)
@@ -98,11 +112,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             p.add_argument("--password-stdin", action="store_true",
                            help="read the password from the first line of standard input")
         p.set_defaults(func=func)
+        return p
 
     command("create", cmd_create, "add an account (password prompted)", role=True,
             password=True)
     command("list", cmd_list, "list accounts")
-    command("set-role", cmd_set_role, "change an account's role", role=True)
+    set_role = command("set-role", cmd_set_role, "change an account's role (across all "
+                       "projects, or in one with --project)", role=True)
+    set_role.add_argument("--project", help="the project to set the role in (none: remove "
+                          "the account's role there, leaving its global one)")
     command("set-password", cmd_set_password, "change an account's password (ends its "
             "sessions)", password=True)
     command("disable", cmd_disable, "disable an account (ends its sessions)")

@@ -6,11 +6,13 @@ or be reused at the provider, a subject cannot. The first login of a subject mak
 its account (just in time), or takes over the account of the same email when the
 provider vouches for that email (`email_verified`); an unverified email that is
 already an account is refused, since anyone able to set that address at the provider
-would otherwise become its holder. The role is the provider's at every login.
+would otherwise become its holder. The roles are the provider's at every login: the
+global role, and the roles in single projects, replaced whole (a project role an
+admin gave such an account by hand lasts until its next login).
 
 Both are recorded in the audit log, made by the provider (a `system` actor named
-after it): `user.create` for an account made just in time, `user.role` for a role
-the provider's claim changed.
+after it): `user.create` for an account made just in time, `user.role` for roles
+the provider's claim changed (with the project roles, by name, when there are any).
 
 An account made here has no password (`NO_PASSWORD` is no Argon2 hash, so no
 password verifies against it); an admin may still give it one.
@@ -18,11 +20,12 @@ password verifies against it); an admin may still give it one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, and_, delete, select, update
 
 from storage import schema
+from storage.accounts import project_roles
 from storage.accounts.users import User, check_role, normal_email
 from storage.audit.log import Actor, Target, record
 from storage.store import Store
@@ -40,7 +43,8 @@ class Claimed:
     subject: str
     email: str
     email_verified: bool
-    role: str | None  # None: the provider's claim maps to no Sounding role
+    role: str | None  # global; None: the provider's claim maps to no Sounding role
+    projects: dict[str, str] = field(default_factory=dict)  # project name -> role
 
 
 class Refused(Exception):
@@ -100,8 +104,18 @@ def _login(conn: Connection, who: Claimed, now_us: int) -> User | Refused:
                                         user_id=row.id, created_us=now_us))
     if row.disabled_us is not None:
         return Refused("this account is disabled in Sounding; ask an administrator")
-    if row.role != role:
-        conn.execute(update(_U).where(_U.c.id == row.id).values(role=role))
+    before_projects = project_roles.named(conn, row.id)
+    wanted = project_roles.project_ids(conn, who.projects)
+    if project_roles.of_user(conn, row.id) != wanted:
+        project_roles.replace(conn, row.id, wanted)
+    after_projects = project_roles.named(conn, row.id)
+    if row.role != role or before_projects != after_projects:
+        if row.role != role:
+            conn.execute(update(_U).where(_U.c.id == row.id).values(role=role))
+        before: dict[str, object] = {"role": row.role}
+        after: dict[str, object] = {"role": role}
+        if before_projects or after_projects:
+            before["projects"], after["projects"] = before_projects, after_projects
         record(conn, provider_actor(who.provider), "user.role", Target("user", row.email),
-               before={"role": row.role}, after={"role": role}, at_us=now_us)
+               before=before, after=after, at_us=now_us)
     return User(int(row.id), row.email, role, row.created_us, None)

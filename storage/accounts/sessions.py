@@ -7,11 +7,15 @@ the session on all of them; expired rows are deleted whenever a session is made.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from sqlalchemy import Connection, and_, delete, select
 
 from storage import schema
+from storage.accounts import project_roles
+from storage.accounts.roles import ROLES, role_in
 from storage.accounts.tokens import Token
 from storage.store import Store
 
@@ -31,6 +35,18 @@ class Login:
     # The API token a request came with (storage/accounts/tokens.py): what it may do
     # is also limited by its scopes and projects (dashboard/access.py `authorize`).
     token: Token | None = None
+    # A team account's roles in single projects, by project id, above `role`.
+    project_roles: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}),
+                                             hash=False)
+
+    def role_in(self, project_id: int) -> str:
+        """This login's role in the project (storage/accounts/roles.py `role_in`): a
+        personal token is held to it too."""
+        return role_in(self.role, self.project_roles, project_id)
+
+    def highest_role(self) -> str:
+        """Its role in the project where it has the most."""
+        return max([self.role, *self.project_roles.values()], key=ROLES.index)
 
 
 ADMIN_TOKEN = Login(None, "admin token", "admin")
@@ -58,13 +74,23 @@ def lookup(store: Store, token: str, now_us: int) -> Login | None:
                            .select_from(_T.outerjoin(_U, _U.c.id == _T.c.user_id))
                            .where(and_(_T.c.token_hash == token_hash(token),
                                        _T.c.expires_us > now_us))).first()
-    if row is None:
-        return None
-    if row.user_id is None:
-        return ADMIN_TOKEN
-    if row.email is None or row.disabled_us is not None:
-        return None
-    return Login(row.user_id, row.email, row.role, row.provider)
+        if row is None:
+            return None
+        if row.user_id is None:
+            return ADMIN_TOKEN
+        if row.email is None or row.disabled_us is not None:
+            return None
+        return Login(row.user_id, row.email, row.role, row.provider,
+                     project_roles=MappingProxyType(project_roles.of_user(conn, row.user_id)))
+
+
+def of_account(store: Store, user_id: int, email: str, role: str,
+               token: Token | None = None) -> Login:
+    """The login of an account (a password login, a personal token), with its
+    project roles read now."""
+    with store.reader.connect() as conn:
+        roles = project_roles.of_user(conn, user_id)
+    return Login(user_id, email, role, token=token, project_roles=MappingProxyType(roles))
 
 
 def active(store: Store, token: str, now_us: int) -> bool:

@@ -19,7 +19,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import Connection, delete, func, select, update
 
 from storage import schema
-from storage.accounts import tokens
+from storage.accounts import project_roles, tokens
 from storage.accounts.roles import ROLES
 from storage.audit.log import SYSTEM, Actor, Target, record
 from storage.store import Store
@@ -193,6 +193,7 @@ def delete_user(store: Store, email: str, actor: Actor = SYSTEM) -> bool:
     with store.writer.begin() as conn:
         _end_sessions(conn, user.id)
         tokens.delete_of_user(conn, user.id)
+        project_roles.delete_of_user(conn, user.id)
         conn.execute(delete(_I).where(_I.c.user_id == user.id))
         conn.execute(delete(_U).where(_U.c.id == user.id))
         record(conn, actor, "user.delete", Target("user", user.email),

@@ -24,7 +24,8 @@ ACTIONS: dict[str, str] = {
     "destination.delete": "removed an alert destination",
     # Accounts (storage/accounts/users.py, storage/accounts/identities.py).
     "user.create": "added an account (by an admin, or on its first single sign-on)",
-    "user.role": "changed an account's role (by an admin, or by the identity provider)",
+    "user.role": "changed an account's role, across all projects or in some (by an admin, "
+                 "or by the identity provider)",
     "user.password": "changed an account's password (never recorded)",
     "user.disable": "disabled an account (its sessions ended)",
     "user.enable": "enabled a disabled account",

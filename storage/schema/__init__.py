@@ -31,6 +31,7 @@ from storage.schema.accounts import (
     dashboard_sessions,
     login_failures,
     user_identities,
+    user_project_roles,
     users,
 )
 from storage.schema.alerts import (
@@ -99,5 +100,5 @@ __all__ = [
     "metric_request_rollups_hourly", "metric_series", "outbox", "project_limits", "projects",
     "releases", "request_latency", "request_latency_hourly", "request_rollups",
     "request_rollups_hourly", "resources", "spans", "spike_protection", "usage_hourly",
-    "user_identities", "users",
+    "user_identities", "user_project_roles", "users",
 ]

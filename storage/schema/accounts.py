@@ -37,7 +37,8 @@ dashboard_sessions = Table(
 )
 
 # Team accounts (migration 0016, storage/accounts/users.py): an Argon2id password hash, never
-# the password; `role` is viewer, member or admin; a disabled account cannot log in.
+# the password; `role` is none, viewer, member or admin (none: only the projects of
+# `user_project_roles`); a disabled account cannot log in.
 users = Table(
     "users",
     metadata,
@@ -89,6 +90,17 @@ user_identities = Table(
     Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
     Column("created_us", BigInteger, nullable=False),
     Index("ix_user_identities_user", "user_id"),
+)
+
+# An account's roles in single projects (migration 0030, storage/accounts/project_roles.py),
+# above its global `users.role`: its role in a project is the higher of the two. Set by
+# an admin, or by the OpenID provider's claim at every login (replaced whole).
+user_project_roles = Table(
+    "user_project_roles",
+    metadata,
+    Column("user_id", Integer, ForeignKey("users.id"), primary_key=True),
+    Column("project_id", Integer, ForeignKey("projects.id"), primary_key=True),
+    Column("role", String(16), nullable=False),
 )
 
 # Failed logins, one row each, by what was tried (`email:<address>` or

@@ -1,7 +1,8 @@
 """Team accounts in a real browser (Debian's Chromium driven by Playwright): the admin
 token's holder adds a member and a viewer on the Users page; the member logs in with
 email and password and resolves an error; the viewer logs in, reads the same page,
-and is refused (403) when sending the same form."""
+and is refused (403) when sending the same form. An account of no global role (`none`)
+given `member` in acme in the Users page's "In projects" column resolves there."""
 
 from __future__ import annotations
 
@@ -78,3 +79,37 @@ def test_a_member_resolves_and_a_viewer_is_refused(
     viewer.goto(url)
     assert viewer.locator("#group-status").inner_text() == "Resolved"  # unchanged
     viewer.context.close()
+
+
+def test_an_admin_gives_a_project_role_on_the_users_page(
+        browser: Any, start: Callable[..., Server], sqlite_url: str) -> None:
+    server = start(sqlite_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+    post_ok(server, "/ingest/errors", error("browser-project-roles"))
+    admin_context = browser.new_context()
+    admin = admin_context.new_page()
+    login(admin, server.base)
+    admin.goto(server.base + "/users")
+    form = admin.locator("form.add-user")
+    form.locator("input[name=email]").fill("pia@example.com")
+    form.locator("input[name=password]").fill(PASSWORD)
+    form.locator("select[name=role]").select_option("none")
+    form.locator("#add-user").click()
+    admin.wait_for_load_state()
+    row = admin.locator('tr[data-email="pia@example.com"]')
+    row.locator("select[name=project]").select_option("acme")
+    row.locator('select[aria-label="Role in the project of pia@example.com"]'
+                ).select_option("member")
+    row.locator("td.project-roles button").click()
+    admin.wait_for_load_state()
+    assert admin.locator("p.done").inner_text() == "Project role changed."
+    assert admin.locator('tr[data-email="pia@example.com"] .project-role'
+                         ).inner_text() == "acme: member"
+    admin_context.close()
+
+    url = group_url(server)
+    member = password_login(browser, server, "pia@example.com")
+    member.goto(url)
+    member.locator("button.action-resolved").click()
+    member.wait_for_load_state()
+    assert member.locator("#group-status").inner_text() == "Resolved"
+    member.context.close()

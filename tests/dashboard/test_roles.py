@@ -24,7 +24,7 @@ PASSWORD = "correct horse battery"
 # The least role of each state-changing route (its path pattern).
 LEAST_ROLE = {
     r"/login": None,  # no login needed: the form itself
-    r"/logout": "viewer",
+    r"/logout": "none",
     r"/projects/([^/]+)/errors/([0-9]+)/status": "member",
     r"/projects/([^/]+)/errors/bulk-status": "member",
     r"/projects/([^/]+)/errors/merge": "member",
@@ -45,9 +45,9 @@ LEAST_ROLE = {
     r"/api/v1/projects/([^/]+)/crons": "member",
     r"/api/v1/projects/([^/]+)/error-groups/([0-9]+)/unmerge": "member",
     r"/users": "admin",
-    r"/tokens": "viewer",
-    r"/tokens/([0-9]+)/revoke": "viewer",
-    r"/account/password": "viewer",
+    r"/tokens": "none",
+    r"/tokens/([0-9]+)/revoke": "none",
+    r"/account/password": "none",
     # A bearer token only, never a session (dashboard/release_auth.py: a member's
     # token): tests/dashboard/test_release_api.py tests who may.
     r"/api/0/organizations/([^/]+)/chunk-upload/?": None,
@@ -56,7 +56,8 @@ LEAST_ROLE = {
     r"/api/0/organizations/([^/]+)/releases/([^/]+)/?": None,
     r"/api/0/organizations/([^/]+)/releases/([^/]+)/deploys/?": None,
 }
-RANK = {"viewer": 0, "member": 1, "admin": 2}
+# `none`: an account of no global role (only the projects it has a role in: none here).
+RANK = {"none": -1, "viewer": 0, "member": 1, "admin": 2}
 WRITES = ("post", "put", "patch", "delete")
 
 
@@ -122,7 +123,7 @@ def test_each_role_is_refused_below_the_least_role(
     assert least is not None
     for role, session in logins.items():
         if pattern == r"/logout":
-            continue  # would end the session the other cases use; nobody is below viewer
+            continue  # would end the session the other cases use; nobody is below none
         xsrf = xsrf_of(session.get(server.base + "/account", timeout=10).text)
         answer = session.post(server.base + concrete(pattern), timeout=10,
                               allow_redirects=False, data={"_xsrf": xsrf},

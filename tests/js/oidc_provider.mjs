@@ -32,6 +32,9 @@ const ACCOUNTS = {
   cy: { email: 'cy@example.com', groups: ['sounding-viewers'] },
   dee: { email: 'dee@example.com', groups: [], },
   eve: { email: 'eve@example.com', groups: ['sounding-viewers'], email_verified: false },
+  // Roles in single projects (tests/dashboard/test_project_roles.py).
+  fay: { email: 'fay@example.com', groups: ['acme-devs'] },
+  gus: { email: 'gus@example.com', groups: ['acme-devs', 'sounding-viewers'] },
 };
 const COOKIE_KEYS = [randomBytes(32).toString('hex')];
 

@@ -45,7 +45,8 @@ class IdP:
             post_logout_redirect_uris=[f"{s.base}/login" for s in servers])
 
     def sounding_config(self) -> str:
-        """Sounding's YAML for PROVIDERS, roles from the `groups` claim."""
+        """Sounding's YAML for PROVIDERS, roles from the `groups` claim: across all
+        projects, in one (acme-devs) or in several (beta-leads)."""
         entries = "".join(f"""
       - name: {name}
         label: Sign in with {name}
@@ -53,7 +54,12 @@ class IdP:
         client_id: {CLIENT_ID}
         client_secret: {CLIENT_SECRET}
         scopes: [openid, email, groups]
-        role_map: {{sounding-admins: admin, staff: member, sounding-viewers: viewer}}
+        role_map:
+          sounding-admins: admin
+          staff: member
+          sounding-viewers: viewer
+          acme-devs: {{project: acme, role: member}}
+          beta-leads: [{{project: beta, role: admin}}, {{project: acme, role: viewer}}]
 """ for name in PROVIDERS)
         return f"dashboard:\n  oidc:\n    providers:{entries}"
 
