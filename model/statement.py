@@ -33,6 +33,9 @@ PLACEHOLDER = "?"
 # (a bulk insert of literals) is one operation by its first part.
 MAX_INPUT = 16_384
 
+# Only what changes is matched (words and spaces are left to `str.split`): a call
+# back per token would cost more than the rest together. Quoted identifiers are
+# matched to be kept as they are, so that nothing inside them is taken for a value.
 _TOKENS = re.compile(
     r"""
       (?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
@@ -40,15 +43,12 @@ _TOKENS = re.compile(
     | (?P<string>(?<![\w$])[EeNnXxBbUu]?'(?:[^'\\]|''|\\.)*(?:'|\Z))
     | (?P<ident>"(?:[^"]|"")*"|`[^`]*`|\[[^\]\s]*\])
     | (?P<param>%\([^)]*\)s|%s|\$\d+|\?\d*|(?<![:\w]):[A-Za-z_]\w*)
+    | (?P<isnull>\bIS\s+(?:NOT\s+)?NULL\b)
+    | (?P<word>\b(?:TRUE|FALSE|NULL)\b)
     | (?P<number>(?<![\w$.])-?(?:0[xX][0-9A-Fa-f]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w$]))
-    | (?P<isnull>\b[Ii][Ss]\s+(?:[Nn][Oo][Tt]\s+)?[Nn][Uu][Ll][Ll]\b)
-    | (?P<word>[A-Za-z_][\w$]*)
-    | (?P<space>\s+)
     """,
-    re.VERBOSE | re.DOTALL,
+    re.VERBOSE | re.DOTALL | re.IGNORECASE,
 )
-# Values written as words. NULL after IS or IS NOT is syntax, and stays.
-_VALUE_WORDS = frozenset({"true", "false", "null"})
 # `?::INTEGER`, `?::int2[]`: a cast a driver adds to a value it binds (SQLAlchemy on
 # psycopg, psycopg's client-side binding), part of the value, not of the query.
 _CAST = re.compile(r"\?(?:::[A-Za-z_]\w*(?:\(\d+(?:, ?\d+)?\))?(?:\[\])*)+")
@@ -64,16 +64,13 @@ _CLOSE = re.compile(r" \)")
 
 def _token(match: re.Match[str]) -> str:
     kind = match.lastgroup
-    if kind == "word":
-        word = match.group()
-        return PLACEHOLDER if word.lower() in _VALUE_WORDS else word
-    if kind == "isnull":
-        return " ".join(match.group().split())
     if kind == "ident":
         return match.group()
-    if kind in ("space", "comment"):
+    if kind == "comment":
         return " "
-    return PLACEHOLDER  # string, dollar, param, number
+    if kind == "isnull":
+        return " ".join(match.group().split())
+    return PLACEHOLDER  # string, dollar, param, word (TRUE, FALSE, NULL), number
 
 
 def normalize(sql: str) -> str:

@@ -69,6 +69,10 @@ SWEPT_TABLES: dict[str, tuple[Target, ...]] = {
                 Target("request_rollups_hourly", "hour", 1,
                        latency="request_latency_hourly"),
                 Target("metric_request_rollups_hourly", "hour", 1),
+                Target("operation_rollups", "minute", 1),
+                Target("operation_rollups_hourly", "hour", 1),
+                Target("edge_rollups", "minute", 1),
+                Target("edge_rollups_hourly", "hour", 1),
                 Target("error_group_hourly", "hour", 1)),
     "deploys": (Target("deploys", "ts_us", US),),
 }

@@ -9,7 +9,8 @@ holds every table; each module declares the tables of one concept:
 - projects.py: projects, API keys, resources
 - signals.py: spans, logs, deploys, metric series, points and cumulative state
 - errors.py: error groups, their hourly counts, facets, status changes, occurrences
-- rollups.py: request rollups and latency, per minute and per hour
+- rollups.py: request rollups and latency, per minute and per hour; operation and
+  edge rollups and peer aliases (the service map)
 - accounts.py: dashboard secrets, sessions, users, tokens, failed logins
 - alerts.py: alert destinations, rules, facts, deliveries, threshold state
 - queues.py: the forwarding outbox, maintenance leases
@@ -50,8 +51,13 @@ from storage.schema.queues import maintenance_leases, outbox
 from storage.schema.rollups import (
     HOURLY_KEY,
     ROLLUP_KEY,
+    edge_rollups,
+    edge_rollups_hourly,
     metric_request_rollups,
     metric_request_rollups_hourly,
+    operation_rollups,
+    operation_rollups_hourly,
+    peer_aliases,
     request_latency,
     request_latency_hourly,
     request_rollups,
@@ -70,10 +76,12 @@ __all__ = [
     "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY",
     "ROLLUP_KEY", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
     "alert_state", "api_keys", "dashboard_secrets", "dashboard_sessions", "deploys",
-    "error_events", "error_group_facets", "error_group_hourly", "error_groups",
+    "edge_rollups", "edge_rollups_hourly", "error_events", "error_group_facets",
+    "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",
-    "metric_request_rollups_hourly", "metric_series", "outbox", "projects",
+    "metric_request_rollups_hourly", "metric_series", "operation_rollups",
+    "operation_rollups_hourly", "outbox", "peer_aliases", "projects",
     "request_latency", "request_latency_hourly", "request_rollups",
     "request_rollups_hourly", "resources", "spans", "user_identities", "user_tokens", "users",
 ]

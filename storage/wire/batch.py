@@ -28,6 +28,7 @@ from storage.wire.resources import ResourceRows
 from storage.wire.storable import Columns
 from storage.writer.commit import BatchWriter
 from storage.writer.group_deltas import group_rows, recount, reopen_rows
+from storage.writer.rollups import buckets_json
 
 # What each list of a wire batch is checked for, derived from its row form.
 _CHECKS = {name: Columns.of(form) for name, form in rows.WIRE_FORMS.items()}
@@ -114,7 +115,19 @@ def _encode(batch: Batch) -> WireBatch:
                            requests=requests, groups=group_rows(batch.groups.values()),
                            reopen=reopen_rows(batch.reopen_after.items()),
                            resources=resources.rows, logs=logs,
-                           metric_series=series, metrics=metrics)
+                           metric_series=series, metrics=metrics, **_derived_rollups(batch))
+
+
+def _rollup_rows(rollups: dict[tuple[Any, ...], list[Any]]) -> list[Row]:
+    """A processor's folded rollups (model/operations.py) as wire rows: the key, the
+    counts, the buckets as the JSON the rollup rows hold."""
+    return [(*key, c, e, s, buckets_json(b)) for key, (c, e, s, b) in rollups.items()]
+
+
+def _derived_rollups(batch: Batch) -> dict[str, list[Row]]:
+    """The operation and edge rollups and call halves the processors derived."""
+    return {"operations": _rollup_rows(batch.operations),
+            "edges": _rollup_rows(batch.edges), "links": list(batch.links)}
 
 
 def _log_rows(records: list[LogRecord], resources: ResourceRows) -> list[Row]:
@@ -192,8 +205,13 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
             if isinstance(record, ErrorEvent):
                 kept_errors.append(record)
     groups, reopen = _regroup(batch, kept_errors)
+    # Derived from every span, the dropped ones too (a count, not a stored row): each
+    # row checked alone, as a group's is.
+    derived = {name: [kept for row in table for kept in _storable(row, _CHECKS[name])]
+               for name, table in _derived_rollups(batch).items()}
     return rows.wire_batch(project_id=project_id, **kept, groups=groups, reopen=reopen,
-                           resources=list(resources), metric_series=list(series)), dropped
+                           resources=list(resources), metric_series=list(series),
+                           **derived), dropped
 
 
 def _regroup(batch: Batch, kept: list[ErrorEvent]) -> tuple[list[Row], list[Row]]:
