@@ -18,11 +18,11 @@ from storage.writer.copy import copy_types
 from storage.writer.rollups import upsert_pair
 
 HOURLY_KEY = rows.HOURLY_KEY.column_names
-_HOURLY_KEY_TYPES = copy_types(rows.HOURLY_KEY, HOURLY_KEY)
+_HOURLY_KEY_TYPES = tuple(copy_types(rows.HOURLY_KEY, HOURLY_KEY))
 
 
 def _key(form: rows.RowForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return form.column_names, copy_types(form, form.column_names)
+    return form.column_names, tuple(copy_types(form, form.column_names))
 
 
 # The hourly tables of each per-minute rollups table: counts and latency, or counts

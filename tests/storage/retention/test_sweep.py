@@ -140,4 +140,6 @@ def test_time_units() -> None:
     assert {t.table: t.per_second for ts in SWEPT_TABLES.values() for t in ts} == {
         "spans": NS, "logs": NS, "metric_points": NS, "error_events": US,
         "request_rollups": 1, "metric_request_rollups": 1, "error_group_hourly": 1,
-        "request_rollups_hourly": 1, "metric_request_rollups_hourly": 1, "deploys": US}
+        "request_rollups_hourly": 1, "metric_request_rollups_hourly": 1, "deploys": US,
+        "operation_rollups": 1, "operation_rollups_hourly": 1, "edge_rollups": 1,
+        "edge_rollups_hourly": 1}
