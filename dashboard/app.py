@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import alerts, api, api_bulk, merging, pages, setup, sso, users
+from dashboard import alerts, api, api_bulk, merging, pages, servicemap, setup, sso, users
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -68,6 +68,7 @@ class Dashboard:
             (r"/setup", setup.SetupPage, args),
             *alerts.routes(P, args),
             *merging.routes(P, API, args),
+            *servicemap.routes(P, API, args),
             *users.routes(args),
             (r"/api/v1/projects", api.ProjectsApi, args),
             (API + r"/error-groups", api.ErrorGroupsApi, args),
