@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 ACCURACY = 0.01
 GAMMA = (1 + ACCURACY) / (1 - ACCURACY)
-_LOG_GAMMA = math.log(GAMMA)
+LOG_GAMMA = _LOG_GAMMA = math.log(GAMMA)
 # Durations at or below one microsecond share the lowest bucket.
 MIN_MS = 0.001
 MIN_BUCKET = math.ceil(math.log(MIN_MS) / _LOG_GAMMA)

@@ -10,8 +10,7 @@ from urllib.parse import urlsplit
 
 from model.component import Processor
 from model.records import SPAN_KIND_SERVER, STATUS_CODE_ERROR, Batch, RequestMetric, Span
-from model.statement import Normalizer
-from processors.operations import ENV_ATTRIBUTES, fold_operations
+from processors.operations import ENV_ATTRIBUTES, OperationFolder
 
 
 def _route(span: Span) -> str:
@@ -54,13 +53,12 @@ class SpanMetricsProcessor(Processor):
 
     def __init__(self, name: str, config: dict[str, object] | None = None) -> None:
         super().__init__(name, config)
-        # A memo of statements already normalised, not state any count depends on.
-        self.normalize = Normalizer()
+        self.operations = OperationFolder()
 
     def process(self, batch: Batch) -> Batch:
         for span in batch.spans:
             metric = request_from_span(span)
             if metric is not None:
                 batch.requests.append(metric)
-        fold_operations(batch, self.normalize)
+        self.operations.fold(batch)
         return batch
