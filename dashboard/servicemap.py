@@ -152,7 +152,7 @@ class OperationsPage(DashboardHandler):
         self.render("operations.html", services=services, service=service, env=env,
                     sort=sort, ops=ops, tr=tr, section="operations",
                     bars=distribution_bars,
-                    accuracy=oq.quantile_accuracy(tr.start_s, tr.end_s))
+                    accuracy=oq.ACCURACY)
 
 
 def distribution_bars(op: oq.Operation, width: int = 160, height: int = 28

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 ACCURACY = 0.01
 GAMMA = (1 + ACCURACY) / (1 - ACCURACY)
-LOG_GAMMA = _LOG_GAMMA = math.log(GAMMA)
+_LOG_GAMMA = math.log(GAMMA)
 # Durations at or below one microsecond share the lowest bucket.
 MIN_MS = 0.001
 MIN_BUCKET = math.ceil(math.log(MIN_MS) / _LOG_GAMMA)
@@ -24,7 +24,7 @@ MIN_BUCKET = math.ceil(math.log(MIN_MS) / _LOG_GAMMA)
 COARSE_FACTOR = 5
 COARSE_GAMMA = GAMMA**COARSE_FACTOR
 COARSE_ACCURACY = (COARSE_GAMMA - 1) / (COARSE_GAMMA + 1)  # 0.04996
-_LOG_COARSE_GAMMA = COARSE_FACTOR * _LOG_GAMMA
+LOG_COARSE_GAMMA = _LOG_COARSE_GAMMA = COARSE_FACTOR * _LOG_GAMMA
 
 
 def bucket_of(duration_ms: float) -> int:

@@ -5,6 +5,10 @@ its batch's per-minute rollups
 services noted for the writer to pair (storage/writer/peers.py). Runs after classify,
 whose semantic fields it reads; HTTP server spans are spanmetrics' request rollups.
 
+Latency buckets are coarse (model/histogram.py: quantiles within 5%), per minute as
+per hour: an operation's spans spread over dozens of fine buckets, and adding them up
+was most of the writer's cost of these rollups (storage/writer/operations.py).
+
 Folded here, per batch, rather than in the writer: this runs in as many processes as
 decode the requests, the writer in one, and a batch of a service's spans holds a
 handful of operations, so the writer adds a few rows per batch instead of a row per
@@ -77,8 +81,8 @@ class OperationFolder:
 
     def fold(self, batch: Batch) -> None:
         operations, edges, links = batch.operations, batch.edges, batch.links
-        log, log_gamma, min_ms = math.log, histogram.LOG_GAMMA, histogram.MIN_MS
-        min_bucket = histogram.MIN_BUCKET
+        log, log_coarse, min_ms = math.log, histogram.LOG_COARSE_GAMMA, histogram.MIN_MS
+        min_bucket = histogram.coarse_of(histogram.MIN_BUCKET)
         # Per resource: its spans share one dictionary.
         labels: dict[int, tuple[str, str]] = {}
         operation = self._operation
@@ -105,9 +109,10 @@ class OperationFolder:
             minute = span.start_ns // 60_000_000_000 * 60
             duration_ms = max(span.end_ns - span.start_ns, 0) / 1_000_000
             error = span.status_code == STATUS_CODE_ERROR
-            # histogram.bucket_of, inlined: this runs for most spans.
+            # The coarse bucket (histogram.coarse_of(histogram.bucket_of(ms))), inlined:
+            # this runs for most spans.
             bucket = (min_bucket if duration_ms <= min_ms
-                      else math.ceil(log(duration_ms) / log_gamma))
+                      else math.ceil(log(duration_ms) / log_coarse))
             add(operations, (service, env, op_kind, peer, name, minute), error, duration_ms,
                 bucket)
             if op_kind in _NO_EDGE or not peer_type:

@@ -13,8 +13,11 @@ number of spans stored.
   service (`peer_aliases`) is drawn as that service; the others are nodes of their own
   (databases, messaging destinations, external hosts), with what their callers sent.
 
-Long ranges read whole hours from the hourly rollups (quantiles within 5%), the rest
-per minute (within 1%), as performance does (rollup_reads.plan_for).
+Long ranges read whole hours from the hourly rollups, the rest per minute, as
+performance does (rollup_reads.plan_for). The operation and edge rollups hold coarse
+latency buckets (processors/operations.py), so every quantile here is within 5%
+(histogram.COARSE_ACCURACY): the request rollups' fine buckets are coarsened to be
+merged with them.
 """
 
 from __future__ import annotations
@@ -101,11 +104,18 @@ def _add(into: dict[Any, Totals], key: Any, c: int, e: int, d: float,
         merged[b] = merged.get(b, 0) + n
 
 
+ACCURACY = histogram.COARSE_ACCURACY
+
+
+def _quantile(hist: dict[int, int], q: float) -> float | None:
+    return histogram.quantile(hist, q, histogram.coarse_value)
+
+
 def _stats(plan: reads.Plan, minutes: float, totals: Totals) -> Stats:
     c, e, d, hist = totals
     return Stats(c, e, c / minutes if minutes else 0.0, e / c if c else None,
-                 d / c if c else None, plan.quantile(hist, 0.50), plan.quantile(hist, 0.95),
-                 plan.quantile(hist, 0.99))
+                 d / c if c else None, _quantile(hist, 0.50), _quantile(hist, 0.95),
+                 _quantile(hist, 0.99))
 
 
 def _read(conn: Connection, plan: reads.Plan, which: str, project_id: int,
@@ -125,11 +135,8 @@ def _read(conn: Connection, plan: reads.Plan, which: str, project_id: int,
         for column, value in match.items():
             if value is not None:
                 query = query.where(table.c[column] == value)
-        coarsen = plan.coarse and not hourly
         for row in conn.execute(query):
             hist = {int(b): n for b, n in orjson.loads(row.buckets).items()}
-            if coarsen:
-                hist = histogram.coarsen(hist)
             _add(out, tuple(row[:len(group)]), int(row[-4]), int(row[-3]), float(row[-2]),
                  hist)
     return out
@@ -141,18 +148,13 @@ def _http(conn: Connection, store: Store, plan: reads.Plan, project_id: int,
     totals, hists = reads.read(conn, store, plan, project_id, match, group, 0, reads.HOUR)
     out: dict[tuple[Any, ...], Totals] = {}
     for block, (c, e, d) in totals.items():
-        _add(out, block[:-1], c, e, d, hists.get(block, {}))
+        hist = hists.get(block, {})
+        _add(out, block[:-1], c, e, d, hist if plan.coarse else histogram.coarsen(hist))
     return out
 
 
-def quantile_accuracy(start_s: int, end_s: int) -> float:
-    """How far the quantiles over the range may be from the exact value at their rank."""
-    return reads.plan_for(start_s, end_s, hours=True).accuracy
-
-
 def _distribution(plan: reads.Plan, hist: dict[int, int]) -> list[tuple[float, int]]:
-    value = histogram.coarse_value if plan.coarse else histogram.bucket_value
-    return [(value(b), hist[b]) for b in sorted(hist)]
+    return [(histogram.coarse_value(b), hist[b]) for b in sorted(hist)]
 
 
 def operations(store: Store, project_id: int, start_s: int, end_s: int, service: str,
@@ -248,7 +250,7 @@ def service_map(store: Store, project_id: int, start_s: int, end_s: int,
                    _stats(plan, minutes, into_peers[node_id]))
               for node_id, (peer_type, peer) in sorted(peers.items())]
     return ServiceMap(nodes, [Edge(s, t, sorted(named[(s, t)]), _stats(plan, minutes, tot))
-                              for (s, t), tot in sorted(edges.items())], plan.accuracy)
+                              for (s, t), tot in sorted(edges.items())], ACCURACY)
 
 
 def trace_filter(peer_type: str, peer: str) -> dict[str, str]:

@@ -17,26 +17,15 @@ from storage import rows
 from storage.writer.copy import copy_types
 from storage.writer.rollups import upsert_pair
 
-HOURLY_KEY = rows.HOURLY_KEY.column_names
-_HOURLY_KEY_TYPES = tuple(copy_types(rows.HOURLY_KEY, HOURLY_KEY))
-
-
-def _key(form: rows.RowForm) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return form.column_names, tuple(copy_types(form, form.column_names))
-
-
 # The hourly tables of each per-minute rollups table: counts and latency, or counts
-# holding their buckets (storage/writer/rollups.py), and their key's names and types.
-HOURLY: dict[str, tuple[tuple[str, str | None], tuple[str, ...], tuple[str, ...]]] = {
-    rows.REQUEST_ROLLUPS: ((rows.REQUEST_ROLLUPS_HOURLY, rows.REQUEST_LATENCY_HOURLY),
-                           HOURLY_KEY, _HOURLY_KEY_TYPES),
-    rows.METRIC_REQUEST_ROLLUPS: ((rows.METRIC_REQUEST_ROLLUPS_HOURLY, None),
-                                  HOURLY_KEY, _HOURLY_KEY_TYPES),
-    rows.OPERATION_ROLLUPS: ((rows.OPERATION_ROLLUPS_HOURLY, None),
-                             *_key(rows.OPERATION_HOURLY_KEY)),
-    rows.EDGE_ROLLUPS: ((rows.EDGE_ROLLUPS_HOURLY, None), *_key(rows.EDGE_HOURLY_KEY)),
+# holding their buckets (storage/writer/rollups.py).
+HOURLY: dict[str, tuple[str, str | None]] = {
+    rows.REQUEST_ROLLUPS: (rows.REQUEST_ROLLUPS_HOURLY, rows.REQUEST_LATENCY_HOURLY),
+    rows.METRIC_REQUEST_ROLLUPS: (rows.METRIC_REQUEST_ROLLUPS_HOURLY, None),
 }
-Key = tuple[Any, ...]  # (project_id, the rest of the key..., minute or hour)
+HOURLY_KEY = rows.HOURLY_KEY.column_names
+_HOURLY_KEY_TYPES = copy_types(rows.HOURLY_KEY, HOURLY_KEY)
+Key = tuple[Any, ...]  # (project_id, service, env, method, route, minute or hour)
 
 
 def _hour(key: Key) -> Key:
@@ -59,5 +48,5 @@ def upsert_hourly(cursor: Any, dialect: str, rollups: dict[Key, list[Any]],
     for (key, bucket), n in buckets.items():
         ckey = (_hour(key), histogram.coarse_of(bucket))
         coarse[ckey] = coarse.get(ckey, 0) + n
-    tables, key, key_types = HOURLY[minute_table]
-    upsert_pair(cursor, dialect, tables, key, key_types, hours, coarse)
+    upsert_pair(cursor, dialect, HOURLY[minute_table], HOURLY_KEY, _HOURLY_KEY_TYPES, hours,
+                coarse)

@@ -77,7 +77,7 @@ def test_calls_pair_across_commits_and_count_once(db_url: str, callee_first: boo
     call = edges[("service:front", "service:back")]
     assert (call.stats.count, call.stats.error_count) == (3, 0)
     assert call.peers == [("http", "127.0.0.1:5001")]
-    assert call.stats.p50_ms == pytest.approx(20, rel=0.01)
+    assert call.stats.p50_ms == pytest.approx(20, rel=oq.ACCURACY)
     db = edges[("service:front", "database:postgresql db:5432/shop")].stats
     assert (db.count, db.error_count) == (6, 3)
     ops = oq.operations(store, 1, NOW_S - 3600, NOW_S + 3600, "front", sort="failing")
