@@ -85,9 +85,10 @@ def _merge_stored(cursor: Any, table: str, key: Sequence[str],
 def upsert_in_row(cursor: Any, dialect: str, table: str, key: Sequence[str],
                   key_types: Sequence[str], rollups: dict[Key, list[Any]]) -> None:
     """Add `rollups` ([count, error count, duration sum in ms, {bucket: count}] per key,
-    each bucket by its JSON key: text) to `table`, whose rows hold their buckets: the layout of upsert_pair without a
-    latency table, for counts already gathered per key (the operation and edge
-    rollups, storage/writer/operations.py), so no bucket is keyed twice on the way."""
+    each bucket by its JSON key: text) to `table`, whose rows hold their buckets: the
+    layout of upsert_pair without a latency table, for counts already gathered per key
+    (the operation and edge rollups, storage/writer/operations.py), so no bucket is
+    keyed twice on the way."""
     if dialect == "postgresql":
         merged = merged_buckets_sql(table)
     else:

@@ -15,6 +15,7 @@ from storage.queries import operations as oq
 from storage.store import Store
 from storage.wire.batch import encode_batch
 from storage.writer.commit import BatchWriter
+from storage.writer.peers import Recent
 
 NOW_S = int(time.time()) // 60 * 60
 FRONT, BACK = {"service.name": "front"}, {"service.name": "back"}
@@ -104,3 +105,11 @@ def test_a_call_whose_child_is_never_seen_is_an_edge_to_its_peer(db_url: str) ->
         ("service:front", "http:127.0.0.1:5001"),
         ("service:front", "database:postgresql db:5432/shop")}
     store.close()
+
+
+def test_the_halves_kept_are_bounded() -> None:
+    recent = Recent(size=3)
+    for i in range(10):
+        recent.put(i, str(i))
+    assert len(recent) <= 6
+    assert recent.pop(9) == "9" and recent.pop(0) is None  # the newest kept, the oldest gone
