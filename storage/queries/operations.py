@@ -8,8 +8,9 @@ number of spans stored.
   when it has any in the range, its spans' and requests' otherwise, so that no
   request counts twice. Every other operation is the operation rollups'.
 - A service node's requests are its HTTP server requests and its other server and
-  consumer operations; an edge's are the caller's client, producer and database spans
-  to that peer, as the caller measured them. A peer that the writer learned is a
+  consumer operations (a service that neither serves nor calls a peer is no node); an
+  edge's are the caller's client, producer and database spans to that peer, as the
+  caller measured them. A peer that the writer learned is a
   service (`peer_aliases`) is drawn as that service; the others are nodes of their own
   (databases, messaging destinations, external hosts), with what their callers sent.
 
@@ -29,7 +30,7 @@ import orjson
 from sqlalchemy import Connection, Table, select
 
 from model import histogram
-from model.operations import DATABASE, PEER_SERVICE, SERVER
+from model.operations import CONSUMER, DATABASE, PEER_SERVICE, SERVER
 from storage import schema
 from storage.queries import rollup_reads as reads
 from storage.store import Store
@@ -119,9 +120,10 @@ def _stats(plan: reads.Plan, minutes: float, totals: Totals) -> Stats:
 
 
 def _read(conn: Connection, plan: reads.Plan, which: str, project_id: int,
-          group: tuple[str, ...], **match: str | None) -> dict[tuple[Any, ...], Totals]:
+          group: tuple[str, ...], kinds: tuple[str, ...] = (), **match: str | None
+          ) -> dict[tuple[Any, ...], Totals]:
     """Totals and latency histograms per `group` over the plan's range, from the
-    operation or edge rollups (`which`)."""
+    operation or edge rollups (`which`), of the operations of `kinds` (all: ())."""
     minutes_t, hours_t = _TABLES[which]
     out: dict[tuple[Any, ...], Totals] = {}
     for piece in plan.pieces:
@@ -135,6 +137,8 @@ def _read(conn: Connection, plan: reads.Plan, which: str, project_id: int,
         for column, value in match.items():
             if value is not None:
                 query = query.where(table.c[column] == value)
+        if kinds:
+            query = query.where(table.c.kind.in_(kinds))
         for row in conn.execute(query):
             hist = {int(b): n for b, n in orjson.loads(row.buckets).items()}
             _add(out, tuple(row[:len(group)]), int(row[-4]), int(row[-3]), float(row[-2]),
@@ -187,8 +191,19 @@ _SORT_KEYS = {
 
 def services(store: Store, project_id: int, start_s: int, end_s: int) -> list[str]:
     """The services with any operation, request or call in the range, by name."""
-    return sorted(n.name for n in service_map(store, project_id, start_s, end_s).nodes
-                  if n.kind == "service")
+    found = {n.name for n in service_map(store, project_id, start_s, end_s).nodes
+             if n.kind == "service"}
+    plan = reads.plan_for(start_s, end_s, hours=True)
+    with store.reader.connect() as conn:
+        for piece in plan.pieces:
+            hourly = piece.level.time == "hour"
+            table = _TABLES["operations"][1 if hourly else 0]
+            time = table.c["hour" if hourly else "minute"]
+            found.update(conn.execute(
+                select(table.c.service).distinct().where(
+                    table.c.project_id == project_id, time >= piece.start_s,
+                    time < piece.end_s)).scalars())
+    return sorted(found)
 
 
 def _aliases(conn: Connection, project_id: int) -> dict[tuple[str, str, str], str]:
@@ -212,7 +227,9 @@ def service_map(store: Store, project_id: int, start_s: int, end_s: int,
     minutes = (end_s - start_s) / 60
     with store.reader.connect() as conn:
         http = _http(conn, store, plan, project_id, ("service",), env=env)
-        ops = _read(conn, plan, "operations", project_id, ("service", "kind"), env=env)
+        # Only what a node serves: its calls are the edges'.
+        ops = _read(conn, plan, "operations", project_id, ("service",), (SERVER, CONSUMER),
+                    env=env)
         calls = _read(conn, plan, "edges", project_id, ("service", "peer_type", "peer"),
                       env=env)
         aliases = _aliases(conn, project_id)
@@ -221,10 +238,9 @@ def service_map(store: Store, project_id: int, start_s: int, end_s: int,
     for (service,), t in http.items():
         services.add(service)
         _add(served, service, *t)
-    for (service, kind), t in ops.items():
+    for (service,), t in ops.items():
         services.add(service)
-        if kind in (SERVER, "consumer"):
-            _add(served, service, *t)
+        _add(served, service, *t)
     edges: dict[tuple[str, str], Totals] = {}
     named: dict[tuple[str, str], list[tuple[str, str]]] = {}
     peers: dict[str, tuple[str, str]] = {}
