@@ -21,6 +21,7 @@ from storage.queries import audit as aq
 from storage.queries import errors as eq
 from storage.queries import logs as lq
 from storage.queries import metric_series as mq
+from storage.queries import operations as oq
 from storage.queries import trace_terms
 from storage.store import Store
 
@@ -98,6 +99,13 @@ def cases(store: Store, project_id: int, end_us: int, trace_id: str
         "metric chart, 24 h, by cpu": metric(day),
         "metric chart, 7 days, by cpu": metric(week),
         "performance, 1 h": perf(hour),
+        "service map, 1 h": lambda: oq.service_map(store, p, hour.start_s, hour.end_s),
+        "service map, 24 h": lambda: oq.service_map(store, p, day.start_s, day.end_s),
+        "service map, 7 days": lambda: oq.service_map(store, p, week.start_s, week.end_s),
+        "operations, 1 h": lambda: oq.operations(store, p, hour.start_s, hour.end_s, "shop"),
+        "operations, 24 h": lambda: oq.operations(store, p, day.start_s, day.end_s, "shop"),
+        "operations, 7 days": lambda: oq.operations(store, p, week.start_s, week.end_s,
+                                                    "shop"),
         "performance, 24 h": perf(day),
         "performance, 7 days": perf(week),
         f"performance, 7 days, route {ROUTES[0]}": perf(week, ROUTES[0]),

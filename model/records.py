@@ -13,10 +13,15 @@ from typing import Any
 
 from model.fingerprint import Grouping
 from model.groupcounts import GroupDelta
+from model.operations import Rollup
 from model.otlp_values import any_value, attributes_of, find_values
 
 # OTLP span kinds and status codes, as the protocol numbers them.
+SPAN_KIND_INTERNAL = 1
 SPAN_KIND_SERVER = 2
+SPAN_KIND_CLIENT = 3
+SPAN_KIND_PRODUCER = 4
+SPAN_KIND_CONSUMER = 5
 STATUS_CODE_ERROR = 2
 
 
@@ -416,6 +421,11 @@ class Batch:
     # Derived by processors, persisted by exporters.
     groups: dict[str, GroupDelta] = field(default_factory=dict)
     reopen_after: dict[str, int] = field(default_factory=dict)  # fingerprint -> latest ts_us
+    # The batch's operation and edge rollups and the halves of calls to pair
+    # (processors/operations.py, model/operations.py).
+    operations: dict[tuple[Any, ...], Rollup] = field(default_factory=dict)
+    edges: dict[tuple[Any, ...], Rollup] = field(default_factory=dict)
+    links: list[tuple[str, str, int, str, str, str]] = field(default_factory=list)
     # Size of the request body that carried the batch; bounds the queue by bytes.
     approx_bytes: int = 0
 

@@ -24,6 +24,13 @@ SEMANTIC_FIELDS: dict[str, tuple[str, ...]] = {
     "db.operation.name": ("db.operation.name", "db.operation"),
     "messaging.system": ("messaging.system",),
     "messaging.destination.name": ("messaging.destination.name",),
+    # The peer a client span calls and what it does there (model/operations.py).
+    "server.address": ("server.address", "net.peer.name"),
+    "server.port": ("server.port", "net.peer.port"),
+    "db.namespace": ("db.namespace", "db.name"),
+    "db.collection.name": ("db.collection.name", "db.sql.table"),
+    "peer.service": ("peer.service",),
+    "url.template": ("url.template",),
 }
 # Every attribute name the fields above are read from.
 SEMANTIC_NAMES = frozenset(name for names in SEMANTIC_FIELDS.values() for name in names)

@@ -1,5 +1,8 @@
-"""Request metrics from server spans: a server span with an HTTP method feeds the
-same per-minute rollups as POST /ingest/requests. Runs after classify."""
+"""Metrics from spans, in two parts. Request metrics: a server span with an HTTP
+method feeds the same per-minute rollups as POST /ingest/requests. Operations and
+edges: every other server span, and consumer, client, producer and database spans,
+counted into the operation and edge rollups of the service map and the operations
+page (processors/operations.py). Runs after classify."""
 
 from __future__ import annotations
 
@@ -7,8 +10,7 @@ from urllib.parse import urlsplit
 
 from model.component import Processor
 from model.records import SPAN_KIND_SERVER, STATUS_CODE_ERROR, Batch, RequestMetric, Span
-
-ENV_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
+from processors.operations import ENV_ATTRIBUTES, OperationFolder
 
 
 def _route(span: Span) -> str:
@@ -49,9 +51,14 @@ def request_from_span(span: Span) -> RequestMetric | None:
 class SpanMetricsProcessor(Processor):
     default_config: dict[str, object] = {}  # no settings: any key is a mistake
 
+    def __init__(self, name: str, config: dict[str, object] | None = None) -> None:
+        super().__init__(name, config)
+        self.operations = OperationFolder()
+
     def process(self, batch: Batch) -> Batch:
         for span in batch.spans:
             metric = request_from_span(span)
             if metric is not None:
                 batch.requests.append(metric)
+        self.operations.fold(batch)
         return batch

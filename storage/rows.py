@@ -384,6 +384,52 @@ HOURLY_KEY = _form(
     Field("hour", INT64),  # epoch seconds of the hour's start
 )
 
+# Operations and the edges of the service map, per minute and per hour
+# (storage/writer/operations.py, storage/queries/operations.py, docs/operations.md),
+# their latency histograms in the row (`buckets`, storage/writer/rollups.py). An
+# operation is what a service does: a non-HTTP server span by name, a consumer, a
+# client call by peer and operation, a database operation by its normalised
+# statement (model/operations.py). HTTP server spans are in the request rollups.
+OPERATION_ROLLUPS = "operation_rollups"
+OPERATION_ROLLUPS_HOURLY = "operation_rollups_hourly"
+OPERATION_KEY = _form(
+    "operation key",
+    PROJECT_ID,
+    Field("service", TEXT, 200),
+    Field("env", TEXT, 200),
+    Field("kind", TEXT, 16),  # model/operations.py's KINDS
+    Field("peer", TEXT, 500),  # "" for server and consumer operations without one
+    Field("operation", TEXT, 1000),
+    Field("minute", INT64),
+)
+OPERATION_HOURLY_KEY = _form("operation hourly key", *OPERATION_KEY.columns[:-1],
+                             Field("hour", INT64))
+# An edge: calls from `service` to a peer, counted from the caller's client, producer
+# and database spans. `peer_type` and `peer` are the peer as the span names it
+# (model/operations.py); `peer_aliases` says which service a peer turned out to be.
+EDGE_ROLLUPS = "edge_rollups"
+EDGE_ROLLUPS_HOURLY = "edge_rollups_hourly"
+EDGE_KEY = _form(
+    "edge key",
+    PROJECT_ID,
+    Field("service", TEXT, 200),
+    Field("env", TEXT, 200),
+    Field("peer_type", TEXT, 16),
+    Field("peer", TEXT, 500),
+    Field("minute", INT64),
+)
+EDGE_HOURLY_KEY = _form("edge hourly key", *EDGE_KEY.columns[:-1], Field("hour", INT64))
+# Which service a caller's peer is: learned when a client or producer span and its
+# child server or consumer span of another service reach the writer
+# (storage/writer/peers.py), read by the service map.
+PEER_ALIASES = "peer_aliases"
+PEER_ALIAS = _form(
+    "peer_aliases",
+    *(EDGE_KEY.column(name) for name in ("project_id", "service", "peer_type", "peer")),
+    Field("callee", TEXT, 200),
+    Field("seen_us", INT64),
+)
+
 # --- rows that are on the wire only, aggregated by the writer ---------------------
 
 REQUESTS = _form(
@@ -416,6 +462,27 @@ SESSIONS = _form(
     *(SESSION_KEY.column(name) for name in ("release", "environment", "minute")),
     Field("user_key", BYTES, 16),
     *(Field(name, INT64) for name in SESSION_OUTCOMES),
+)
+
+# A batch's operation and edge rollups, folded by the operations processor
+# (processors/operations.py): the key without the project, then the counts and the
+# latency buckets as a JSON object of counts by bucket.
+_COUNTS = (Field("count", INT64), Field("error_count", INT64),
+           Field("duration_sum_ms", FLOAT), Field("buckets", TEXT))
+OPERATIONS = _form("operations", *OPERATION_KEY.columns[1:], *_COUNTS)
+EDGES = _form("edges", *EDGE_KEY.columns[1:], *_COUNTS)
+# One half of a call for the writer to pair (storage/writer/peers.py): a client or
+# producer span (role CALLER: its own id, its service and peer) or a server or
+# consumer span (role CALLEE: its parent's id and its service).
+CALLER, CALLEE = 1, 2
+LINKS = _form(
+    "links",
+    Field("trace_id", TEXT, 32),
+    Field("span_id", TEXT, 16),
+    Field("role", INT32),
+    Field("service", TEXT, 200),
+    Field("peer_type", TEXT, 16),
+    Field("peer", TEXT, 500),
 )
 
 # One error group's delta from one batch (model.records.GroupDelta).
@@ -453,6 +520,9 @@ class WireBatch(NamedTuple):
     sessions: list[Row]  # SESSIONS
     feedback: list[Row]  # FEEDBACK
     check_ins: list[Row]  # CHECK_INS
+    operations: list[Row]  # OPERATIONS
+    edges: list[Row]  # EDGES
+    links: list[Row]  # LINKS
 
 
 # The form of the rows in each list of a wire batch: every list is checked against
@@ -461,7 +531,8 @@ WIRE_FORMS: dict[str, RowForm] = {
     "spans": SPANS, "errors": ERROR_EVENTS, "deploys": DEPLOYS, "requests": REQUESTS,
     "groups": GROUPS, "reopen": REOPEN, "resources": RESOURCES, "logs": LOGS,
     "metric_series": METRIC_SERIES, "metrics": METRIC_WIRE, "sessions": SESSIONS,
-    "feedback": FEEDBACK, "check_ins": CHECK_INS}
+    "feedback": FEEDBACK, "check_ins": CHECK_INS, "operations": OPERATIONS, "edges": EDGES,
+    "links": LINKS}
 if tuple(WIRE_FORMS) != WireBatch._fields[1:]:
     raise ValueError("every list of WireBatch needs its form in WIRE_FORMS, in order")
 

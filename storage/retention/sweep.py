@@ -74,6 +74,10 @@ SWEPT_TABLES: dict[str, tuple[Target, ...]] = {
                        latency="request_latency_hourly"),
                 Target("metric_request_rollups_hourly", "hour", 1),
                 Target("error_group_hourly", "hour", 1),
+                Target("operation_rollups", "minute", 1),
+                Target("operation_rollups_hourly", "hour", 1),
+                Target("edge_rollups", "minute", 1),
+                Target("edge_rollups_hourly", "hour", 1),
                 # Release health: its marks go with its rollups (storage/writer/sessions.py).
                 Target("session_rollups", "minute", 1),
                 Target("session_users", "hour", 1),

@@ -9,7 +9,8 @@ holds every table; each module declares the tables of one concept:
 - projects.py: projects, API keys, resources
 - signals.py: spans, logs, deploys, metric series, points and cumulative state
 - errors.py: error groups, their hourly counts, facets, status changes, occurrences
-- rollups.py: request rollups and latency, per minute and per hour
+- rollups.py: request rollups and latency, per minute and per hour; operation and
+  edge rollups and peer aliases (the service map)
 - accounts.py: dashboard secrets, sessions, users, tokens, failed logins
 - alerts.py: alert destinations, rules, facts, deliveries, threshold state
 - audit.py: the audit log
@@ -68,8 +69,13 @@ from storage.schema.queues import maintenance_leases, outbox
 from storage.schema.rollups import (
     HOURLY_KEY,
     ROLLUP_KEY,
+    edge_rollups,
+    edge_rollups_hourly,
     metric_request_rollups,
     metric_request_rollups_hourly,
+    operation_rollups,
+    operation_rollups_hourly,
+    peer_aliases,
     request_latency,
     request_latency_hourly,
     request_rollups,
@@ -93,11 +99,13 @@ __all__ = [
     "artifact_chunks", "artifact_files", "audit_log", "cron_checkins", "cron_incidents",
     "cron_monitors",
     "dashboard_secrets", "dashboard_sessions", "deploys",
-    "error_events", "error_group_facets", "error_group_hourly", "error_groups",
+    "edge_rollups", "edge_rollups_hourly", "error_events", "error_group_facets",
+    "error_group_hourly", "error_groups",
     "error_status_changes", "limit_buckets", "login_failures", "logs", "maintenance_leases",
     "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",
-    "metric_request_rollups_hourly", "metric_series", "outbox", "project_limits", "projects",
+    "metric_request_rollups_hourly", "metric_series", "operation_rollups",
+    "operation_rollups_hourly", "outbox", "peer_aliases", "project_limits", "projects",
     "releases", "request_latency", "request_latency_hourly", "request_rollups",
     "request_rollups_hourly", "resources", "spans", "spike_protection", "usage_hourly",
     "user_identities", "user_project_roles", "users",

@@ -90,3 +90,29 @@ request_latency_hourly = Table(
     Index(f"ix_{rows.REQUEST_LATENCY_HOURLY}_project_hour", "project_id", "hour"))
 metric_request_rollups_hourly = _hourly_rollups(rows.METRIC_REQUEST_ROLLUPS_HOURLY,
                                                 _buckets_column())
+
+# Operations and the service map's edges (storage/rows.py, storage/writer/operations.py):
+# per minute, and per hour with coarse buckets, their latency buckets in the row.
+OPERATION_KEY = rows.OPERATION_KEY.column_names
+EDGE_KEY = rows.EDGE_KEY.column_names
+
+
+def _keyed_rollups(name: str, form: rows.RowForm, time: str) -> Table:
+    return Table(name, metadata,
+                 *form_columns(form, primary_key=form.column_names),
+                 Column("count", BigInteger, nullable=False),
+                 Column("error_count", BigInteger, nullable=False),
+                 Column("duration_sum_ms", Float, nullable=False),
+                 _buckets_column(),
+                 Index(f"ix_{name}_project_{time}", "project_id", time))
+
+
+operation_rollups = _keyed_rollups(rows.OPERATION_ROLLUPS, rows.OPERATION_KEY, "minute")
+operation_rollups_hourly = _keyed_rollups(rows.OPERATION_ROLLUPS_HOURLY,
+                                          rows.OPERATION_HOURLY_KEY, "hour")
+edge_rollups = _keyed_rollups(rows.EDGE_ROLLUPS, rows.EDGE_KEY, "minute")
+edge_rollups_hourly = _keyed_rollups(rows.EDGE_ROLLUPS_HOURLY, rows.EDGE_HOURLY_KEY, "hour")
+# Which service each caller's peer turned out to be (storage/writer/peers.py).
+peer_aliases = Table(
+    rows.PEER_ALIASES, metadata,
+    *form_columns(rows.PEER_ALIAS, primary_key=rows.PEER_ALIAS.column_names[:4]))

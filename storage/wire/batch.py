@@ -29,6 +29,7 @@ from storage.wire.resources import ResourceRows
 from storage.wire.storable import Columns
 from storage.writer.commit import BatchWriter
 from storage.writer.group_deltas import group_rows, recount, reopen_rows
+from storage.writer.rollups import buckets_json
 
 # What each list of a wire batch is checked for, derived from its row form.
 _CHECKS = {name: Columns.of(form) for name, form in rows.WIRE_FORMS.items()}
@@ -132,7 +133,8 @@ def _encode(batch: Batch) -> WireBatch:
                            resources=resources.rows, logs=logs,
                            metric_series=series, metrics=metrics,
                            sessions=session_rows(batch.sessions) if batch.sessions else [],
-                           feedback=feedback, check_ins=check_ins)
+                           feedback=feedback, check_ins=check_ins,
+                           **_derived_rollups(batch))
 
 
 def session_rows(counts: list[SessionCount]) -> list[Row]:
@@ -150,6 +152,18 @@ def session_rows(counts: list[SessionCount]) -> list[Row]:
             user_key=user_key, started=c.started, exited=c.exited, errored=c.errored,
             crashed=c.crashed, abnormal=c.abnormal))
     return out
+
+
+def _rollup_rows(rollups: dict[tuple[Any, ...], list[Any]]) -> list[Row]:
+    """A processor's folded rollups (model/operations.py) as wire rows: the key, the
+    counts, the buckets as the JSON the rollup rows hold."""
+    return [(*key, c, e, s, buckets_json(b)) for key, (c, e, s, b) in rollups.items()]
+
+
+def _derived_rollups(batch: Batch) -> dict[str, list[Row]]:
+    """The operation and edge rollups and call halves the processors derived."""
+    return {"operations": _rollup_rows(batch.operations),
+            "edges": _rollup_rows(batch.edges), "links": list(batch.links)}
 
 
 def _log_rows(records: list[LogRecord], resources: ResourceRows) -> list[Row]:
@@ -227,8 +241,13 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
             if isinstance(record, ErrorEvent):
                 kept_errors.append(record)
     groups, reopen = _regroup(batch, kept_errors)
+    # Derived from every span, the dropped ones too (a count, not a stored row): each
+    # row checked alone, as a group's is.
+    derived = {name: [kept for row in table for kept in _storable(row, _CHECKS[name])]
+               for name, table in _derived_rollups(batch).items()}
     return rows.wire_batch(project_id=project_id, **kept, groups=groups, reopen=reopen,
-                           resources=list(resources), metric_series=list(series)), dropped
+                           resources=list(resources), metric_series=list(series),
+                           **derived), dropped
 
 
 def _regroup(batch: Batch, kept: list[ErrorEvent]) -> tuple[list[Row], list[Row]]:

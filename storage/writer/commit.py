@@ -26,6 +26,8 @@ from storage.writer.copy import StagedTable, Staging, copy_rows, copy_types
 from storage.writer.facets import write_facets
 from storage.writer.groups import write_groups, write_requests
 from storage.writer.occurrences import KeyedErrors, key_of
+from storage.writer.operations import write_operations
+from storage.writer.peers import PeerMatcher
 from storage.writer.placeholders import marks
 from storage.writer.points import MetricsWriter
 from storage.writer.sessions import write_sessions
@@ -96,6 +98,7 @@ class BatchWriter:
         self.deploy_types = copy_types(rows.DEPLOYS, DEPLOY_COLUMNS)
         self.metrics = MetricsWriter(dialect, self.staging)
         self.check_ins = CheckInWriter(dialect)
+        self.peers = PeerMatcher()
 
     def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
         """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
@@ -112,6 +115,8 @@ class BatchWriter:
         write_facets(cursor, self.dialect, stored)
         self._deploys(cursor, named, received_us)
         write_requests(cursor, self.dialect, named)
+        write_operations(cursor, self.dialect, named)
+        self.peers.write(cursor, self.dialect, named, received_us)
         self.metrics.write(cursor, named, received_us)
         write_sessions(cursor, self.dialect, named, received_us)
         feedback = sorted(((batch.project_id, *said, received_us)
@@ -124,6 +129,7 @@ class BatchWriter:
     def committed(self) -> None:
         """Called once the transaction of the last `write` is committed."""
         self.metrics.committed()
+        self.peers.committed()
         self.staging.committed()
 
     def _spans(self, cursor: Any, batches: Sequence[WireBatch]) -> None:

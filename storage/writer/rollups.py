@@ -63,6 +63,49 @@ def _add_stored(cursor: Any, table: str, key: Sequence[str],
                 counts[b] = counts.get(b, 0) + n
 
 
+def _merge_stored(cursor: Any, table: str, key: Sequence[str],
+                  rollups: dict[Key, list[Any]]) -> None:
+    """SQLite, under the write lock: add the buckets stored in `table` to those of
+    `rollups` ([count, errors, duration sum, {bucket: count}] per key, the buckets
+    by their JSON keys, text: nothing to convert on the way in or out)."""
+    keys = sorted(rollups)
+    names = ", ".join(key)
+    row = f"({', '.join('?' * len(key))})"
+    for start in range(0, len(keys), READ_CHUNK):
+        chunk = keys[start:start + READ_CHUNK]
+        cursor.execute(f"WITH k ({names}) AS (VALUES {', '.join([row] * len(chunk))}) "
+                       f'SELECT {names}, buckets FROM k CROSS JOIN "{table}" USING ({names})',
+                       [v for k in chunk for v in k])
+        for *k, text in cursor.fetchall():
+            counts = rollups[tuple(k)][3]
+            for bucket, n in orjson.loads(text).items():
+                counts[bucket] = counts.get(bucket, 0) + n
+
+
+def upsert_in_row(cursor: Any, dialect: str, table: str, key: Sequence[str],
+                  key_types: Sequence[str], rollups: dict[Key, list[Any]]) -> None:
+    """Add `rollups` ([count, error count, duration sum in ms, {bucket: count}] per key,
+    each bucket by its JSON key: text) to `table`, whose rows hold their buckets: the
+    layout of upsert_pair without a latency table, for counts already gathered per key
+    (the operation and edge rollups, storage/writer/operations.py), so no bucket is
+    keyed twice on the way."""
+    if dialect == "postgresql":
+        merged = merged_buckets_sql(table)
+    else:
+        _merge_stored(cursor, table, key, rollups)
+        merged = "excluded.buckets"
+    names = ", ".join(key)
+    upsert_rows(cursor, dialect, table,
+                (*key, "count", "error_count", "duration_sum_ms", "buckets"),
+                (*key_types, "int8", "int8", "float8", "text"),
+                f"ON CONFLICT ({names}) DO UPDATE SET "
+                f'count = "{table}".count + excluded.count, '
+                f'error_count = "{table}".error_count + excluded.error_count, '
+                f'duration_sum_ms = "{table}".duration_sum_ms + excluded.duration_sum_ms, '
+                f"buckets = {merged}",
+                [(*k, c, e, s, buckets_json(b)) for k, (c, e, s, b) in sorted(rollups.items())])
+
+
 def buckets_json(counts: dict[int, int]) -> str:
     """Counts by bucket as the rollup row's `buckets` holds them."""
     return orjson.dumps(counts, option=orjson.OPT_NON_STR_KEYS).decode()

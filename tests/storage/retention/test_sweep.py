@@ -143,4 +143,6 @@ def test_time_units() -> None:
         "request_rollups": 1, "metric_request_rollups": 1, "error_group_hourly": 1,
         "request_rollups_hourly": 1, "metric_request_rollups_hourly": 1, "deploys": US,
         "feedback": US, "session_rollups": 1, "session_users": 1, "session_marks": US,
-        "cron_checkins": US}
+        "cron_checkins": US,
+        "operation_rollups": 1, "operation_rollups_hourly": 1, "edge_rollups": 1,
+        "edge_rollups_hourly": 1}

@@ -1,0 +1,127 @@
+"""The service map and the operations of real instrumented applications: two Flask
+services auto-instrumented by OpenTelemetry (apm_app.py), and one traced by the
+Sentry SDK (apm_sentry_app.py), sent to a real collector on SQLite and on
+PostgreSQL, read back through the read API and the pages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.dashboard.data import ADMIN_TOKEN
+from tests.receiver.sentry.helpers import dsn, start_sentry
+from tests.support.server import Server
+
+HERE = Path(__file__).parent
+API = "/api/v1/projects/acme"
+REQUESTS = 4
+
+
+def _get(server: Server, path: str, **params: str) -> requests.Response:
+    return requests.get(server.base + path, params={"range": "1h", **params}, timeout=30,
+                        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+
+
+def _api(server: Server, path: str, **params: str) -> Any:
+    response = _get(server, API + path, **params)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _run(script: str, *args: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True,
+                          text=True, timeout=180, cwd=HERE.parent.parent)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def apm_server(start: Callable[..., Server], db_url: str) -> Server:
+    return start_sentry(start, db_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+
+
+def test_otel_services_their_database_and_the_call_between_them(apm_server: Server) -> None:
+    sent = _run("apm_app.py", apm_server.base + "/ingest/v1/traces",
+                next(iter(apm_server.keys.values())), str(REQUESTS))
+    assert sent["flushed"]
+    found = _api(apm_server, "/service-map")
+    nodes = {n["id"]: n for n in found["nodes"]}
+    assert nodes["service:shop"]["stats"]["count"] == REQUESTS
+    assert nodes["service:inventory"]["stats"]["count"] == REQUESTS
+    edges = {(e["source"], e["target"]): e for e in found["edges"]}
+    call = edges[("service:shop", "service:inventory")]
+    assert call["stats"]["count"] == REQUESTS
+    assert call["peers"] == [["http", sent["inventory"]]]
+    assert not any(n.startswith("http:") for n in nodes)  # the peer is drawn as inventory
+    [shop_db] = [t for s, t in edges if s == "service:shop" and t.startswith("database:")]
+    assert nodes[shop_db]["name"].startswith("sqlite ")
+    # The N+1 loop's queries and a connect per request, from SQLAlchemy's spans.
+    assert edges[("service:shop", shop_db)]["stats"]["count"] == REQUESTS * (sent["lines"] + 1)
+    [stock_db] = [t for s, t in edges if s == "service:inventory"]
+    assert edges[("service:inventory", stock_db)]["stats"]["count"] == REQUESTS
+
+    ops = _api(apm_server, "/operations", service="shop", sort="busiest")["operations"]
+    by_name = {(o["kind"], o["name"]): o for o in ops}
+    assert by_name[("http", "GET /orders/<int:order>")]["stats"]["count"] == REQUESTS
+    query = by_name[("database", "SELECT item FROM lines WHERE id = ?")]
+    assert query["stats"]["count"] == REQUESTS * sent["lines"]
+    assert sum(n for _, n in query["distribution"]) == REQUESTS * sent["lines"]
+    assert by_name[("client", "GET")]["peer"] == sent["inventory"]
+    stock = _api(apm_server, "/operations", service="inventory")["operations"]
+    assert ("database", "SELECT n FROM stock WHERE item = ?") in {
+        (o["kind"], o["name"]) for o in stock}
+
+    page = _get(apm_server, "/projects/acme/service-map")
+    assert page.status_code == 200
+    assert "/projects/acme/traces?" in page.text and "service=inventory" in page.text
+    listed = _get(apm_server, "/projects/acme/operations", service="shop", sort="failing")
+    assert listed.status_code == 200
+    assert "SELECT item FROM lines WHERE id = ?" in listed.text
+
+
+def test_sentry_transactions_feed_the_same_rollups(apm_server: Server) -> None:
+    sent = _run("apm_sentry_app.py", dsn(apm_server), str(REQUESTS))
+    found = _api(apm_server, "/service-map")
+    nodes = {n["id"]: n for n in found["nodes"]}
+    assert nodes["service:checkout"]["stats"]["count"] == REQUESTS
+    edges = {(e["source"], e["target"]): e["stats"]["count"] for e in found["edges"]}
+    assert edges[("service:checkout", f"http:{sent['prices']}")] == REQUESTS
+    [db] = [t for s, t in edges if t.startswith("database:")]
+    assert edges[("service:checkout", db)] >= REQUESTS * sent["lines"]
+    ops = _api(apm_server, "/operations", service="checkout")["operations"]
+    by_name = {(o["kind"], o["name"]): o["stats"]["count"] for o in ops}
+    assert by_name[("http", "GET /orders/<int:order>")] == REQUESTS
+    assert by_name[("database", "SELECT item FROM lines WHERE id = ?")] == (
+        REQUESTS * sent["lines"])
+
+
+def test_bad_arguments_are_400s_naming_them(apm_server: Server) -> None:
+    assert "'service' is required" in _get(apm_server, API + "/operations").text
+    answer = _get(apm_server, API + "/operations", service="x", sort="sideways")
+    assert answer.status_code == 400 and "sort must be one of" in answer.text
+    assert _get(apm_server, "/projects/acme/operations", sort="x").status_code == 400
+
+
+def test_names_a_client_sent_are_escaped(apm_server: Server) -> None:
+    evil = "<script>alert(1)</script>"
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": evil, "kind": 3,
+            "startTimeUnixNano": str(__import__("time").time_ns() - 10**9),
+            "endTimeUnixNano": str(__import__("time").time_ns()),
+            "attributes": [{"key": "db.system", "value": {"stringValue": evil}},
+                           {"key": "db.statement", "value": {"stringValue": evil}}]}
+    body = {"resourceSpans": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": evil}}]},
+        "scopeSpans": [{"spans": [span]}]}]}
+    assert apm_server.post("/ingest/v1/traces", json=body).status_code in (200, 202)
+    for path, params in (("/projects/acme/service-map", {}),
+                         ("/projects/acme/operations", {"service": evil})):
+        page = _get(apm_server, path, **params)
+        assert page.status_code == 200 and evil not in page.text
+        assert "&lt;script&gt;" in page.text
