@@ -19,6 +19,7 @@ from runtime import telemetry
 # Why a record was dropped alone.
 INVALID = "invalid"  # a door could not read it (a bad id, a value past its rules)
 UNENCODABLE = "unencodable"  # an exporter could not encode it (the store cannot hold it)
+FILTERED = "filtered"  # a project's inbound filter refused it (processors/filters.py)
 
 
 def count(by_signal: Mapping[str, int], reason: str, counter: Counter = telemetry.DROPPED,
@@ -29,3 +30,13 @@ def count(by_signal: Mapping[str, int], reason: str, counter: Counter = telemetr
     for signal, n in by_signal.items():
         if n:
             counter.labels(*labels, signal, reason).inc(n)
+
+
+def count_filtered(project_id: int, by_signal: Mapping[str, int]) -> None:
+    """Count the records a project's inbound filters took out of one request: the one
+    place a filtered record is counted, on the event loop (Pipeline.consume for a batch
+    processed here, DecodePool.submit for one processed in a decode worker), so that a
+    count per project can be kept beside it. `project_id` is not a label of
+    sounding_records_dropped, whose labels stay bounded."""
+    del project_id  # see the docstring: for counts per project
+    count(by_signal, FILTERED)

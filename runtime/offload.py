@@ -66,7 +66,7 @@ from typing import Any
 from model.component import Component, Preparation, Processor
 from model.errors import InternalFailure, InvalidInput, Overloaded, StoreUnavailable
 from model.records import Batch
-from runtime import channel
+from runtime import channel, drops
 from runtime.offload_worker import Offloaded, Spec, check_handed_by_name
 from runtime.queuebound import QueueBound
 from runtime.retry import Backoff
@@ -305,6 +305,8 @@ class DecodePool(Component):
             log.error(f"a request ({into}) failed in a decode worker: "
                       + kind.replace("%", "%%") + ": %s", detail)
             raise InternalFailure(f"{kind}: {detail}")
+        if offloaded.filtered:
+            drops.count_filtered(batch.project_id, offloaded.filtered)
         if payload is not None:
             try:
                 offloaded.results = pickle.loads(payload)

@@ -49,6 +49,8 @@ class Offloaded:
     reasons: list[str] = field(default_factory=list)
     invalid: tuple[str, list[dict[str, Any]]] | None = None  # an InvalidInput, rebuilt there
     failure: tuple[str, str] | None = None  # (kind, detail): answered 500, logged there
+    # Records the inbound filters took out, by signal (Batch.filtered), counted there.
+    filtered: dict[str, int] = field(default_factory=dict)
 
 
 class Stages:
@@ -115,7 +117,7 @@ def run(stages: Stages, decode: Callable[..., Any], args: tuple[Any, ...], batch
             results.append(function(batch, settings))
     except Exception as exc:  # noqa: BLE001 - answered 500 by the event loop, which logs it
         return Offloaded(None, failure=_failure(step, exc))
-    return Offloaded(results, dropped, reasons)
+    return Offloaded(results, dropped, reasons, filtered=batch.filtered)
 
 
 def _failure(step: str, exc: BaseException) -> tuple[str, str]:

@@ -13,9 +13,10 @@ import asyncio
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from model.component import Exporter, Processor
+from model.component import Exporter, PolicySource, Processor
 from model.errors import RetryableError
 from model.records import Batch
+from runtime import drops
 from runtime.admission import Admission
 from runtime.offload import DecodePool
 
@@ -29,8 +30,12 @@ def retry_after(exporters: Sequence[Exporter]) -> int:
 class Pipeline:
     def __init__(self, processors: Sequence[Processor], exporters: Sequence[Exporter],
                  decode_pool: DecodePool | None = None,
-                 admission: Admission | None = None) -> None:
+                 admission: Admission | None = None,
+                 policies: PolicySource | None = None) -> None:
         self.processors = list(processors)
+        # Each project's policy (scrubbing, inbound filters: model/policy.py), put on
+        # every batch before any stage runs; None: the stages' defaults.
+        self.policies = policies
         self.exporters = list(exporters)
         # Decode workers running copies of the same processors (runtime/offload.py).
         self.decode_pool = decode_pool
@@ -42,9 +47,19 @@ class Pipeline:
 
     async def consume(self, batch: Batch) -> None:
         """Run the batch through every stage; returns once every exporter committed it."""
+        batch = self.with_policy(batch)
         for processor in self.processors:
             batch = processor.process(batch)
+        if batch.filtered:
+            drops.count_filtered(batch.project_id, batch.filtered)
         await self._export([exporter.export(batch) for exporter in self.exporters])
+
+    def with_policy(self, batch: Batch) -> Batch:
+        """`batch` with its project's policy, which travels with it into a decode worker
+        (the doors hand DecodePool.submit a batch from here)."""
+        if batch.policy is None and self.policies is not None:
+            batch.policy = self.policies.policy_for(batch.project_id)
+        return batch
 
     async def consume_prepared(self, results: Sequence[Any]) -> None:
         """Hand on what a decode worker made of one request: one item per exporter, in

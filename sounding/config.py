@@ -16,8 +16,10 @@ from runtime import eventloop
 from runtime.configcheck import check_keys, nearest, require_int, require_mapping
 from runtime.factory import SECTIONS, factory_for, type_of
 
-DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "logexceptions", "grouping",
-                      "reopen"]
+# `filters` and `scrub` first: errors a project refuses go before anything looks at
+# them, and every later stage (the fingerprint above all) sees scrubbed records.
+DEFAULT_PROCESSORS = ["filters", "scrub", "classify", "spanmetrics", "exceptions",
+                      "logexceptions", "grouping", "reopen"]
 # An exporter that stores errors needs the stages that decide their groups and
 # reopening, in this order, after every stage that makes errors: without them it
 # would store errors with no group, and no resolved group would reopen.
@@ -27,7 +29,8 @@ MAKES_ERRORS = ("exceptions", "logexceptions")
 # Built-in extensions, built in this order (each may ask those before it) and
 # configured by the top-level section of their name.
 # `alerts` asks for storage and, like health, is asked by nothing built before it.
-BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "alerts", "retention", "health")
+BUILTIN_EXTENSIONS = ("storage", "auth", "policy", "dashboard", "alerts", "retention",
+                      "health")
 COMPONENT_KINDS = ("receiver", "processor", "exporter")
 
 # The service-level sections. Each component's section (receivers.*, processors.*,

@@ -10,7 +10,15 @@ import signal
 from collections.abc import Callable
 from typing import Any, cast
 
-from model.component import Component, Exporter, Extension, Host, Processor, Receiver
+from model.component import (
+    Component,
+    Exporter,
+    Extension,
+    Host,
+    PolicySource,
+    Processor,
+    Receiver,
+)
 from runtime import group
 from runtime.admission import Admission
 from runtime.factory import build, checked_extension
@@ -93,8 +101,10 @@ class Service(Host):
             int(service["max_requests_in_flight"]),
             float(service["max_event_loop_lag_ms"]),
             retry_after(exporters))
+        policies = self.extensions.get("policy")
         self._pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters),
-                                  admission)
+                                  admission,
+                                  policies if isinstance(policies, PolicySource) else None)
         for name in names["receivers"]:
             settings = config["receivers"].get(name) or {}
             if settings.get("enabled", True) is False:

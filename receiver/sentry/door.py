@@ -114,7 +114,7 @@ class SentryHandler(DoorHandler):
         drops.count({"spans": decoded.dropped}, drops.INVALID)
         if not decoded.errors and not decoded.spans:
             return  # only ignored items: nothing to commit
-        batch = Origin(self.project_id, size, self.trace_link()).new_batch()
+        batch = Origin(self.project_id, size, self.trace_link(), self.client_ip()).new_batch()
         batch.errors.extend(decoded.errors)
         batch.spans.extend(decoded.spans)
         await self.ctx.pipeline.consume(batch)
@@ -126,7 +126,8 @@ class SentryHandler(DoorHandler):
         others meanwhile. What the answer needs is read here from the envelope."""
         event_id, items = summary(envelope)
         telemetry.OFFLOADED.inc()
-        batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
+        batch = self.ctx.pipeline.with_policy(
+            Origin(self.project_id, len(body), self.trace_link(), self.client_ip()).new_batch())
         result = await self.ctx.pipeline.decode_pool.submit(  # type: ignore[union-attr]
             decode_envelope_body, (now_us(),), batch, "errors,spans", body)
         drops.count({"spans": result.dropped}, drops.INVALID)

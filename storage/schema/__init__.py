@@ -45,7 +45,7 @@ from storage.schema.errors import (
     error_groups,
     error_status_changes,
 )
-from storage.schema.projects import api_keys, projects, resources
+from storage.schema.projects import api_keys, project_policies, projects, resources
 from storage.schema.queues import maintenance_leases, outbox
 from storage.schema.rollups import (
     HOURLY_KEY,
@@ -73,7 +73,7 @@ __all__ = [
     "error_events", "error_group_facets", "error_group_hourly", "error_groups",
     "error_status_changes", "login_failures", "logs", "maintenance_leases", "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",
-    "metric_request_rollups_hourly", "metric_series", "outbox", "projects",
+    "metric_request_rollups_hourly", "metric_series", "outbox", "project_policies", "projects",
     "request_latency", "request_latency_hourly", "request_rollups",
     "request_rollups_hourly", "resources", "spans", "user_identities", "user_tokens", "users",
 ]

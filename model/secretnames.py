@@ -1,0 +1,38 @@
+"""Which names hold a secret: the one rule, read by the scrubbing processor
+(processors/scrub.py) for every key of every signal, and by the Sentry door's
+bounding (receiver/sentry/bounded.py), so that no two places disagree on what a
+secret's name is.
+
+A name is compared lowercased, with `-` read as `_` (so the header
+`Proxy-Authorization` and the field `proxy_authorization` are one name). It names a
+secret when it is one of EXACT (short names that are too common inside other words
+to be matched as parts: `auth` is in `author`, `pwd` in `pwdgen`), or when it
+contains one of PARTS (`user_password`, `x-auth-token`, `sessionid`,
+`set-cookie`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+PARTS = ("password", "passwd", "secret", "token", "api_key", "apikey", "authorization",
+         "cookie", "session", "csrf", "credential", "private_key", "privatekey",
+         "sentry_key")
+EXACT = frozenset({"pwd", "auth", "x_sentry_auth", "sentry_auth", "passphrase"})
+
+_PARTS = re.compile("|".join(re.escape(part) for part in PARTS))
+# The same names in text that is already lowercased JSON or protobuf bytes, `_` also
+# matching `-`: a match only says that a value may hold a secret's name, for a fast
+# check that lets most values through unread.
+SUSPECT_BYTES = re.compile(
+    "|".join(re.escape(name).replace("_", "[-_]") for name in (*PARTS, *sorted(EXACT)))
+    .encode())
+
+
+@functools.lru_cache(maxsize=8192)
+def is_secret_name(name: str) -> bool:
+    """Whether a key, a field or a header named `name` holds a secret (see the module).
+    Cached: the same few names come back in every record."""
+    folded = name.lower().replace("-", "_")
+    return folded in EXACT or _PARTS.search(folded) is not None

@@ -1,0 +1,366 @@
+"""Scrubbing: secrets and personal data taken out of every record of every signal
+before anything is stored or forwarded.
+
+Runs first in the pipeline (before `classify`, the exception stages and `grouping`),
+so that every later stage sees scrubbed records: an error made from a span event or
+a log record is made of scrubbed values, and a fingerprint is computed on scrubbed
+text (a message that differed only by a card number is one group). It runs where the
+other stages run, on the event loop or in a decode worker, so a large request is
+scrubbed off the event loop.
+
+What a project's policy (model/policy.py, carried on the batch) says:
+- the default rules, on unless `defaults: false`: a value under a key that names a
+  secret (model/secretnames.py, the one rule), a credit-card number (13 to 19 digits,
+  spaces or dashes allowed, Luhn-checked), the credentials of `Bearer` and `Basic`
+  (in an Authorization header or anywhere in a value) and a `sentry_key=` are masked;
+- optional rules: e-mail addresses, IP addresses (v4 and v6; and a Sentry event's
+  `user.ip_address`), masked;
+- custom rules: keys (a name or a dotted path, globs) or a regular expression over
+  values, each masked (MASK), hashed (HMAC-SHA-256 with the database's key: stable,
+  so a hashed user id still groups and finds its events) or removed.
+
+Where: span attributes, span event attributes, resource attributes, log attributes
+and bodies, metric point and exemplar attributes, and of an error its message, its
+exceptions' values, params, tags, context (user, request, contexts, breadcrumbs,
+extra...) and user id. Not: span and log names, ids, times, stack frames (file,
+function and source lines), metric names and values.
+
+Cheap for the records with nothing to scrub, which are nearly all: the rules are
+compiled once per policy (cached), a key's decision is cached, and a span or log
+record that arrived as protobuf is checked in its message, without reading its
+attributes out: a span is read (and then stored re-encoded) only when something in
+it is to be scrubbed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import hashlib
+import hmac
+import ipaddress
+import re
+from collections.abc import Callable
+from typing import Any
+
+from model.component import Processor
+from model.policy import DEFAULT, Policy, Rule, ScrubSettings
+from model.records import Batch, ErrorEvent, LogRecord, MetricPoint, Span
+from model.secretnames import is_secret_name
+
+MASK = "[Filtered]"
+HASH_PREFIX = "hash:"
+_REMOVE: Any = object()  # a key's value to be removed
+
+CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d])")
+CREDENTIALS = re.compile(r"\b((?:Bearer|Basic)\s+)([A-Za-z0-9._~+/=-]{6,})", re.IGNORECASE)
+SENTRY_KEY = re.compile(r"(sentry_key=)([^&#\s\"',;]+)", re.IGNORECASE)
+EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+IPV4 = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}"
+                  r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d.])")
+IPV6 = re.compile(r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}"
+                  r"(?![0-9A-Fa-f:])")
+IP_KEYS = frozenset({"ip_address", "client.address", "source.address", "net.peer.ip",
+                     "http.client_ip", "net.sock.peer.addr", "network.peer.address"})
+
+
+def luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        n = ord(ch) - 48
+        if i % 2:
+            n = n * 2 - 9 if n > 4 else n * 2
+        total += n
+    return total % 10 == 0
+
+
+def _card(match: re.Match[str]) -> bool:
+    digits = match.group(0).replace(" ", "").replace("-", "")
+    return 13 <= len(digits) <= 19 and luhn(digits)
+
+
+def _ipv6(match: re.Match[str]) -> bool:
+    try:
+        ipaddress.IPv6Address(match.group(0))
+    except ValueError:
+        return False
+    return True
+
+
+class _ValueRule:
+    """A pattern over values: the part it matches (its last group when it has
+    groups, so that `Bearer ` stays and only the credential goes) is replaced, when
+    `check` (if any) accepts the match."""
+
+    __slots__ = ("regex", "action", "check")
+
+    def __init__(self, regex: re.Pattern[str], action: str,
+                 check: Callable[[re.Match[str]], bool] | None = None) -> None:
+        self.regex = regex
+        self.action = action
+        self.check = check
+
+
+class Scrubber:
+    """The rules of one project's scrubbing settings, compiled (once: `for_policy`)."""
+
+    def __init__(self, settings: ScrubSettings, hash_key: bytes) -> None:
+        self.settings = settings
+        self.hash_key = hash_key
+        rules: list[_ValueRule] = []
+        key_rules: list[tuple[re.Pattern[str], str]] = []
+        for rule in settings.rules:
+            if rule.keys:
+                key_rules.append((_globs(rule), rule.action))
+            else:
+                rules.append(_ValueRule(re.compile(rule.pattern), rule.action))
+        if settings.defaults:
+            rules += [_ValueRule(CARD, "mask", _card), _ValueRule(CREDENTIALS, "mask"),
+                      _ValueRule(SENTRY_KEY, "mask")]
+        if settings.emails:
+            rules.append(_ValueRule(EMAIL, "mask"))
+        if settings.ip_addresses:
+            rules += [_ValueRule(IPV4, "mask"), _ValueRule(IPV6, "mask", _ipv6)]
+        self.value_rules = rules
+        self.key_rules = key_rules
+        # One search tells whether a value needs the rules at all (nearly none does).
+        self._suspect: Callable[[str], Any] = _any_of([r.regex for r in rules])
+        self._keys: dict[str, str | None] = {}
+
+    @staticmethod
+    @functools.lru_cache(maxsize=256)
+    def for_policy(settings: ScrubSettings, hash_key: bytes) -> Scrubber:
+        return Scrubber(settings, hash_key)
+
+    # Decisions.
+
+    def key_action(self, path: str) -> str | None:
+        """What becomes of the value under `path` (a key, dotted below its parents),
+        by its own name or its path: the first custom rule that names it, else the
+        secret-name rule of the defaults, else (optional) the IP address keys."""
+        action = self._keys.get(path, _REMOVE)
+        if action is not _REMOVE:
+            return action
+        folded = path.lower()
+        name = folded.rsplit(".", 1)[-1] if "." in folded else folded
+        action = None
+        for globs, rule_action in self.key_rules:
+            if globs.fullmatch(folded) or globs.fullmatch(name):
+                action = rule_action
+                break
+        if action is None and self.settings.defaults and is_secret_name(name):
+            action = "mask"
+        if action is None and self.settings.ip_addresses and (
+                name in IP_KEYS or folded in IP_KEYS):
+            action = "mask"
+        if len(self._keys) < 10_000:
+            self._keys[path] = action
+        return action
+
+    def suspect(self, text: str) -> bool:
+        return self._suspect(text) is not None
+
+    # Changes.
+
+    def hashed(self, value: Any) -> str:
+        text = value if isinstance(value, str) else repr(value)
+        digest = hmac.new(self.hash_key, text.encode("utf-8", "surrogatepass"),
+                          hashlib.sha256).hexdigest()
+        return HASH_PREFIX + digest[:20]
+
+    def apply(self, action: str, value: Any) -> Any:
+        if action == "mask":
+            return MASK
+        if action == "hash":
+            return self.hashed(value)
+        return _REMOVE
+
+    def text(self, text: str) -> str:
+        """`text` with every part a value rule matches masked, hashed or removed."""
+        if self._suspect(text) is None:
+            return text
+        for rule in self.value_rules:
+            text = rule.regex.sub(functools.partial(self._replace, rule), text)
+        return text
+
+    def _replace(self, rule: _ValueRule, match: re.Match[str]) -> str:
+        if rule.check is not None and not rule.check(match):
+            return match.group(0)
+        group = match.lastindex or 0
+        part = match.group(group)
+        replaced = "" if rule.action == "remove" else \
+            self.hashed(part) if rule.action == "hash" else MASK
+        start, end = match.start(group) - match.start(0), match.end(group) - match.start(0)
+        whole = match.group(0)
+        return whole[:start] + replaced + whole[end:]
+
+    def value(self, value: Any, path: str) -> Any:
+        """`value` scrubbed (a copy where it changed; _REMOVE when its key's rule says so)."""
+        kind = type(value)
+        if kind is str:
+            return self.text(value)
+        if kind is dict:
+            return self.mapping(value, path)
+        if kind is list or kind is tuple:
+            items = [self.value(item, path) for item in value]
+            # A [name, value] pair (Sentry's form of headers and query strings).
+            if len(items) == 2 and type(items[0]) is str:
+                action = self.key_action(f"{path}.{items[0]}" if path else items[0])
+                if action is not None:
+                    replaced = self.apply(action, items[1])
+                    return [items[0], "" if replaced is _REMOVE else replaced]
+            return items
+        return value
+
+    def mapping(self, mapping: dict[str, Any], path: str = "") -> dict[str, Any]:
+        """`mapping` scrubbed in place (and returned)."""
+        removed: list[str] = []
+        for key, item in mapping.items():
+            where = f"{path}.{key}" if path else str(key)
+            action = self.key_action(where)
+            new = self.apply(action, item) if action is not None else self.value(item, where)
+            if new is _REMOVE:
+                removed.append(key)
+            elif new is not item:
+                mapping[key] = new
+        for key in removed:
+            del mapping[key]
+        return mapping
+
+    # Protobuf, unread: whether anything in these KeyValues (or this AnyValue) may be
+    # scrubbed; a yes is decided exactly on the values read out.
+
+    def suspect_pairs(self, pairs: Any) -> bool:
+        for kv in pairs:
+            if self.key_action(kv.key) is not None or self.suspect_any(kv.value):
+                return True
+        return False
+
+    def suspect_any(self, value: Any) -> bool:
+        which = value.WhichOneof("value")
+        if which == "string_value":
+            return self._suspect(value.string_value) is not None
+        if which == "kvlist_value":
+            return True  # keys below the top need their paths: read it
+        if which == "array_value":
+            return any(self.suspect_any(v) for v in value.array_value.values)
+        return False
+
+
+def _globs(rule: Rule) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{fnmatch.translate(key)})" for key in rule.keys))
+
+
+def _any_of(patterns: list[re.Pattern[str]]) -> Callable[[str], Any]:
+    if not patterns:
+        return lambda _text: None
+    try:
+        return re.compile("|".join(f"(?:{p.pattern})" for p in patterns),
+                          re.IGNORECASE).search
+    except re.error:  # a custom pattern with flags of its own: one search each
+        def search(text: str) -> Any:
+            return next((m for p in patterns if (m := p.search(text)) is not None), None)
+        return search
+
+
+# Each record kind.
+
+def scrub_resource(scrubber: Scrubber, attributes: dict[str, Any], seen: set[int]) -> None:
+    """Resource attributes are shared by the records of one resource: scrubbed once."""
+    if id(attributes) not in seen:
+        seen.add(id(attributes))
+        scrubber.mapping(attributes)
+
+
+def scrub_span(scrubber: Scrubber, span: Span) -> None:
+    otlp = span.otlp
+    if span.untouched and otlp is not None:
+        if scrubber.suspect_pairs(otlp.attributes):
+            scrubber.mapping(span.attributes)
+        if span.has_events() and any(scrubber.suspect_pairs(e.attributes) for e in otlp.events):
+            for event in span.events:
+                scrubber.mapping(event.get("attributes") or {})
+        return
+    scrubber.mapping(span.attributes)
+    for event in span.events:
+        attributes = event.get("attributes")
+        if attributes:
+            scrubber.mapping(attributes)
+
+
+def scrub_log(scrubber: Scrubber, record: LogRecord) -> None:
+    otlp = record.otlp
+    if record.untouched and otlp is not None:
+        if scrubber.suspect_pairs(otlp.attributes):
+            scrubber.mapping(record.attributes)
+        if otlp.HasField("body") and scrubber.suspect_any(otlp.body):
+            record.body = _kept(scrubber.value(record.body, "body"))
+        return
+    scrubber.mapping(record.attributes)
+    if record.body is not None:
+        record.body = _kept(scrubber.value(record.body, "body"))
+
+
+def scrub_point(scrubber: Scrubber, point: MetricPoint) -> None:
+    scrubber.mapping(point.attributes)
+    for exemplar in point.exemplars:
+        attributes = exemplar.get("attributes")
+        if attributes:
+            scrubber.mapping(attributes)
+
+
+def scrub_error(scrubber: Scrubber, error: ErrorEvent) -> None:
+    error.message = scrubber.text(error.message)
+    if error.params:
+        scrubber.mapping(error.params)
+    if error.tags:
+        scrubber.mapping(error.tags)
+    if error.context:
+        scrubber.mapping(error.context)
+    for exception in error.exceptions or ():
+        value = exception.get("value")
+        if isinstance(value, str):
+            exception["value"] = scrubber.text(value)
+    if error.user_id is not None:
+        action = scrubber.key_action("user.id") or scrubber.key_action("user_id")
+        if action is not None:
+            kept = scrubber.apply(action, error.user_id)
+            error.user_id = None if kept is _REMOVE else kept
+        else:
+            error.user_id = scrubber.text(error.user_id)
+    grouping = error.grouping
+    if grouping is not None:
+        grouping.message = scrubber.text(grouping.message)
+        if grouping.parts is not None:
+            grouping.parts = [scrubber.text(part) for part in grouping.parts]
+
+
+def _kept(value: Any) -> Any:
+    return None if value is _REMOVE else value
+
+
+def scrub_batch(batch: Batch, policy: Policy) -> None:
+    scrubber = Scrubber.for_policy(policy.scrub, policy.hash_key)
+    seen: set[int] = set()
+    for span in batch.spans:
+        scrub_resource(scrubber, span.resource_attributes, seen)
+        scrub_span(scrubber, span)
+    for record in batch.logs:
+        scrub_resource(scrubber, record.resource_attributes, seen)
+        scrub_log(scrubber, record)
+    for point in batch.metrics:
+        scrub_resource(scrubber, point.resource_attributes, seen)
+        scrub_point(scrubber, point)
+    for error in batch.errors:
+        scrub_error(scrubber, error)
+
+
+class ScrubProcessor(Processor):
+    """The stage (see the module). A batch that carries no policy (one built outside a
+    service, in a test) gets the default one."""
+
+    default_config: dict[str, object] = {}  # the policy: section configures scrubbing
+
+    def process(self, batch: Batch) -> Batch:
+        scrub_batch(batch, batch.policy or DEFAULT)
+        return batch
