@@ -8,7 +8,7 @@ from typing import Any
 
 from tornado.web import HTTPError, StaticFileHandler
 
-from dashboard import alerts, api, api_bulk, merging, pages, setup, sso, users
+from dashboard import alerts, api, api_bulk, merging, pages, policy, setup, sso, users
 from dashboard.auth import AdminAuth
 from dashboard.base import DashboardContext
 from storage.store import Store
@@ -65,6 +65,7 @@ class Dashboard:
             (P + r"/logs", pages.LogsPage, args),
             (P + r"/metrics", pages.MetricsPage, args),
             (P + r"/setup", setup.SetupPage, args),
+            (P + r"/policy", policy.PolicyPage, args),
             (r"/setup", setup.SetupPage, args),
             *alerts.routes(P, args),
             *merging.routes(P, API, args),
@@ -74,6 +75,7 @@ class Dashboard:
             (API + r"/error-groups/bulk-status", api_bulk.ErrorGroupsBulkStatusApi, args),
             (API + r"/error-groups/([0-9]+)", api.ErrorGroupApi, args),
             (API + r"/error-groups/([0-9]+)/status", api.ErrorGroupStatusApi, args),
+            (API + r"/policy", policy.PolicyApi, args),
             (API + r"/deploys", api.DeploysApi, args),
             (API + r"/releases/(.+)", api.ReleaseApi, args),
             (API + r"/performance", api.PerformanceApi, args),
