@@ -30,6 +30,13 @@ SUSPECT_BYTES = re.compile(
     .encode())
 
 
+# A secret given as `name=value` or `name: value` inside text (a query string, a log
+# line, a JSON document sent as a string): the value, group 2, is the secret.
+ASSIGNMENT = re.compile(
+    r"((?<![\w-])[\w.-]*(?:" + "|".join(re.escape(p).replace("_", "[-_]") for p in PARTS)
+    + r")[\w.-]*[\"']?\s*[=:]\s*[\"']?)([^\s&,;\"'}\]]+)", re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=8192)
 def is_secret_name(name: str) -> bool:
     """Whether a key, a field or a header named `name` holds a secret (see the module).

@@ -12,7 +12,9 @@ What a project's policy (model/policy.py, carried on the batch) says:
 - the default rules, on unless `defaults: false`: a value under a key that names a
   secret (model/secretnames.py, the one rule), a credit-card number (13 to 19 digits,
   spaces or dashes allowed, Luhn-checked), the credentials of `Bearer` and `Basic`
-  (in an Authorization header or anywhere in a value) and a `sentry_key=` are masked;
+  (in an Authorization header or anywhere in a value) and the value of a secret's name
+  given as `name=value` or `name: value` inside text (`?sentry_key=…`,
+  `password=…` in a log line) are masked;
 - optional rules: e-mail addresses, IP addresses (v4 and v6; and a Sentry event's
   `user.ip_address`), masked;
 - custom rules: keys (a name or a dotted path, globs) or a regular expression over
@@ -46,7 +48,7 @@ from typing import Any
 from model.component import Processor
 from model.policy import DEFAULT, Policy, Rule, ScrubSettings
 from model.records import Batch, ErrorEvent, LogRecord, MetricPoint, Span
-from model.secretnames import is_secret_name
+from model.secretnames import ASSIGNMENT, is_secret_name
 
 MASK = "[Filtered]"
 HASH_PREFIX = "hash:"
@@ -54,7 +56,6 @@ _REMOVE: Any = object()  # a key's value to be removed
 
 CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d])")
 CREDENTIALS = re.compile(r"\b((?:Bearer|Basic)\s+)([A-Za-z0-9._~+/=-]{6,})", re.IGNORECASE)
-SENTRY_KEY = re.compile(r"(sentry_key=)([^&#\s\"',;]+)", re.IGNORECASE)
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 IPV4 = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}"
                   r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d.])")
@@ -116,7 +117,7 @@ class Scrubber:
                 rules.append(_ValueRule(re.compile(rule.pattern), rule.action))
         if settings.defaults:
             rules += [_ValueRule(CARD, "mask", _card), _ValueRule(CREDENTIALS, "mask"),
-                      _ValueRule(SENTRY_KEY, "mask")]
+                      _ValueRule(ASSIGNMENT, "mask")]
         if settings.emails:
             rules.append(_ValueRule(EMAIL, "mask"))
         if settings.ip_addresses:
