@@ -34,7 +34,10 @@ SUSPECT_BYTES = re.compile(
 # line, a JSON document sent as a string): the value, group 2, is the secret.
 ASSIGNMENT = re.compile(
     r"((?<![\w-])[\w.-]*(?:" + "|".join(re.escape(p).replace("_", "[-_]") for p in PARTS)
-    + r")[\w.-]*[\"']?\s*[=:]\s*[\"']?)([^\s&,;\"'}\]]+)", re.IGNORECASE)
+    + r")[\w.-]*[\"']?\s*[=:]\s*[\"']?)"
+    # Not the scheme of `Authorization: Bearer …` (the credential is the secret, and
+    # another rule masks it), nor a value masked already.
+    r"(?!(?:bearer|basic)\s)(?!\[Filtered\])([^\s&,;\"'}\]]+)", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=8192)
