@@ -32,9 +32,12 @@ SUSPECT_BYTES = re.compile(
 
 # A secret given as `name=value` or `name: value` inside text (a query string, a log
 # line, a JSON document sent as a string): the value, group 2, is the secret.
+# The part of a name a secret's names hold, `_` also matching `-`.
+NAME_PARTS = "|".join(re.escape(p).replace("_", "[-_]") for p in PARTS)
 ASSIGNMENT = re.compile(
-    r"((?<![\w-])[\w.-]*(?:" + "|".join(re.escape(p).replace("_", "[-_]") for p in PARTS)
-    + r")[\w.-]*[\"']?\s*[=:]\s*[\"']?)"
+    # From the secret's part of the name on (what comes before it stays as it is): a
+    # literal first, so that the search is quick on the many values without one.
+    r"((?:" + NAME_PARTS + r")[\w.-]*[\"']?\s*[=:]\s*[\"']?)"
     # Not the scheme of `Authorization: Bearer …` (the credential is the secret, and
     # another rule masks it), nor a value masked already.
     r"(?!(?:bearer|basic)\s)(?!\[Filtered\])([^\s&,;\"'}\]]+)", re.IGNORECASE)

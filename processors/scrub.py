@@ -45,10 +45,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from model.component import Processor
 from model.policy import DEFAULT, Policy, Rule, ScrubSettings
 from model.records import Batch, ErrorEvent, LogRecord, MetricPoint, Span
-from model.secretnames import ASSIGNMENT, is_secret_name
+from model.secretnames import ASSIGNMENT, PARTS, is_secret_name  # noqa: F401
 
 MASK = "[Filtered]"
 HASH_PREFIX = "hash:"
@@ -88,6 +90,22 @@ def _ipv6(match: re.Match[str]) -> bool:
     return True
 
 
+# What a value must hold for a default rule to match in it, checked on its UTF-8
+# bytes lowercased, with C-speed operations only (a regular expression costs about
+# a microsecond per 50 characters in Python, more than the rest of a span's way
+# through the collector): at least 13 digits for a card number; one of these words
+# for a credential or a `name=value` secret. The rules themselves then decide.
+DIGITS = b"0123456789"
+# Digits to 0, spaces and dashes kept, anything else to x: with the spaces and dashes
+# then taken out, 13 zeros in a row are 13 digits that a card number's separators may
+# have joined.
+_CARD_TABLE = bytes(48 if 48 <= i <= 57 else i if i in (32, 45) else 120 for i in range(256))
+_CARD_RUN = b"0" * 13
+# Stems rather than every name and its dashed form: each is one more scan of the text.
+HINT_WORDS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cookie", b"session",
+              b"csrf", b"credential", b"bearer", b"basic")
+
+
 class _ValueRule:
     """A pattern over values: the part it matches (its last group when it has
     groups, so that `Bearer ` stays and only the credential goes) is replaced, when
@@ -115,6 +133,9 @@ class Scrubber:
                 key_rules.append((_globs(rule), rule.action))
             else:
                 rules.append(_ValueRule(re.compile(rule.pattern), rule.action))
+        # Custom patterns are searched for as they are (a value is str, never bytes).
+        custom = [r.regex for r in rules]
+        self._custom: Callable[[str], Any] | None = _any_of(custom) if custom else None
         if settings.defaults:
             rules += [_ValueRule(CARD, "mask", _card), _ValueRule(CREDENTIALS, "mask"),
                       _ValueRule(ASSIGNMENT, "mask")]
@@ -124,8 +145,6 @@ class Scrubber:
             rules += [_ValueRule(IPV4, "mask"), _ValueRule(IPV6, "mask", _ipv6)]
         self.value_rules = rules
         self.key_rules = key_rules
-        # One search tells whether a value needs the rules at all (nearly none does).
-        self._suspect: Callable[[str], Any] = _any_of([r.regex for r in rules])
         self._keys: dict[str, str | None] = {}
 
     @staticmethod
@@ -158,8 +177,59 @@ class Scrubber:
             self._keys[path] = action
         return action
 
+    def hinted(self, data: bytes) -> bool:
+        """Whether `data` (UTF-8, lowercased) may hold what a default or optional rule
+        matches: a quick test, in C (see HINT_WORDS)."""
+        settings = self.settings
+        if settings.ip_addresses and (b"." in data or b":" in data) \
+                and len(data) - len(data.translate(None, DIGITS)) >= 2:
+            return True
+        if settings.defaults:
+            if _CARD_RUN in data.translate(_CARD_TABLE).replace(b" ", b"").replace(b"-", b""):
+                return True
+            for word in HINT_WORDS:
+                if word in data:
+                    return True
+        return settings.emails and b"@" in data
+
+    def clean(self, value: Any) -> bool:
+        """Whether nothing in `value` (a dict or a list) can be scrubbed, decided on its
+        JSON at once, in C; False (walk it) when custom rules need its keys or text."""
+        if self.key_rules or self._custom is not None:
+            return False
+        try:
+            data = orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError):
+            return False
+        return not self.hinted(data.lower())
+
+    def shallow(self, mapping: dict[str, Any]) -> dict[str, Any]:
+        """`mapping` scrubbed as `mapping` does, but each value that is a dict or a
+        list and `clean` left unwalked: an error's context is mostly such parts."""
+        if self.clean(mapping):
+            return mapping
+        removed: list[str] = []
+        for key, item in mapping.items():
+            action = self.key_action(str(key))
+            if action is not None:
+                new = self.apply(action, item)
+            elif type(item) in (dict, list) and self.clean(item):
+                continue
+            else:
+                new = self.value(item, str(key))
+            if new is _REMOVE:
+                removed.append(key)
+            elif new is not item:
+                mapping[key] = new
+        for key in removed:
+            del mapping[key]
+        return mapping
+
     def suspect(self, text: str) -> bool:
-        return self._suspect(text) is not None
+        """Whether a value rule may match in `text` (the rules then decide)."""
+        if self.hinted(text.lower().encode("utf-8", "surrogatepass")):
+            return True
+        return self._custom is not None and self._custom(text) is not None
 
     # Changes.
 
@@ -178,7 +248,7 @@ class Scrubber:
 
     def text(self, text: str) -> str:
         """`text` with every part a value rule matches masked, hashed or removed."""
-        if self._suspect(text) is None:
+        if not self.suspect(text):
             return text
         for rule in self.value_rules:
             text = rule.regex.sub(functools.partial(self._replace, rule), text)
@@ -228,8 +298,18 @@ class Scrubber:
             del mapping[key]
         return mapping
 
-    # Protobuf, unread: whether anything in these KeyValues (or this AnyValue) may be
+    # Protobuf, unread: whether anything in a message (a span, a log record) may be
     # scrubbed; a yes is decided exactly on the values read out.
+
+    def suspect_message(self, message: Any, pairs: Any) -> bool:
+        """Whether anything in `message` (its KeyValues `pairs`) may be scrubbed: one
+        quick test of its encoded bytes (where every key and string is as sent), and
+        only with custom rules, whose patterns and globs need the text, its pairs."""
+        if self.hinted(message.SerializeToString().lower()):
+            return True
+        if self._custom is None and not self.key_rules:
+            return False
+        return self.suspect_pairs(pairs)
 
     def suspect_pairs(self, pairs: Any) -> bool:
         for kv in pairs:
@@ -240,7 +320,7 @@ class Scrubber:
     def suspect_any(self, value: Any) -> bool:
         which = value.WhichOneof("value")
         if which == "string_value":
-            return self._suspect(value.string_value) is not None
+            return self.suspect(value.string_value)
         if which == "kvlist_value":
             return True  # keys below the top need their paths: read it
         if which == "array_value":
@@ -253,12 +333,12 @@ def _globs(rule: Rule) -> re.Pattern[str]:
 
 
 def _any_of(patterns: list[re.Pattern[str]]) -> Callable[[str], Any]:
-    if not patterns:
-        return lambda _text: None
+    """One search for every pattern."""
+    if len(patterns) == 1:
+        return patterns[0].search
     try:
-        return re.compile("|".join(f"(?:{p.pattern})" for p in patterns),
-                          re.IGNORECASE).search
-    except re.error:  # a custom pattern with flags of its own: one search each
+        return re.compile("|".join(f"(?:{p.pattern})" for p in patterns)).search
+    except re.error:  # a custom pattern with global flags of its own: one search each
         def search(text: str) -> Any:
             return next((m for p in patterns if (m := p.search(text)) is not None), None)
         return search
@@ -270,12 +350,14 @@ def scrub_resource(scrubber: Scrubber, attributes: dict[str, Any], seen: set[int
     """Resource attributes are shared by the records of one resource: scrubbed once."""
     if id(attributes) not in seen:
         seen.add(id(attributes))
-        scrubber.mapping(attributes)
+        scrubber.shallow(attributes)
 
 
 def scrub_span(scrubber: Scrubber, span: Span) -> None:
     otlp = span.otlp
     if span.untouched and otlp is not None:
+        if not scrubber.suspect_message(otlp, otlp.attributes):
+            return  # most spans: left unread, stored in the bytes they came in
         if scrubber.suspect_pairs(otlp.attributes):
             scrubber.mapping(span.attributes)
         if span.has_events() and any(scrubber.suspect_pairs(e.attributes) for e in otlp.events):
@@ -292,6 +374,8 @@ def scrub_span(scrubber: Scrubber, span: Span) -> None:
 def scrub_log(scrubber: Scrubber, record: LogRecord) -> None:
     otlp = record.otlp
     if record.untouched and otlp is not None:
+        if not scrubber.suspect_message(otlp, otlp.attributes):
+            return
         if scrubber.suspect_pairs(otlp.attributes):
             scrubber.mapping(record.attributes)
         if otlp.HasField("body") and scrubber.suspect_any(otlp.body):
@@ -303,7 +387,7 @@ def scrub_log(scrubber: Scrubber, record: LogRecord) -> None:
 
 
 def scrub_point(scrubber: Scrubber, point: MetricPoint) -> None:
-    scrubber.mapping(point.attributes)
+    scrubber.shallow(point.attributes)
     for exemplar in point.exemplars:
         attributes = exemplar.get("attributes")
         if attributes:
@@ -313,11 +397,11 @@ def scrub_point(scrubber: Scrubber, point: MetricPoint) -> None:
 def scrub_error(scrubber: Scrubber, error: ErrorEvent) -> None:
     error.message = scrubber.text(error.message)
     if error.params:
-        scrubber.mapping(error.params)
+        scrubber.shallow(error.params)
     if error.tags:
-        scrubber.mapping(error.tags)
+        scrubber.shallow(error.tags)
     if error.context:
-        scrubber.mapping(error.context)
+        scrubber.shallow(error.context)
     for exception in error.exceptions or ():
         value = exception.get("value")
         if isinstance(value, str):
