@@ -23,6 +23,7 @@ and with both, each in a process of its own; the difference per record is the st
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -105,6 +106,10 @@ def stage_alone(make: Callable[[], Batch], stage: Processor, policy: Policy, rec
     return best / records * 1e6
 
 
+def many(make: Callable[[], Batch], stages: list[Processor], copies: int) -> list[Any]:
+    return [whole(make, stages, DEFAULT) for _ in range(copies)]
+
+
 def whole(make: Callable[[], Batch], stages: list[Processor], policy: Policy) -> Any:
     batch = make()
     batch.policy = policy
@@ -122,8 +127,10 @@ def run_mode(door: str, mode: str, copies: int) -> None:
     batches = [make() for _ in range(copies)]
     for batch in batches:
         batch.policy = EVERYTHING if mode == "filters" else DEFAULT
-        stages: list[Processor] = {"decode": [], "scrub": [SCRUB], "filters": [FILTERS],
-                                   "off": BASE, "on": [FILTERS, SCRUB, *BASE]}[mode]
+        by_mode: dict[str, list[Processor]] = {
+            "decode": [], "scrub": [SCRUB], "filters": [FILTERS], "off": BASE,
+            "on": [FILTERS, SCRUB, *BASE]}
+        stages = by_mode[mode]
         for stage in stages:
             batch = stage.process(batch)
         if mode in ("off", "on"):
@@ -163,10 +170,10 @@ def main(repeats: int = 7) -> None:
         everything = stage_alone(make, SCRUB, EVERYTHING, records, repeats, copies)
         filters = stage_alone(make, FILTERS, EVERYTHING, records, repeats, copies) \
             if name.startswith(("errors", "sentry")) else float("nan")
-        off = per_record(lambda m=make, c=copies: [whole(m, BASE, DEFAULT) for _ in range(c)],
-                         records * copies, repeats)
-        on = per_record(lambda m=make, c=copies: [whole(m, [FILTERS, SCRUB, *BASE], DEFAULT)
-                                                  for _ in range(c)], records * copies, repeats)
+        off = per_record(functools.partial(many, make, BASE, copies), records * copies,
+                         repeats)
+        on = per_record(functools.partial(many, make, [FILTERS, SCRUB, *BASE], copies),
+                        records * copies, repeats)
         print(f"{name:15s} {scrub:8.2f} {everything:8.2f} {filters:8.2f} {off:8.2f} {on:8.2f}")
 
 
