@@ -13,8 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 import requests
 
+from proto.sounding.v1 import ingest_pb2, ingest_pb2_grpc
 from tests.receiver.sentry.envelopes import envelope, item
 from tests.receiver.sentry.helpers import KEYS, OTHER_KEY, post_envelope
 from tests.support.server import Server
@@ -129,9 +131,14 @@ def test_each_filter_refuses_what_it_names_and_counts_it(
     assert filtered_count(server) == len(refused)
 
     # The client's own address, when the event names no user address: project `other`
-    # refuses 127.0.0.0/8, the test's connection, on both error doors.
+    # refuses 127.0.0.0/8, the test's connection, on the Sentry door and the custom
+    # error door over HTTP and gRPC.
     other = int(server.query("SELECT id FROM projects WHERE name = 'other'")[0][0])
     send(server, custom("Boom", "from the loopback"), key=OTHER_KEY)
     send(server, event("from the loopback too"), key=OTHER_KEY, project=other)
-    assert filtered_count(server) == len(refused) + 2
+    with grpc.insecure_channel(server.grpc_target) as channel:  # the gRPC peer's address
+        ingest_pb2_grpc.ErrorServiceStub(channel).Report(
+            ingest_pb2.ErrorRecord(exception_class="E", message="by gRPC", fingerprint="g"),
+            metadata=[("authorization", f"Bearer {OTHER_KEY}")], timeout=10)
+    assert filtered_count(server) == len(refused) + 3
     assert not server.query("SELECT id FROM error_events WHERE project_id = :p", p=other)
