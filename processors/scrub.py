@@ -55,6 +55,7 @@ from model.secretnames import ASSIGNMENT, PARTS, is_secret_name  # noqa: F401
 MASK = "[Filtered]"
 HASH_PREFIX = "hash:"
 _REMOVE: Any = object()  # a key's value to be removed
+BY_NAME = "mask by name"  # the default rules' action on a value under a secret's name
 
 CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d])")
 CREDENTIALS = re.compile(r"\b((?:Bearer|Basic)\s+)([A-Za-z0-9._~+/=-]{6,})", re.IGNORECASE)
@@ -169,10 +170,10 @@ class Scrubber:
                 action = rule_action
                 break
         if action is None and self.settings.defaults and is_secret_name(name):
-            action = "mask"
+            action = BY_NAME
         if action is None and self.settings.ip_addresses and (
                 name in IP_KEYS or folded in IP_KEYS):
-            action = "mask"
+            action = BY_NAME
         if len(self._keys) < 10_000:
             self._keys[path] = action
         return action
@@ -240,6 +241,10 @@ class Scrubber:
         return HASH_PREFIX + digest[:20]
 
     def apply(self, action: str, value: Any) -> Any:
+        if action == BY_NAME:
+            # A number or a flag is no secret, whatever its name (`input_tokens`, a
+            # `session_count`); text, and anything holding text, is masked.
+            return value if value is None or type(value) in (bool, int, float) else MASK
         if action == "mask":
             return MASK
         if action == "hash":

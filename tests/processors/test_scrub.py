@@ -57,11 +57,15 @@ def test_secret_names_mask_their_values_at_any_depth_and_in_pairs() -> None:
     value: dict[str, Any] = {
         "password": "x", "user": {"api_key": 1, "name": "ada"}, "Set-Cookie": "sid=1",
         "headers": [["Authorization", "Basic dXNlcjpwYXNz"], ["Accept", "*/*"]],
-        "session_id": {"nested": "object"}, "tokens": ["a", "b"], "author": "bob"}
+        "session_id": {"nested": "object"}, "tokens": ["a", "b"], "author": "bob",
+        # A number or a flag under such a name is no secret (OpenTelemetry's GenAI
+        # conventions count tokens).
+        "gen_ai.usage.input_tokens": 812, "session_active": True}
     assert DEFAULTS.mapping(value) == {
-        "password": MASK, "user": {"api_key": MASK, "name": "ada"}, "Set-Cookie": MASK,
+        "password": MASK, "user": {"api_key": 1, "name": "ada"}, "Set-Cookie": MASK,
         "headers": [["Authorization", MASK], ["Accept", "*/*"]],
-        "session_id": MASK, "tokens": MASK, "author": "bob"}
+        "session_id": MASK, "tokens": MASK, "author": "bob",
+        "gen_ai.usage.input_tokens": 812, "session_active": True}
 
 
 def test_optional_rules_and_defaults_off() -> None:
