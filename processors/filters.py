@@ -7,8 +7,9 @@ batch and gRPC form): this stage runs first in the pipeline, before the stages t
 make errors out of OpenTelemetry spans and log records, which it leaves alone. Each
 filter is off unless the project's policy (model/policy.py) turns it on:
 
-- `localhost`: the user's address (`user.ip_address`) is a loopback one, or the
-  request's URL is on localhost, 127.0.0.1 or [::1];
+- `localhost`: the user's address (`user.ip_address`; the client's when it is
+  Sentry's `{{auto}}`) is a loopback one, or the request's URL is on localhost,
+  127.0.0.1 or [::1];
 - `browser_extensions`: errors that browser extensions and injected scripts raise
   (a frame in a chrome-extension:// or moz-extension:// script, or one of the
   messages they are known by, after Sentry's list);
@@ -40,6 +41,7 @@ from model.component import Processor
 from model.policy import DEFAULT, FilterSettings
 from model.records import Batch, ErrorEvent
 
+AUTO = "{{auto}}"
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 EXTENSION_SCRIPTS = re.compile(
     r"^(?:chrome|moz|safari|safari-web|ms-browser)-extension://|^chrome://|^resource://"
@@ -128,7 +130,9 @@ def _networks(blocks: tuple[str, ...]) -> tuple[Any, ...]:
 def refused_by(settings: FilterSettings, error: ErrorEvent, client_ip: str | None
                ) -> str | None:
     """The name of the first filter that refuses `error`, or None."""
-    user_ip = _address(_section(error, "user").get("ip_address"))
+    given = _section(error, "user").get("ip_address")
+    # Sentry's `{{auto}}`: the SDK asks for the address it was sent from.
+    user_ip = _address(client_ip if given == AUTO else given)
     if settings.localhost:
         host = urlsplit(str(_section(error, "request").get("url") or "")).hostname or ""
         if (user_ip is not None and user_ip.is_loopback) or host.lower() in LOCAL_HOSTS:
