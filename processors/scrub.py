@@ -306,15 +306,18 @@ class Scrubber:
     # Protobuf, unread: whether anything in a message (a span, a log record) may be
     # scrubbed; a yes is decided exactly on the values read out.
 
-    def suspect_message(self, message: Any, pairs: Any) -> bool:
-        """Whether anything in `message` (its KeyValues `pairs`) may be scrubbed: one
-        quick test of its encoded bytes (where every key and string is as sent), and
-        only with custom rules, whose patterns and globs need the text, its pairs."""
+    def suspect_message(self, message: Any, pairs: list[Any], values: tuple[Any, ...] = ()
+                        ) -> bool:
+        """Whether anything in `message` (its lists of KeyValues `pairs`, its AnyValues
+        `values`) may be scrubbed: one quick test of its encoded bytes (where every key
+        and string is as sent), and only with custom rules, whose patterns and globs
+        need the text, its pairs and values one by one."""
         if self.hinted(message.SerializeToString().lower()):
             return True
         if self._custom is None and not self.key_rules:
             return False
-        return self.suspect_pairs(pairs)
+        return any(self.suspect_pairs(p) for p in pairs) \
+            or any(self.suspect_any(v) for v in values)
 
     def suspect_pairs(self, pairs: Any) -> bool:
         for kv in pairs:
@@ -361,7 +364,8 @@ def scrub_resource(scrubber: Scrubber, attributes: dict[str, Any], seen: set[int
 def scrub_span(scrubber: Scrubber, span: Span) -> None:
     otlp = span.otlp
     if span.untouched and otlp is not None:
-        if not scrubber.suspect_message(otlp, otlp.attributes):
+        if not scrubber.suspect_message(
+                otlp, [otlp.attributes, *(e.attributes for e in otlp.events)]):
             return  # most spans: left unread, stored in the bytes they came in
         if scrubber.suspect_pairs(otlp.attributes):
             scrubber.mapping(span.attributes)
@@ -379,7 +383,8 @@ def scrub_span(scrubber: Scrubber, span: Span) -> None:
 def scrub_log(scrubber: Scrubber, record: LogRecord) -> None:
     otlp = record.otlp
     if record.untouched and otlp is not None:
-        if not scrubber.suspect_message(otlp, otlp.attributes):
+        if not scrubber.suspect_message(otlp, [otlp.attributes],
+                                        (otlp.body,) if otlp.HasField("body") else ()):
             return
         if scrubber.suspect_pairs(otlp.attributes):
             scrubber.mapping(record.attributes)

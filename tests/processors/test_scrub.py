@@ -200,3 +200,17 @@ def test_a_batch_carries_its_projects_policy() -> None:
     assert error.user_id == hashed("u-1")
     assert error.context is not None
     assert error.context["user"] == {"id": hashed("u-1"), "ip_address": MASK}
+
+
+def test_a_custom_pattern_is_found_in_a_span_events_and_a_log_records_body() -> None:
+    """Custom patterns have no quick test on the encoded bytes: each value is searched."""
+    policy = Policy(scrub_settings({"defaults": False,
+                                    "rules": [{"pattern": "cust-[0-9]+", "action": "hash"}]}),
+                    hash_key=KEY)
+    spans = decode_traces_body(traces_body(), True).spans
+    logs = decode_logs_body(logs_body(), True, NOW_NS).logs
+    batch = Batch(1, spans=spans, logs=logs, policy=policy)
+    ScrubProcessor("scrub").process(batch)
+    (event,) = spans[0].events
+    assert hashed("cust-4242") in event["attributes"]["exception.message"]
+    assert spans[0].attributes["user.password"] == "pw-Secr3t-hunter2"  # defaults off
