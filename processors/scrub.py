@@ -184,7 +184,7 @@ class Scrubber:
         matches: a quick test, in C (see HINT_WORDS)."""
         settings = self.settings
         if settings.ip_addresses and (b"." in data or b":" in data) \
-                and len(data) - len(data.translate(None, DIGITS)) >= 2:
+                and len(data) - len(data.translate(None, DIGITS)) >= 1:
             return True
         if settings.defaults:
             if _CARD_RUN in data.translate(_CARD_TABLE).replace(b" ", b"").replace(b"-", b""):
