@@ -32,8 +32,9 @@ log = logging.getLogger("sounding")
 # In a serve group (sounding/group.py): the extensions its leader starts, for what
 # must happen once before any worker serves (storage migrates, auth makes the
 # first-run key, the dashboard the admin token; the dashboard on a port of its own
-# is then served by the leader too, beside the workers)...
-LEADER_EXTENSIONS = ("storage", "auth", "dashboard")
+# is then served by the leader too, beside the workers; policy makes the hash key and
+# answers that dashboard's policy page)...
+LEADER_EXTENSIONS = ("storage", "auth", "policy", "dashboard")
 # ...and those with background work that one worker does for the group (worker 0,
 # started again under the same index). Both take a database lease or route in one
 # transaction, so two of them overlapping while a worker restarts is safe; the other
