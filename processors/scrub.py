@@ -104,22 +104,42 @@ DIGITS = b"0123456789"
 _CARD_TABLE = bytes(48 if 48 <= i <= 57 else i if i in (32, 45) else 120 for i in range(256))
 _CARD_RUN = b"0" * 13
 # Stems rather than every name and its dashed form: each is one more scan of the text.
-HINT_WORDS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cookie", b"session",
-              b"csrf", b"credential", b"bearer", b"basic")
+# Not a bare `key`, which OpenTelemetry's own names hold (`messaging.kafka.message.key`).
+HINT_WORDS = (b"pass", b"pwd", b"secret", b"token", b"_key", b"-key", b"apikey",
+              b"privatekey", b"auth", b"cookie", b"session", b"csrf", b"credential",
+              b"bearer", b"basic")
+
+
+NAME_STEMS = tuple(w for w in HINT_WORDS if w not in (b"bearer", b"basic"))
+
+
+def card_hint(data: bytes) -> bool:
+    return _CARD_RUN in data.translate(_CARD_TABLE).replace(b" ", b"").replace(b"-", b"")
+
+
+def credentials_hint(data: bytes) -> bool:
+    return b"bearer" in data or b"basic" in data
+
+
+def assignment_hint(data: bytes) -> bool:
+    return (b"=" in data or b":" in data) and any(stem in data for stem in NAME_STEMS)
 
 
 class _ValueRule:
     """A pattern over values: the part it matches (its last group when it has
     groups, so that `Bearer ` stays and only the credential goes) is replaced, when
-    `check` (if any) accepts the match."""
+    `check` (if any) accepts the match. `hint` (if any) tells on a value's lowercased
+    UTF-8 whether the pattern can match at all: searched only then."""
 
-    __slots__ = ("regex", "action", "check")
+    __slots__ = ("regex", "action", "check", "hint")
 
     def __init__(self, regex: re.Pattern[str], action: str,
-                 check: Callable[[re.Match[str]], bool] | None = None) -> None:
+                 check: Callable[[re.Match[str]], bool] | None = None,
+                 hint: Callable[[bytes], bool] | None = None) -> None:
         self.regex = regex
         self.action = action
         self.check = check
+        self.hint = hint
 
 
 class Scrubber:
@@ -139,12 +159,14 @@ class Scrubber:
         custom = [r.regex for r in rules]
         self._custom: Callable[[str], Any] | None = _any_of(custom) if custom else None
         if settings.defaults:
-            rules += [_ValueRule(CARD, "mask", _card), _ValueRule(CREDENTIALS, "mask"),
-                      _ValueRule(ASSIGNMENT, "mask")]
+            rules += [_ValueRule(CARD, "mask", _card, card_hint),
+                      _ValueRule(CREDENTIALS, "mask", hint=credentials_hint),
+                      _ValueRule(ASSIGNMENT, "mask", hint=assignment_hint)]
         if settings.emails:
-            rules.append(_ValueRule(EMAIL, "mask"))
+            rules.append(_ValueRule(EMAIL, "mask", hint=lambda data: b"@" in data))
         if settings.ip_addresses:
-            rules += [_ValueRule(IPV4, "mask"), _ValueRule(IPV6, "mask", _ipv6)]
+            rules += [_ValueRule(IPV4, "mask", hint=lambda data: b"." in data),
+                      _ValueRule(IPV6, "mask", _ipv6, hint=lambda data: b":" in data)]
         self.value_rules = rules
         self.key_rules = key_rules
         self._keys: dict[str, str | None] = {}
@@ -187,7 +209,7 @@ class Scrubber:
                 and len(data) - len(data.translate(None, DIGITS)) >= 1:
             return True
         if settings.defaults:
-            if _CARD_RUN in data.translate(_CARD_TABLE).replace(b" ", b"").replace(b"-", b""):
+            if card_hint(data):
                 return True
             for word in HINT_WORDS:
                 if word in data:
@@ -254,10 +276,10 @@ class Scrubber:
 
     def text(self, text: str) -> str:
         """`text` with every part a value rule matches masked, hashed or removed."""
-        if not self.suspect(text):
-            return text
+        data = text.lower().encode("utf-8", "surrogatepass")
         for rule in self.value_rules:
-            text = rule.regex.sub(functools.partial(self._replace, rule), text)
+            if rule.hint is None or rule.hint(data):
+                text = rule.regex.sub(functools.partial(self._replace, rule), text)
         return text
 
     def _replace(self, rule: _ValueRule, match: re.Match[str]) -> str:

@@ -214,3 +214,13 @@ def test_a_custom_pattern_is_found_in_a_span_events_and_a_log_records_body() -> 
     (event,) = spans[0].events
     assert hashed("cust-4242") in event["attributes"]["exception.message"]
     assert spans[0].attributes["user.password"] == "pw-Secr3t-hunter2"  # defaults off
+
+
+def test_every_secret_name_has_a_quick_hint() -> None:
+    """A span is left unread when its bytes hold none of HINT_WORDS: every secret name,
+    in either form, must hold one, or its value would never be looked at."""
+    from model.secretnames import EXACT, PARTS
+    from processors.scrub import HINT_WORDS
+    for name in (*PARTS, *EXACT):
+        for form in (name, name.replace("_", "-"), name.upper()):
+            assert any(w in form.lower().encode() for w in HINT_WORDS), form
