@@ -110,11 +110,17 @@ HINT_WORDS = (b"pass", b"pwd", b"secret", b"token", b"_key", b"-key", b"apikey",
               b"bearer", b"basic")
 
 
+# What a batch holds at all (Scrubber.found): stems, card, IP, e-mail.
+Found = tuple[tuple[bytes, ...], bool, bool, bool]
 NAME_STEMS = tuple(w for w in HINT_WORDS if w not in (b"bearer", b"basic"))
 
 
 def card_hint(data: bytes) -> bool:
     return _CARD_RUN in data.translate(_CARD_TABLE).replace(b" ", b"").replace(b"-", b"")
+
+
+def ip_hint(data: bytes) -> bool:
+    return (b"." in data or b":" in data) and len(data) != len(data.translate(None, DIGITS))
 
 
 def credentials_hint(data: bytes) -> bool:
@@ -201,20 +207,30 @@ class Scrubber:
             self._keys[path] = action
         return action
 
-    def hinted(self, data: bytes) -> bool:
-        """Whether `data` (UTF-8, lowercased) may hold what a default or optional rule
-        matches: a quick test, in C (see HINT_WORDS)."""
+    def found(self, data: bytes) -> Found:
+        """Which quick tests `data` (UTF-8, lowercased) passes: the stems it holds, and
+        whether it may hold a card number, an IP or an e-mail address. Asked once of a
+        whole batch's bytes, so that each record is then asked only for what is there."""
         settings = self.settings
-        if settings.ip_addresses and (b"." in data or b":" in data) \
-                and len(data) - len(data.translate(None, DIGITS)) >= 1:
+        words = tuple(w for w in HINT_WORDS if w in data) if settings.defaults else ()
+        return (words, settings.defaults and card_hint(data),
+                settings.ip_addresses and ip_hint(data), settings.emails and b"@" in data)
+
+    def hinted(self, data: bytes, found: Found | None = None) -> bool:
+        """Whether `data` (UTF-8, lowercased) may hold what a default or optional rule
+        matches: quick tests, in C (see HINT_WORDS); only those `found` names, when
+        given (what a batch holds at all)."""
+        if found is None:
+            settings = self.settings
+            found = (HINT_WORDS if settings.defaults else (), settings.defaults,
+                     settings.ip_addresses, settings.emails)
+        words, card, ip, email = found
+        if (card and card_hint(data)) or (ip and ip_hint(data)) or (email and b"@" in data):
             return True
-        if settings.defaults:
-            if card_hint(data):
+        for word in words:
+            if word in data:
                 return True
-            for word in HINT_WORDS:
-                if word in data:
-                    return True
-        return settings.emails and b"@" in data
+        return False
 
     def clean(self, value: Any) -> bool:
         """Whether nothing in `value` (a dict or a list) can be scrubbed, decided on its
@@ -248,6 +264,10 @@ class Scrubber:
         for key in removed:
             del mapping[key]
         return mapping
+
+    @property
+    def has_custom(self) -> bool:
+        return self._custom is not None
 
     def suspect(self, text: str) -> bool:
         """Whether a value rule may match in `text` (the rules then decide)."""
@@ -329,29 +349,34 @@ class Scrubber:
     # Protobuf, unread: whether anything in a message (a span, a log record) may be
     # scrubbed; a yes is decided exactly on the values read out.
 
-    def suspect_message(self, message: Any, pairs: list[Any], values: tuple[Any, ...] = ()
-                        ) -> bool:
-        """Whether anything in `message` (its lists of KeyValues `pairs`, its AnyValues
-        `values`) may be scrubbed: one quick test of its encoded bytes (where every key
-        and string is as sent), and only with custom rules, whose patterns and globs
-        need the text, its pairs and values one by one."""
-        if self.hinted(message.SerializeToString().lower()):
-            return True
+    def custom_suspects(self, pairs: list[Any], values: tuple[Any, ...] = ()) -> bool:
+        """With custom rules, whose patterns and globs need the text and the keys:
+        whether any of these KeyValues (lists `pairs`) or AnyValues may be scrubbed."""
         if self._custom is None and not self.key_rules:
             return False
         return any(self.suspect_pairs(p) for p in pairs) \
             or any(self.suspect_any(v) for v in values)
 
     def suspect_pairs(self, pairs: Any) -> bool:
+        """Whether scrubbing would change any of these KeyValues: exact for a text or a
+        scalar value, so that a record whose bytes only looked suspect (a statement
+        naming a `sessions` table) stays unread and is stored as it came."""
         for kv in pairs:
-            if self.key_action(kv.key) is not None or self.suspect_any(kv.value):
+            action = self.key_action(kv.key)
+            if action is not None:
+                value = kv.value
+                if action != BY_NAME or value.WhichOneof("value") in (
+                        "string_value", "array_value", "kvlist_value", "bytes_value"):
+                    return True
+            elif self.suspect_any(kv.value):
                 return True
         return False
 
     def suspect_any(self, value: Any) -> bool:
         which = value.WhichOneof("value")
         if which == "string_value":
-            return self.suspect(value.string_value)
+            text = value.string_value
+            return self.suspect(text) and self.text(text) != text
         if which == "kvlist_value":
             return True  # keys below the top need their paths: read it
         if which == "array_value":
@@ -384,11 +409,36 @@ def scrub_resource(scrubber: Scrubber, attributes: dict[str, Any], seen: set[int
         scrubber.shallow(attributes)
 
 
-def scrub_span(scrubber: Scrubber, span: Span) -> None:
+def unread(records: list[Any]) -> list[Any]:
+    """The records still unread in the protobuf message they came in."""
+    return [r for r in records if r.otlp is not None and r.untouched]
+
+
+def suspects(scrubber: Scrubber, records: list[Any]) -> set[int]:
+    """Of `records` (spans or log records, unread), the ids of those that may hold
+    something to scrub, by the quick tests on their encoded bytes (where every key and
+    string is as sent): asked of the whole batch at once, then of each record only
+    for what the batch holds. Nearly always few or none; custom rules add those whose
+    keys or values their globs and patterns may match."""
+    blobs = [r.otlp.SerializeToString().lower() for r in records]
+    found = scrubber.found(b"\0".join(blobs))
+    words, card, ip, email = found
+    hit: set[int] = set()
+    if words or card or ip or email:
+        hit = {id(r) for r, blob in zip(records, blobs, strict=True)
+               if scrubber.hinted(blob, found)}
+    if scrubber.key_rules or scrubber.has_custom:
+        hit |= {id(r) for r in records if id(r) not in hit and scrubber.custom_suspects(
+            [r.otlp.attributes, *(e.attributes for e in getattr(r.otlp, "events", ()))],
+            (r.otlp.body,) if isinstance(r, LogRecord) and r.otlp.HasField("body") else ())}
+    return hit
+
+
+def scrub_span(scrubber: Scrubber, span: Span, suspect: bool = True) -> None:
+    """`suspect`: for a span still unread, whether `suspects` named it."""
     otlp = span.otlp
     if span.untouched and otlp is not None:
-        if not scrubber.suspect_message(
-                otlp, [otlp.attributes, *(e.attributes for e in otlp.events)]):
+        if not suspect:
             return  # most spans: left unread, stored in the bytes they came in
         if scrubber.suspect_pairs(otlp.attributes):
             scrubber.mapping(span.attributes)
@@ -403,11 +453,10 @@ def scrub_span(scrubber: Scrubber, span: Span) -> None:
             scrubber.mapping(attributes)
 
 
-def scrub_log(scrubber: Scrubber, record: LogRecord) -> None:
+def scrub_log(scrubber: Scrubber, record: LogRecord, suspect: bool = True) -> None:
     otlp = record.otlp
     if record.untouched and otlp is not None:
-        if not scrubber.suspect_message(otlp, [otlp.attributes],
-                                        (otlp.body,) if otlp.HasField("body") else ()):
+        if not suspect:
             return
         if scrubber.suspect_pairs(otlp.attributes):
             scrubber.mapping(record.attributes)
@@ -460,12 +509,14 @@ def _kept(value: Any) -> Any:
 def scrub_batch(batch: Batch, policy: Policy) -> None:
     scrubber = Scrubber.for_policy(policy.scrub, policy.hash_key)
     seen: set[int] = set()
+    hit = suspects(scrubber, unread(batch.spans)) if batch.spans else set()
     for span in batch.spans:
         scrub_resource(scrubber, span.resource_attributes, seen)
-        scrub_span(scrubber, span)
+        scrub_span(scrubber, span, id(span) in hit)
+    hit = suspects(scrubber, unread(batch.logs)) if batch.logs else set()
     for record in batch.logs:
         scrub_resource(scrubber, record.resource_attributes, seen)
-        scrub_log(scrubber, record)
+        scrub_log(scrubber, record, id(record) in hit)
     for point in batch.metrics:
         scrub_resource(scrubber, point.resource_attributes, seen)
         scrub_point(scrubber, point)
