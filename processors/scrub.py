@@ -127,8 +127,22 @@ def credentials_hint(data: bytes) -> bool:
     return b"bearer" in data or b"basic" in data
 
 
+# The name and its `=` or `:` of model/secretnames.ASSIGNMENT, on lowercased bytes:
+# tried only where a stem is found, so that a text naming a `sessions` table costs a
+# few finds, not a search of ASSIGNMENT at every character.
+_ASSIGNED = re.compile(rb"[\w.-]*[\"']?\s*[=:]")
+
+
 def assignment_hint(data: bytes) -> bool:
-    return (b"=" in data or b":" in data) and any(stem in data for stem in NAME_STEMS)
+    if b"=" not in data and b":" not in data:
+        return False
+    for stem in NAME_STEMS:
+        at = data.find(stem)
+        while at >= 0:
+            if _ASSIGNED.match(data, at + len(stem)):
+                return True
+            at = data.find(stem, at + 1)
+    return False
 
 
 class _ValueRule:
