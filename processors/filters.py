@@ -108,8 +108,12 @@ def user_agent_of(error: ErrorEvent) -> str:
 
 
 def _address(text: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    if not isinstance(text, str):
-        return None
+    return _parsed(text) if isinstance(text, str) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """Cached: the errors of one request come from one client, often one user."""
     try:
         return ipaddress.ip_address(text)
     except ValueError:
