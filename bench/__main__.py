@@ -18,6 +18,7 @@ group, from /proc) per record, and records/s. About 3 minutes; `--quick` about 1
     python -m bench wal ...         # the SQLite write-ahead log under sustained load
     python -m bench footprint       # an idle sidecar: time to healthy, memory per process
     python -m bench soak ...        # retention: the SQLite file at steady state
+    python -m bench scrub [instructions]  # scrubbing and inbound filters per record (issue 24)
 """
 
 from __future__ import annotations
@@ -54,6 +55,14 @@ def main(argv: list[str]) -> int:
         from bench import soak
 
         return soak.main(argv[1:])
+    if argv[:1] == ["scrub"]:
+        from bench import scrub_cost
+
+        if argv[1:2] == ["instructions"]:
+            scrub_cost.count_instructions()
+        else:
+            scrub_cost.main(int(argv[1]) if len(argv) > 1 else 7)
+        return 0
     if argv[:1] == ["ingest"]:
         from bench import ingest
 
