@@ -8,8 +8,9 @@ microseconds per record:
 - `scrub`: the scrub stage alone with the default rules (processors/scrub.py);
 - `scrub+`: with every rule on (e-mails, IP addresses, two custom rules, one hashing);
 - `filters`: the filters stage with every filter on (processors/filters.py), errors only;
-- `off` and `on`: decode + every stage + the SQL exporter's wire encoding, without and
-  with `filters` and `scrub`, so that their share of a record's whole cost shows.
+- `off` and `on`: decoding + every stage + the SQL exporter's wire encoding, without and
+  with `filters` and `scrub`, so that their share of a record's whole cost shows (in
+  `instructions`, decoding is taken out of these too).
 
 The payloads hold no secret, as most traffic: the stages' cost is then what checking
 costs. Decoding is done before each timed run of a stage alone (it changes records).
