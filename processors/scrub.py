@@ -115,16 +115,25 @@ Found = tuple[tuple[bytes, ...], bool, bool, bool]
 NAME_STEMS = tuple(w for w in HINT_WORDS if w not in (b"bearer", b"basic"))
 
 
-def card_hint(data: bytes) -> bool:
+def card_hint(data: bytes, found: Found | None = None) -> bool:
+    if found is not None and not found[1]:
+        return False
     return _CARD_RUN in data.translate(_CARD_TABLE).replace(b" ", b"").replace(b"-", b"")
 
 
-def ip_hint(data: bytes) -> bool:
+def ip_hint(data: bytes, found: Found | None = None) -> bool:
+    if found is not None and not found[2]:
+        return False
     return (b"." in data or b":" in data) and len(data) != len(data.translate(None, DIGITS))
 
 
-def credentials_hint(data: bytes) -> bool:
-    return b"bearer" in data or b"basic" in data
+def email_hint(data: bytes, found: Found | None = None) -> bool:
+    return (found is None or found[3]) and b"@" in data
+
+
+def credentials_hint(data: bytes, found: Found | None = None) -> bool:
+    words = (b"bearer", b"basic") if found is None else found[0]
+    return (b"bearer" in words and b"bearer" in data) or (b"basic" in words and b"basic" in data)
 
 
 # The name and its `=` or `:` of model/secretnames.ASSIGNMENT, on lowercased bytes:
@@ -133,10 +142,12 @@ def credentials_hint(data: bytes) -> bool:
 _ASSIGNED = re.compile(rb"[\w.-]*[\"']?\s*[=:]")
 
 
-def assignment_hint(data: bytes) -> bool:
+def assignment_hint(data: bytes, found: Found | None = None) -> bool:
     if b"=" not in data and b":" not in data:
         return False
-    for stem in NAME_STEMS:
+    for stem in NAME_STEMS if found is None else found[0]:
+        if stem in (b"bearer", b"basic"):
+            continue
         at = data.find(stem)
         while at >= 0:
             if _ASSIGNED.match(data, at + len(stem)):
@@ -155,7 +166,7 @@ class _ValueRule:
 
     def __init__(self, regex: re.Pattern[str], action: str,
                  check: Callable[[re.Match[str]], bool] | None = None,
-                 hint: Callable[[bytes], bool] | None = None) -> None:
+                 hint: Callable[[bytes, Found | None], bool] | None = None) -> None:
         self.regex = regex
         self.action = action
         self.check = check
@@ -183,10 +194,10 @@ class Scrubber:
                       _ValueRule(CREDENTIALS, "mask", hint=credentials_hint),
                       _ValueRule(ASSIGNMENT, "mask", hint=assignment_hint)]
         if settings.emails:
-            rules.append(_ValueRule(EMAIL, "mask", hint=lambda data: b"@" in data))
+            rules.append(_ValueRule(EMAIL, "mask", hint=email_hint))
         if settings.ip_addresses:
-            rules += [_ValueRule(IPV4, "mask", hint=lambda data: b"." in data),
-                      _ValueRule(IPV6, "mask", _ipv6, hint=lambda data: b":" in data)]
+            rules += [_ValueRule(IPV4, "mask", hint=ip_hint),
+                      _ValueRule(IPV6, "mask", _ipv6, hint=ip_hint)]
         self.value_rules = rules
         self.key_rules = key_rules
         self._keys: dict[str, str | None] = {}
@@ -246,31 +257,46 @@ class Scrubber:
                 return True
         return False
 
-    def clean(self, value: Any) -> bool:
-        """Whether nothing in `value` (a dict or a list) can be scrubbed, decided on its
-        JSON at once, in C; False (walk it) when custom rules need its keys or text."""
+    def found_in(self, value: Any) -> Found | None:
+        """What the quick tests find in `value`'s JSON (a dict or a list), at once, in
+        C; None when they cannot tell (custom rules need its keys and text)."""
         if self.key_rules or self._custom is not None:
-            return False
+            return None
+        try:
+            data = orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError):
+            return None
+        return self.found(data.lower())
+
+    def clean(self, value: Any, within: Found | None = None) -> bool:
+        """Whether nothing in `value` (a dict or a list) can be scrubbed, by the quick
+        tests on its JSON: only those that `within` (what a mapping holding it passed)
+        names, when given."""
+        if within is None:
+            found = self.found_in(value)
+            return found is not None and not any(found)
         try:
             data = orjson.dumps(value)
         except (TypeError, orjson.JSONEncodeError):
             return False
-        return not self.hinted(data.lower())
+        return not self.hinted(data.lower(), within)
 
     def shallow(self, mapping: dict[str, Any]) -> dict[str, Any]:
         """`mapping` scrubbed as `mapping` does, but each value that is a dict or a
-        list and `clean` left unwalked: an error's context is mostly such parts."""
-        if self.clean(mapping):
+        list and `clean` left unwalked, and each text asked only the quick tests that
+        the whole mapping passed: an error's context is mostly such parts."""
+        found = self.found_in(mapping)
+        if found is not None and not any(found):
             return mapping
         removed: list[str] = []
         for key, item in mapping.items():
             action = self.key_action(str(key))
             if action is not None:
                 new = self.apply(action, item)
-            elif type(item) in (dict, list) and self.clean(item):
+            elif type(item) in (dict, list) and self.clean(item, found):
                 continue
             else:
-                new = self.value(item, str(key))
+                new = self.value(item, str(key), found)
             if new is _REMOVE:
                 removed.append(key)
             elif new is not item:
@@ -308,11 +334,11 @@ class Scrubber:
             return self.hashed(value)
         return _REMOVE
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, found: Found | None = None) -> str:
         """`text` with every part a value rule matches masked, hashed or removed."""
         data = text.lower().encode("utf-8", "surrogatepass")
         for rule in self.value_rules:
-            if rule.hint is None or rule.hint(data):
+            if rule.hint is None or rule.hint(data, found):
                 text = rule.regex.sub(functools.partial(self._replace, rule), text)
         return text
 
@@ -327,15 +353,15 @@ class Scrubber:
         whole = match.group(0)
         return whole[:start] + replaced + whole[end:]
 
-    def value(self, value: Any, path: str) -> Any:
+    def value(self, value: Any, path: str, found: Found | None = None) -> Any:
         """`value` scrubbed (a copy where it changed; _REMOVE when its key's rule says so)."""
         kind = type(value)
         if kind is str:
-            return self.text(value)
+            return self.text(value, found)
         if kind is dict:
-            return self.mapping(value, path)
+            return self.mapping(value, path, found)
         if kind is list or kind is tuple:
-            items = [self.value(item, path) for item in value]
+            items = [self.value(item, path, found) for item in value]
             # A [name, value] pair (Sentry's form of headers and query strings).
             if len(items) == 2 and type(items[0]) is str:
                 action = self.key_action(f"{path}.{items[0]}" if path else items[0])
@@ -345,13 +371,15 @@ class Scrubber:
             return items
         return value
 
-    def mapping(self, mapping: dict[str, Any], path: str = "") -> dict[str, Any]:
+    def mapping(self, mapping: dict[str, Any], path: str = "", found: Found | None = None
+                ) -> dict[str, Any]:
         """`mapping` scrubbed in place (and returned)."""
         removed: list[str] = []
         for key, item in mapping.items():
             where = f"{path}.{key}" if path else str(key)
             action = self.key_action(where)
-            new = self.apply(action, item) if action is not None else self.value(item, where)
+            new = self.apply(action, item) if action is not None else \
+                self.value(item, where, found)
             if new is _REMOVE:
                 removed.append(key)
             elif new is not item:
