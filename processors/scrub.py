@@ -309,9 +309,10 @@ class Scrubber:
     def has_custom(self) -> bool:
         return self._custom is not None
 
-    def suspect(self, text: str) -> bool:
-        """Whether a value rule may match in `text` (the rules then decide)."""
-        if self.hinted(text.lower().encode("utf-8", "surrogatepass")):
+    def suspect(self, text: str, found: Found | None = None) -> bool:
+        """Whether a value rule may match in `text` (the rules then decide); only the
+        quick tests `found` names, when given."""
+        if self.hinted(text.lower().encode("utf-8", "surrogatepass"), found):
             return True
         return self._custom is not None and self._custom(text) is not None
 
@@ -399,7 +400,7 @@ class Scrubber:
         return any(self.suspect_pairs(p) for p in pairs) \
             or any(self.suspect_any(v) for v in values)
 
-    def suspect_pairs(self, pairs: Any) -> bool:
+    def suspect_pairs(self, pairs: Any, found: Found | None = None) -> bool:
         """Whether scrubbing would change any of these KeyValues: exact for a text or a
         scalar value, so that a record whose bytes only looked suspect (a statement
         naming a `sessions` table) stays unread and is stored as it came."""
@@ -410,19 +411,19 @@ class Scrubber:
                 if action != BY_NAME or value.WhichOneof("value") in (
                         "string_value", "array_value", "kvlist_value", "bytes_value"):
                     return True
-            elif self.suspect_any(kv.value):
+            elif self.suspect_any(kv.value, found):
                 return True
         return False
 
-    def suspect_any(self, value: Any) -> bool:
+    def suspect_any(self, value: Any, found: Found | None = None) -> bool:
         which = value.WhichOneof("value")
         if which == "string_value":
             text = value.string_value
-            return self.suspect(text) and self.text(text) != text
+            return self.suspect(text, found) and self.text(text, found) != text
         if which == "kvlist_value":
             return True  # keys below the top need their paths: read it
         if which == "array_value":
-            return any(self.suspect_any(v) for v in value.array_value.values)
+            return any(self.suspect_any(v, found) for v in value.array_value.values)
         return False
 
 
@@ -456,12 +457,13 @@ def unread(records: list[Any]) -> list[Any]:
     return [r for r in records if r.otlp is not None and r.untouched]
 
 
-def suspects(scrubber: Scrubber, records: list[Any]) -> set[int]:
+def suspects(scrubber: Scrubber, records: list[Any]) -> tuple[set[int], Found | None]:
     """Of `records` (spans or log records, unread), the ids of those that may hold
     something to scrub, by the quick tests on their encoded bytes (where every key and
     string is as sent): asked of the whole batch at once, then of each record only
-    for what the batch holds. Nearly always few or none; custom rules add those whose
-    keys or values their globs and patterns may match."""
+    for what the batch holds (also returned, for the values of those named). Nearly
+    always few or none; custom rules add those whose keys or values their globs and
+    patterns may match."""
     blobs = [r.otlp.SerializeToString().lower() for r in records]
     found = scrubber.found(b"\0".join(blobs))
     words, card, ip, email = found
@@ -473,18 +475,22 @@ def suspects(scrubber: Scrubber, records: list[Any]) -> set[int]:
         hit |= {id(r) for r in records if id(r) not in hit and scrubber.custom_suspects(
             [r.otlp.attributes, *(e.attributes for e in getattr(r.otlp, "events", ()))],
             (r.otlp.body,) if isinstance(r, LogRecord) and r.otlp.HasField("body") else ())}
-    return hit
+        return hit, None  # custom rules: every value asked every test
+    return hit, found
 
 
-def scrub_span(scrubber: Scrubber, span: Span, suspect: bool = True) -> None:
-    """`suspect`: for a span still unread, whether `suspects` named it."""
+def scrub_span(scrubber: Scrubber, span: Span, suspect: bool = True,
+               found: Found | None = None) -> None:
+    """`suspect`: for a span still unread, whether `suspects` named it (and what its
+    batch holds, `found`)."""
     otlp = span.otlp
     if span.untouched and otlp is not None:
         if not suspect:
             return  # most spans: left unread, stored in the bytes they came in
-        if scrubber.suspect_pairs(otlp.attributes):
+        if scrubber.suspect_pairs(otlp.attributes, found):
             scrubber.mapping(span.attributes)
-        if span.has_events() and any(scrubber.suspect_pairs(e.attributes) for e in otlp.events):
+        if span.has_events() and any(scrubber.suspect_pairs(e.attributes, found)
+                                     for e in otlp.events):
             for event in span.events:
                 scrubber.mapping(event.get("attributes") or {})
         return
@@ -495,14 +501,15 @@ def scrub_span(scrubber: Scrubber, span: Span, suspect: bool = True) -> None:
             scrubber.mapping(attributes)
 
 
-def scrub_log(scrubber: Scrubber, record: LogRecord, suspect: bool = True) -> None:
+def scrub_log(scrubber: Scrubber, record: LogRecord, suspect: bool = True,
+              found: Found | None = None) -> None:
     otlp = record.otlp
     if record.untouched and otlp is not None:
         if not suspect:
             return
-        if scrubber.suspect_pairs(otlp.attributes):
+        if scrubber.suspect_pairs(otlp.attributes, found):
             scrubber.mapping(record.attributes)
-        if otlp.HasField("body") and scrubber.suspect_any(otlp.body):
+        if otlp.HasField("body") and scrubber.suspect_any(otlp.body, found):
             record.body = _kept(scrubber.value(record.body, "body"))
         return
     scrubber.mapping(record.attributes)
@@ -551,14 +558,16 @@ def _kept(value: Any) -> Any:
 def scrub_batch(batch: Batch, policy: Policy) -> None:
     scrubber = Scrubber.for_policy(policy.scrub, policy.hash_key)
     seen: set[int] = set()
-    hit = suspects(scrubber, unread(batch.spans)) if batch.spans else set()
-    for span in batch.spans:
-        scrub_resource(scrubber, span.resource_attributes, seen)
-        scrub_span(scrubber, span, id(span) in hit)
-    hit = suspects(scrubber, unread(batch.logs)) if batch.logs else set()
-    for record in batch.logs:
-        scrub_resource(scrubber, record.resource_attributes, seen)
-        scrub_log(scrubber, record, id(record) in hit)
+    if batch.spans:
+        hit, found = suspects(scrubber, unread(batch.spans))
+        for span in batch.spans:
+            scrub_resource(scrubber, span.resource_attributes, seen)
+            scrub_span(scrubber, span, id(span) in hit, found)
+    if batch.logs:
+        hit, found = suspects(scrubber, unread(batch.logs))
+        for record in batch.logs:
+            scrub_resource(scrubber, record.resource_attributes, seen)
+            scrub_log(scrubber, record, id(record) in hit, found)
     for point in batch.metrics:
         scrub_resource(scrubber, point.resource_attributes, seen)
         scrub_point(scrubber, point)
