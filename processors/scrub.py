@@ -337,6 +337,8 @@ class Scrubber:
 
     def text(self, text: str, found: Found | None = None) -> str:
         """`text` with every part a value rule matches masked, hashed or removed."""
+        if found is not None and not any(found) and self._custom is None:
+            return text  # nothing the quick tests look for is there
         data = text.lower().encode("utf-8", "surrogatepass")
         for rule in self.value_rules:
             if rule.hint is None or rule.hint(data, found):
@@ -526,7 +528,15 @@ def scrub_point(scrubber: Scrubber, point: MetricPoint) -> None:
 
 
 def scrub_error(scrubber: Scrubber, error: ErrorEvent) -> None:
-    error.message = scrubber.text(error.message)
+    grouping = error.grouping
+    values = [e.get("value") for e in error.exceptions or ()]
+    texts = [error.message, error.user_id or "", *(v for v in values if isinstance(v, str)),
+             *([grouping.message, *(grouping.parts or ())] if grouping is not None else [])]
+    # The quick tests asked once of all its texts: each text is then asked only those
+    # passed (most errors: none, and no text is searched at all).
+    found = None if scrubber.has_custom else \
+        scrubber.found("\0".join(texts).lower().encode("utf-8", "surrogatepass"))
+    error.message = scrubber.text(error.message, found)
     if error.params:
         scrubber.shallow(error.params)
     if error.tags:
@@ -536,19 +546,18 @@ def scrub_error(scrubber: Scrubber, error: ErrorEvent) -> None:
     for exception in error.exceptions or ():
         value = exception.get("value")
         if isinstance(value, str):
-            exception["value"] = scrubber.text(value)
+            exception["value"] = scrubber.text(value, found)
     if error.user_id is not None:
         action = scrubber.key_action("user.id") or scrubber.key_action("user_id")
         if action is not None:
             kept = scrubber.apply(action, error.user_id)
             error.user_id = None if kept is _REMOVE else kept
         else:
-            error.user_id = scrubber.text(error.user_id)
-    grouping = error.grouping
+            error.user_id = scrubber.text(error.user_id, found)
     if grouping is not None:
-        grouping.message = scrubber.text(grouping.message)
+        grouping.message = scrubber.text(grouping.message, found)
         if grouping.parts is not None:
-            grouping.parts = [scrubber.text(part) for part in grouping.parts]
+            grouping.parts = [scrubber.text(part, found) for part in grouping.parts]
 
 
 def _kept(value: Any) -> Any:
