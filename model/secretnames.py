@@ -22,12 +22,18 @@ PARTS = ("password", "passwd", "secret", "token", "api_key", "apikey", "authoriz
 EXACT = frozenset({"pwd", "auth", "x_sentry_auth", "sentry_auth", "passphrase"})
 
 _PARTS = re.compile("|".join(re.escape(part) for part in PARTS))
-# The same names in text that is already lowercased JSON or protobuf bytes, `_` also
-# matching `-`: a match only says that a value may hold a secret's name, for a fast
-# check that lets most values through unread.
-SUSPECT_BYTES = re.compile(
-    "|".join(re.escape(name).replace("_", "[-_]") for name in (*PARTS, *sorted(EXACT)))
-    .encode())
+# What every name above holds, in either form (`_` or `-`), as lowercased bytes: a text
+# holding none of them names no secret. Looked for with `in` (C, a fast scan each),
+# which is far cheaper than a search of an alternation, tried by Python's `re` at every
+# character. Not a bare `key`: OpenTelemetry's own names hold it
+# (`messaging.kafka.message.key`).
+STEMS = (b"pass", b"pwd", b"secret", b"token", b"_key", b"-key", b"apikey", b"privatekey",
+         b"auth", b"cookie", b"session", b"csrf", b"credential")
+
+
+def may_name_a_secret(lowered: bytes) -> bool:
+    """Whether lowercased text (JSON, protobuf bytes) may hold a secret's name."""
+    return any(stem in lowered for stem in STEMS)
 
 
 # A secret given as `name=value` or `name: value` inside text (a query string, a log

@@ -50,7 +50,7 @@ import orjson
 from model.component import Processor
 from model.policy import DEFAULT, Policy, Rule, ScrubSettings
 from model.records import Batch, ErrorEvent, LogRecord, MetricPoint, Span
-from model.secretnames import ASSIGNMENT, is_secret_name
+from model.secretnames import ASSIGNMENT, STEMS, is_secret_name
 
 MASK = "[Filtered]"
 HASH_PREFIX = "hash:"
@@ -103,11 +103,8 @@ DIGITS = b"0123456789"
 # have joined.
 _CARD_TABLE = bytes(48 if 48 <= i <= 57 else i if i in (32, 45) else 120 for i in range(256))
 _CARD_RUN = b"0" * 13
-# Stems rather than every name and its dashed form: each is one more scan of the text.
-# Not a bare `key`, which OpenTelemetry's own names hold (`messaging.kafka.message.key`).
-HINT_WORDS = (b"pass", b"pwd", b"secret", b"token", b"_key", b"-key", b"apikey",
-              b"privatekey", b"auth", b"cookie", b"session", b"csrf", b"credential",
-              b"bearer", b"basic")
+# The secret names' stems (model/secretnames.py), and the credential schemes.
+HINT_WORDS = (*STEMS, b"bearer", b"basic")
 
 
 # What a batch holds at all (Scrubber.found): stems, card, IP, e-mail.

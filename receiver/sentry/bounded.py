@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from model.secretnames import SUSPECT_BYTES, is_secret_name
+from model.secretnames import is_secret_name, may_name_a_secret
 from receiver.jsonbody import depth_of
 
 MAX_DEPTH = 8  # levels of arrays and objects kept; deeper ones become "[…]"
@@ -41,10 +41,6 @@ DEEPER = "[…]"
 _SENTRY_KEY = re.compile(r"(sentry_key=)[^&#\s\"',;]*", re.IGNORECASE)
 
 
-# In a value's JSON, lowercased: a string that may name a secret (model/secretnames.py).
-# A match, or a sentry_key anywhere, only means the value is copied the slow way,
-# which decides exactly.
-_SUSPECT = SUSPECT_BYTES
 # Items of a list checked at once by plain_items: few enough that their JSON is
 # usually within MAX_STRING.
 _ITEMS_AT_ONCE = 16
@@ -95,7 +91,9 @@ def kept_as_sent(value: Any, max_depth: int = MAX_DEPTH) -> bool:
     if len(data) > MAX_STRING:
         return False
     lowered = data.lower()
-    if b"sentry_key" in lowered or _SUSPECT.search(lowered) is not None:
+    # A name that may be a secret's (model/secretnames.py), or a sentry_key anywhere,
+    # only means the value is copied the slow way, which decides exactly.
+    if b"sentry_key" in lowered or may_name_a_secret(lowered):
         return False
     opening = len(data) - len(data.translate(None, b"[{"))
     return opening <= max_depth or depth_of(value, max_depth) <= max_depth
