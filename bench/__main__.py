@@ -22,6 +22,7 @@ group, from /proc) per record, and records/s. About 3 minutes; `--quick` about 1
     python -m bench soak ...        # retention: the SQLite file at steady state
     python -m bench sourcemaps      # source maps: upload MB/s, symbolication µs, cache memory
     python -m bench crons [N] [URL] # the cron checker's turn with N (10,000) monitors
+    python -m bench scrub [instructions]  # scrubbing and inbound filters per record (issue 24)
 """
 
 from __future__ import annotations
@@ -64,7 +65,16 @@ def main(argv: list[str]) -> int:
         return soak.main(argv[1:])
     if argv[:1] == ["crons"]:
         from bench import cron_cost
+
         return cron_cost.main(argv[1:])
+    if argv[:1] == ["scrub"]:
+        from bench import scrub_cost
+
+        if argv[1:2] == ["instructions"]:
+            scrub_cost.count_instructions()
+        else:
+            scrub_cost.main(int(argv[1]) if len(argv) > 1 else 7)
+        return 0
     if argv[:1] == ["ingest"]:
         from bench import ingest
 

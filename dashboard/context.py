@@ -8,6 +8,7 @@ from dashboard.auth import AdminAuth
 from dashboard.oidc import Provider
 from dashboard.oidc_settings import providers
 from extensions.alerts.admin import AlertsAdmin
+from model.component import PolicySource
 from storage.store import Store
 
 
@@ -26,3 +27,6 @@ class DashboardContext:
         # The alerts extension's settings logic, once the service has built it
         # (dashboard/extension.py); None while it is disabled.
         self.alerts: AlertsAdmin | None = None
+        # The policy extension (model.component.PolicySource), for the policy in force
+        # (dashboard/policy.py); None while it is disabled.
+        self.policies: PolicySource | None = None

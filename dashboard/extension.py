@@ -20,7 +20,7 @@ from tornado.web import Application
 
 from dashboard import oidc_settings
 from extensions.storage import StorageExtension
-from model.component import Extension, Host
+from model.component import Extension, Host, PolicySource
 from model.errors import ConfigError
 from runtime.configcheck import require_bool, require_int, require_str
 from runtime.factory import Factory
@@ -95,6 +95,7 @@ class DashboardExtension(Extension):
             self._prepared = True
         if self._host is not None and self.dashboard.context.alerts is None:
             self.dashboard.context.alerts = alerts_admin(self._host)
+            self.dashboard.context.policies = policy_source(self._host)
         if self.port is None or self._server is not None:
             return
         # Its forms are a few hundred bytes: a megabyte bounds what a client can make
@@ -120,6 +121,14 @@ class DashboardExtension(Extension):
         if server is not None:
             server.stop()
             await server.close_all_connections()
+
+
+def policy_source(host: Host) -> PolicySource | None:
+    """The policy extension, for the policy in force; None when it is disabled."""
+    try:
+        return host.extension("policy", PolicySource)  # type: ignore[type-abstract]
+    except ConfigError:
+        return None
 
 
 def alerts_admin(host: Host) -> AlertsAdmin | None:

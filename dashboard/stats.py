@@ -92,7 +92,7 @@ class LimitsForm(StatsHandler):
             self.set_status(400)
             await self.show(project_name, str(exc))
             return
-        await self.run(settings.set_limits, self.store, project.id, limits)
+        await self.run(settings.set_limits, self.store, project.id, limits, self.actor())
         await self.run(settings.set_spike_multiple, self.store, project.id, multiple)
         self.redirect(self.project_url("stats", project.name, done="saved"), status=303)
 
@@ -151,7 +151,7 @@ class LimitsApi(ApiHandler):
             multiple = _multiple(body.get("spike_protection"))
         except ValueError as exc:
             raise HTTPError(400, str(exc)) from exc
-        await self.run(settings.set_limits, self.store, project.id, limits)
+        await self.run(settings.set_limits, self.store, project.id, limits, self.actor())
         await self.run(settings.set_spike_multiple, self.store, project.id, multiple)
         await self.get(project_name)
 

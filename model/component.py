@@ -164,6 +164,15 @@ request `closed` let in is done."""
 
 
 @runtime_checkable
+class PolicySource(Protocol):
+    """What the pipeline asks for a project's policy (model/policy.py: scrubbing and
+    inbound filters), on every request: an answer from memory, never a query
+    (extensions/policy.py keeps them fresh)."""
+
+    def policy_for(self, project_id: int) -> Any: ...
+
+
+@runtime_checkable
 class HealthCheck(Protocol):
     """What GET /health asks: whether every component is healthy, and the details
     the response carries besides `status` and `uptime_seconds`; and whether a request's

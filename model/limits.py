@@ -33,6 +33,19 @@ CATEGORIES = (ERROR, SPAN, LOG, METRIC, SESSION, BYTES)
 BATCH_FIELDS = {"errors": ERROR, "spans": SPAN, "logs": LOG, "metrics": METRIC,
                 "requests": METRIC}
 
+
+
+def unfiltered(counts: Mapping[str, int], filtered: Mapping[str, int]) -> dict[str, int]:
+    """`counts` (per category) less the records an inbound filter took out (per Batch
+    field, Batch.filtered): what was accepted of them."""
+    left = dict(counts)
+    for name, n in filtered.items():
+        category = BATCH_FIELDS.get(name)
+        if category is not None and category in left:
+            left[category] = max(0, left[category] - n)
+    return left
+
+
 # Sentry's data categories for each (X-Sentry-Rate-Limits): an SDK stops sending
 # exactly those. A transaction becomes spans here, so limiting spans limits both.
 SENTRY_CATEGORIES = {ERROR: ("error", "default", "security"), SPAN: ("transaction", "span"),

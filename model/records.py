@@ -15,6 +15,7 @@ from model.fingerprint import Grouping
 from model.groupcounts import GroupDelta
 from model.operations import Rollup
 from model.otlp_values import any_value, attributes_of, find_values
+from model.policy import Policy
 
 # OTLP span kinds and status codes, as the protocol numbers them.
 SPAN_KIND_INTERNAL = 1
@@ -428,6 +429,15 @@ class Batch:
     links: list[tuple[str, str, int, str, str, str]] = field(default_factory=list)
     # Size of the request body that carried the batch; bounds the queue by bytes.
     approx_bytes: int = 0
+    # The project's policy (scrubbing, inbound filters), set by the pipeline from the
+    # policy extension before any stage runs (Pipeline.with_policy); None outside a
+    # service, where the stages take model/policy.py's DEFAULT.
+    policy: Policy | None = None
+    # The client's address as the door saw it (the inbound filters' IP ranges).
+    client_ip: str | None = None
+    # Records taken out by the inbound filters, by signal (processors/filters.py), for
+    # runtime/drops.count_filtered to count where metrics are kept.
+    filtered: dict[str, int] = field(default_factory=dict)
 
     def record_count(self) -> int:
         return (len(self.spans) + len(self.errors) + len(self.deploys) + len(self.requests)

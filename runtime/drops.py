@@ -14,11 +14,13 @@ from collections.abc import Mapping
 
 from prometheus_client import Counter
 
-from runtime import telemetry
+from model import limits
+from runtime import telemetry, usage
 
 # Why a record was dropped alone.
 INVALID = "invalid"  # a door could not read it (a bad id, a value past its rules)
 UNENCODABLE = "unencodable"  # an exporter could not encode it (the store cannot hold it)
+FILTERED = "filtered"  # a project's inbound filter refused it (processors/filters.py)
 
 
 def count(by_signal: Mapping[str, int], reason: str, counter: Counter = telemetry.DROPPED,
@@ -29,3 +31,16 @@ def count(by_signal: Mapping[str, int], reason: str, counter: Counter = telemetr
     for signal, n in by_signal.items():
         if n:
             counter.labels(*labels, signal, reason).inc(n)
+
+
+def count_filtered(project_id: int, by_signal: Mapping[str, int]) -> None:
+    """Count the records a project's inbound filters took out of one request: the one
+    place a filtered record is counted, on the event loop (Pipeline.consume for a batch
+    processed here, DecodePool.submit for one processed in a decode worker): in
+    sounding_records_dropped (no project label: its labels stay bounded) and in the
+    project's usage (runtime/usage.py, the Stats page), by limit category."""
+    count(by_signal, FILTERED)
+    for signal, n in by_signal.items():
+        category = limits.BATCH_FIELDS.get(signal)
+        if n and category is not None:
+            usage.count(project_id, category, limits.FILTERED, n)

@@ -63,10 +63,11 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
+from model import limits as lim
 from model.component import Component, Preparation, Processor
 from model.errors import InternalFailure, InvalidInput, Overloaded, StoreUnavailable
 from model.records import Batch
-from runtime import channel, usage
+from runtime import channel, drops, usage
 from runtime.offload_worker import Offloaded, Spec, check_handed_by_name
 from runtime.queuebound import QueueBound
 from runtime.retry import Backoff
@@ -307,6 +308,10 @@ class DecodePool(Component):
             log.error(f"a request ({into}) failed in a decode worker: "
                       + kind.replace("%", "%%") + ": %s", detail)
             raise InternalFailure(f"{kind}: {detail}")
+        if offloaded.filtered:
+            drops.count_filtered(batch.project_id, offloaded.filtered)
+            # What the door then takes from the limits and counts accepted: the rest.
+            offloaded.counts = lim.unfiltered(offloaded.counts, offloaded.filtered)
         if payload is not None:
             try:
                 offloaded.results = pickle.loads(payload)

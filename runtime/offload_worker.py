@@ -55,6 +55,8 @@ class Offloaded:
     counts: dict[str, int] = field(default_factory=dict)
     # Usage the processors counted here (runtime/usage.py), added in by the event loop.
     usage: list[Any] = field(default_factory=list)
+    # Records the inbound filters took out, by signal (Batch.filtered), counted there.
+    filtered: dict[str, int] = field(default_factory=dict)
 
 
 class Stages:
@@ -126,7 +128,7 @@ def run(stages: Stages, decode: Callable[..., Any], args: tuple[Any, ...], batch
     except Exception as exc:  # noqa: BLE001 - answered 500 by the event loop, which logs it
         return Offloaded(None, failure=_failure(step, exc), usage=list(usage.drain().items()))
     return Offloaded(results, dropped, reasons, counts=counts,
-                     usage=list(usage.drain().items()))
+                     usage=list(usage.drain().items()), filtered=batch.filtered)
 
 
 def _failure(step: str, exc: BaseException) -> tuple[str, str]:

@@ -20,10 +20,10 @@ from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
 from model import limits as lim
-from model.component import Exporter, Limiter, Processor
+from model.component import Exporter, Limiter, PolicySource, Processor
 from model.errors import RateLimited, RetryableError
 from model.records import Batch
-from runtime import usage
+from runtime import drops, usage
 from runtime.admission import Admission
 from runtime.offload import DecodePool
 
@@ -48,8 +48,12 @@ class Pipeline:
     def __init__(self, processors: Sequence[Processor], exporters: Sequence[Exporter],
                  decode_pool: DecodePool | None = None,
                  admission: Admission | None = None,
-                 limiter: Limiter | None = None) -> None:
+                 limiter: Limiter | None = None,
+                 policies: PolicySource | None = None) -> None:
         self.processors = list(processors)
+        # Each project's policy (scrubbing, inbound filters: model/policy.py), put on
+        # every batch before any stage runs; None: the stages' defaults.
+        self.policies = policies
         self.exporters = list(exporters)
         # Decode workers running copies of the same processors (runtime/offload.py).
         self.decode_pool = decode_pool
@@ -65,14 +69,25 @@ class Pipeline:
         """Run the batch through every stage; returns once every exporter committed it.
         `extra`: records a door accepts without putting them in the batch (Sentry
         sessions), by category, limited and counted with it."""
+        batch = self.with_policy(batch)
         counts = counts_of(batch)
         if extra:
             counts.update(extra)
         await self.admit(batch.project_id, counts, batch.approx_bytes)
         for processor in self.processors:
             batch = processor.process(batch)
+        if batch.filtered:
+            drops.count_filtered(batch.project_id, batch.filtered)
+            counts = lim.unfiltered(counts, batch.filtered)
         await self._export([exporter.export(batch) for exporter in self.exporters])
         self.accepted(batch.project_id, counts)
+
+    def with_policy(self, batch: Batch) -> Batch:
+        """`batch` with its project's policy, which travels with it into a decode worker
+        (the doors hand DecodePool.submit a batch from here)."""
+        if batch.policy is None and self.policies is not None:
+            batch.policy = self.policies.policy_for(batch.project_id)
+        return batch
 
     async def consume_prepared(self, results: Sequence[Any], project_id: int | None = None,
                                counts: Mapping[str, int] | None = None, size: int = 0

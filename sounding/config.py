@@ -16,8 +16,10 @@ from runtime import eventloop
 from runtime.configcheck import check_keys, nearest, require_int, require_mapping
 from runtime.factory import SECTIONS, factory_for, type_of
 
-DEFAULT_PROCESSORS = ["classify", "spanmetrics", "exceptions", "logexceptions", "grouping",
-                      "reopen"]
+# `filters` and `scrub` first: errors a project refuses go before anything looks at
+# them, and every later stage (the fingerprint above all) sees scrubbed records.
+DEFAULT_PROCESSORS = ["filters", "scrub", "classify", "spanmetrics", "exceptions",
+                      "logexceptions", "grouping", "reopen"]
 # An exporter that stores errors needs the stages that decide their groups and
 # reopening, in this order, after every stage that makes errors: without them it
 # would store errors with no group, and no resolved group would reopen.
@@ -27,7 +29,7 @@ MAKES_ERRORS = ("exceptions", "logexceptions")
 # Built-in extensions, built in this order (each may ask those before it) and
 # configured by the top-level section of their name.
 # `alerts` asks for storage and, like health, is asked by nothing built before it.
-BUILTIN_EXTENSIONS = ("storage", "auth", "dashboard", "alerts", "retention", "crons",
+BUILTIN_EXTENSIONS = ("storage", "auth", "policy", "dashboard", "alerts", "retention", "crons",
                       "health")
 COMPONENT_KINDS = ("receiver", "processor", "exporter")
 
@@ -286,6 +288,7 @@ def _validate_service(config: dict[str, Any]) -> None:
     if not pipeline.get("exporters"):
         raise ConfigError("the pipeline needs at least one exporter")
     _check_group_stages(pipeline)
+    _check_policy_stages(pipeline)
     if service.get("workers", "auto") not in ("auto", 1) and unshared_exporters(pipeline):
         raise ConfigError(
             f"service.workers {service['workers']}: the exporters "
@@ -320,6 +323,24 @@ def _check_group_stages(pipeline: dict[str, Any]) -> None:
             f"service.pipeline.processors must run {', '.join(map(repr, order))} in that order: "
             f"exporter {stores[0]!r} stores errors, which are grouped once made and "
             "reopen once grouped")
+
+
+def _check_policy_stages(pipeline: dict[str, Any]) -> None:
+    """`filters` sees only the doors' errors (before any stage makes errors), and every
+    stage after `scrub` sees scrubbed records: `grouping` above all, whose fingerprints
+    must not depend on a secret. Refused otherwise, naming the order."""
+    types = [type_of(str(name)) for name in pipeline.get("processors", [])]
+    first = {t: i for i, t in reversed(list(enumerate(types)))}
+    for stage, before in (("filters", (*MAKES_ERRORS, *GROUP_STAGES)),
+                          ("scrub", (*MAKES_ERRORS, *GROUP_STAGES))):
+        if stage not in first:
+            continue
+        late = [t for t in before if t in first and first[t] < first[stage]]
+        if late:
+            raise ConfigError(
+                f"service.pipeline.processors runs {late[0]!r} before {stage!r}: {stage} "
+                f"must come before {', '.join(repr(t) for t in before)} (the default "
+                "pipeline starts with 'filters', 'scrub')")
 
 
 def env_var_for(path: str) -> str:

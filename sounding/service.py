@@ -10,7 +10,15 @@ import signal
 from collections.abc import Callable
 from typing import Any, cast
 
-from model.component import Component, Exporter, Extension, Host, Processor, Receiver
+from model.component import (
+    Component,
+    Exporter,
+    Extension,
+    Host,
+    PolicySource,
+    Processor,
+    Receiver,
+)
 from runtime import group
 from runtime.admission import Admission
 from runtime.factory import build, checked_extension
@@ -24,8 +32,9 @@ log = logging.getLogger("sounding")
 # In a serve group (sounding/group.py): the extensions its leader starts, for what
 # must happen once before any worker serves (storage migrates, auth makes the
 # first-run key, the dashboard the admin token; the dashboard on a port of its own
-# is then served by the leader too, beside the workers)...
-LEADER_EXTENSIONS = ("storage", "auth", "dashboard")
+# is then served by the leader too, beside the workers; policy makes the hash key and
+# answers that dashboard's policy page)...
+LEADER_EXTENSIONS = ("storage", "auth", "policy", "dashboard")
 # ...and those with background work that one worker does for the group (worker 0,
 # started again under the same index). Both take a database lease or route in one
 # transaction, so two of them overlapping while a worker restarts is safe; the other
@@ -93,9 +102,11 @@ class Service(Host):
             int(service["max_requests_in_flight"]),
             float(service["max_event_loop_lag_ms"]),
             retry_after(exporters))
+        policies = self.extensions.get("policy")
         self._pipeline = Pipeline(processors, exporters, self._decode_pool(names, exporters),
                                   admission,
-                                  self.limiter() if "auth" in self.extensions else None)
+                                  self.limiter() if "auth" in self.extensions else None,
+                                  policies if isinstance(policies, PolicySource) else None)
         for name in names["receivers"]:
             settings = config["receivers"].get(name) or {}
             if settings.get("enabled", True) is False:

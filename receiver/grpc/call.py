@@ -35,6 +35,16 @@ class Call:
     body: bytes
     metadata: dict[str, str | bytes]
     pipeline: Pipeline
+    peer: str = ""  # grpc's context.peer(): "ipv4:1.2.3.4:5678", "ipv6:[::1]:5678"
+
+    def client_ip(self) -> str | None:
+        """The caller's address, from the peer gRPC names (None for a Unix socket)."""
+        kind, _, rest = self.peer.partition(":")
+        if kind == "ipv4":
+            return rest.rsplit(":", 1)[0] or None
+        if kind == "ipv6":
+            return rest.rsplit(":", 1)[0].strip("[]") or None
+        return None
 
     def trace_link(self) -> tuple[str, str] | None:
         value = self.metadata.get("traceparent")
@@ -71,7 +81,8 @@ def unary(endpoint: str, method: Method, pipeline: Pipeline,
             if refusal is not None:
                 raise refusal
             with pipeline.admission.admitted(project_id):
-                response = await method(Call(project_id, body, metadata, pipeline))
+                response = await method(Call(project_id, body, metadata, pipeline,
+                                             context.peer() or ""))
         except SoundingError as exc:
             error = exc
         except Exception as exc:  # noqa: BLE001 - answered INTERNAL, and logged: our bug

@@ -20,7 +20,8 @@ def signal_method(signal: Signal) -> Method:
     async def method(call: Call) -> bytes:
         document = door.document(call.body)
         outcome = await signal.handle(call.pipeline,
-                                      Origin(call.project_id, len(call.body), call.trace_link()),
+                                      Origin(call.project_id, len(call.body), call.trace_link(),
+                                             call.client_ip()),
                                       document)
         return door.reply(outcome)
 

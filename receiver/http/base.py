@@ -300,5 +300,9 @@ class DoorHandler(BaseHandler):
     def trace_link(self) -> tuple[str, str] | None:
         return parse_traceparent(self.request.headers.get("traceparent"))
 
+    def client_ip(self) -> str | None:
+        """The client's address (with `xheaders`, the one a trusted proxy forwarded)."""
+        return self.request.remote_ip or None
+
     async def ingest(self, body: bytes) -> None:
         raise NotImplementedError

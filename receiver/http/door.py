@@ -28,7 +28,8 @@ class SignalHandler(DoorHandler):
         signal = self.signal
         document = signal.http.document(body, self.media_type)
         outcome = await signal.handle(self.ctx.pipeline,
-                                      Origin(self.project_id, len(body), self.trace_link()),
+                                      Origin(self.project_id, len(body), self.trace_link(),
+                                             self.client_ip()),
                                       document)
         if outcome.batch is not None:
             self.set_status(202)

@@ -8,11 +8,14 @@ error to the SDK, so nothing here refuses: deeper levels, extra items and long
 strings are cut, and numbers that JSON cannot carry become None.
 
 Scrubbing, because Sounding must never store a key: the value of every object key
-named in SECRET_KEYS (compared lowercased, `-` read as `_`: so the headers
-Authorization, Proxy-Authorization, Cookie, Set-Cookie and X-Sentry-Auth, and the
-usual password and token fields of a request body) becomes FILTERED, and so does
-every `sentry_key=` value inside a string (browser SDKs send the key in the query
-string, and a breadcrumb of a request to Sounding itself would carry it).
+that names a secret by model/secretnames.py's rule (the headers Authorization,
+Proxy-Authorization, Cookie, Set-Cookie and X-Sentry-Auth, and the usual password
+and token fields of a request body) becomes FILTERED, and so does every
+`sentry_key=` value inside a string (browser SDKs send the key in the query string,
+and a breadcrumb of a request to Sounding itself would carry it). This is done here,
+at the door, as well as by the scrubbing stage (processors/scrub.py), which then
+finds these values filtered already: a Sentry event's context is cut to its bounds
+here anyway, and a secret cut in half by the bound could no longer be recognised.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from model.secretnames import is_secret_name, may_name_a_secret
 from receiver.jsonbody import depth_of
 
 MAX_DEPTH = 8  # levels of arrays and objects kept; deeper ones become "[…]"
@@ -34,36 +38,9 @@ MAX_STRING = 8_192
 FILTERED = "[Filtered]"
 DEEPER = "[…]"
 
-SECRET_KEYS = frozenset({
-    "authorization", "proxy_authorization", "x_sentry_auth", "cookie", "cookies",
-    "set_cookie", "sentry_key", "password", "passwd", "pwd", "secret", "client_secret",
-    "api_key", "apikey", "x_api_key", "access_token", "refresh_token", "id_token",
-    "auth", "credentials", "private_key", "privatekey", "sessionid", "csrftoken",
-    "x_csrftoken", "x_csrf_token"})
-
 _SENTRY_KEY = re.compile(r"(sentry_key=)[^&#\s\"',;]*", re.IGNORECASE)
 
 
-def _alternatives(names: list[bytes]) -> bytes:
-    """A pattern matching exactly `names` (`_` also matching `-`), as a tree of
-    common prefixes: the regex engine then fails a string after its first letters,
-    instead of trying every name in turn at every quote of a value's JSON."""
-    by_first: dict[bytes, list[bytes]] = {}
-    for name in names:
-        if name:
-            by_first.setdefault(name[:1], []).append(name[1:])
-    branches = [(b"[-_]" if first == b"_" else re.escape(first)) + _alternatives(rests)
-                for first, rests in sorted(by_first.items())]
-    if not branches:
-        return b""
-    tree = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
-    return b"(?:" + tree + b")?" if b"" in names else tree
-
-
-# In a value's JSON, lowercased: a string that is a secret key's name (as an object's
-# key, or the name of a [name, value] pair). A match, or a sentry_key anywhere, only
-# means the value is copied the slow way, which decides exactly.
-_SUSPECT = re.compile(b'"' + _alternatives(sorted(k.encode() for k in SECRET_KEYS)) + b'"')
 # Items of a list checked at once by plain_items: few enough that their JSON is
 # usually within MAX_STRING.
 _ITEMS_AT_ONCE = 16
@@ -77,8 +54,8 @@ def scrub(text: str) -> str:
 
 
 def secret(key: str) -> bool:
-    """Whether an object key names a secret (see the module)."""
-    return key.lower().replace("-", "_") in SECRET_KEYS
+    """Whether an object key names a secret: model/secretnames.py, the one rule."""
+    return is_secret_name(key)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -114,7 +91,9 @@ def kept_as_sent(value: Any, max_depth: int = MAX_DEPTH) -> bool:
     if len(data) > MAX_STRING:
         return False
     lowered = data.lower()
-    if b"sentry_key" in lowered or _SUSPECT.search(lowered) is not None:
+    # A name that may be a secret's (model/secretnames.py), or a sentry_key anywhere,
+    # only means the value is copied the slow way, which decides exactly.
+    if b"sentry_key" in lowered or may_name_a_secret(lowered):
         return False
     opening = len(data) - len(data.translate(None, b"[{"))
     return opening <= max_depth or depth_of(value, max_depth) <= max_depth

@@ -158,7 +158,7 @@ class SentryHandler(DoorHandler):
                 await pipeline.admit(self.project_id, sessions)
                 pipeline.accepted(self.project_id, sessions)
             return
-        batch = Origin(self.project_id, size, self.trace_link()).new_batch()
+        batch = Origin(self.project_id, size, self.trace_link(), self.client_ip()).new_batch()
         batch.errors.extend(decoded.errors)
         batch.spans.extend(decoded.spans)
         batch.sessions.extend(decoded.sessions)
@@ -173,7 +173,8 @@ class SentryHandler(DoorHandler):
         others meanwhile. What the answer needs is read here from the envelope."""
         event_id, items = summary(envelope)
         telemetry.OFFLOADED.inc()
-        batch = Origin(self.project_id, len(body), self.trace_link()).new_batch()
+        batch = self.ctx.pipeline.with_policy(
+            Origin(self.project_id, len(body), self.trace_link(), self.client_ip()).new_batch())
         result = await self.ctx.pipeline.decode_pool.submit(  # type: ignore[union-attr]
             decode_envelope_body, (now_us(),), batch, RECORD_FIELDS, body)
         # A worker returns one number: spans, sessions and feedback dropped alone.

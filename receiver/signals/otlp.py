@@ -68,7 +68,8 @@ async def handle_otlp(decode: OtlpDecode, pipeline: Pipeline, origin: Origin,
     if pool is not None and pool.wants(len(body)) and not maps_frames(body):
         telemetry.OFFLOADED.inc()
         result = await pool.submit(decode.function, (document.protobuf, *args),
-                                   origin.new_batch(), decode.into, body)
+                                   pipeline.with_policy(origin.new_batch()), decode.into,
+                                   body)
         count_invalid(decode, origin, result.dropped)
         count_dropped(decode, result.dropped, result.results is not None, result.reasons)
         if result.results is not None:

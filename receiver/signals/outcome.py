@@ -23,9 +23,12 @@ class Origin:
     size: int
     # (trace id, span id) of the `traceparent` header or metadata entry, if valid.
     trace_link: TraceLink = None
+    # The client's address (HTTP: the connection's, or what a trusted proxy said).
+    client_ip: str | None = None
 
     def new_batch(self) -> Batch:
-        return Batch(project_id=self.project_id, approx_bytes=self.size)
+        return Batch(project_id=self.project_id, approx_bytes=self.size,
+                     client_ip=self.client_ip)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 - `admin_token_sha256`: the SHA-256 of the dashboard admin token that the first
   collector generated (when none is configured). The token itself is printed once
   and never stored.
+- `scrub_hash_key`: the key of scrubbing's `hash` action (processors/scrub.py).
 - `cookie_secret`: the key that signs dashboard session cookies. It lives in the
   database rather than in each process so that a session made through one collector
   is valid on every collector sharing the database.
@@ -28,6 +29,9 @@ from storage.upsert import insert
 ADMIN_TOKEN_HASH = "admin_token_sha256"
 COOKIE_SECRET = "cookie_secret"
 ADMIN_TOKEN_PREFIX = "sadm_"
+# The key of the scrubbing `hash` action's HMAC (processors/scrub.py): shared, so that
+# a value hashes alike on every collector of one database and after a restart.
+SCRUB_HASH_KEY = "scrub_hash_key"
 
 
 def hash_token(token: str) -> str:
@@ -58,6 +62,14 @@ def ensure_cookie_secret(store: Store) -> str:
     with store.writer.begin() as conn:
         _insert_if_missing(conn, COOKIE_SECRET, secrets.token_hex(32))
         value = _read(conn, COOKIE_SECRET)
+    assert value is not None
+    return value
+
+
+def ensure_scrub_hash_key(store: Store) -> str:
+    with store.writer.begin() as conn:
+        _insert_if_missing(conn, SCRUB_HASH_KEY, secrets.token_hex(32))
+        value = _read(conn, SCRUB_HASH_KEY)
     assert value is not None
     return value
 

@@ -11,6 +11,7 @@ from sqlalchemy import delete, insert, select, update
 from model.limits import Limit
 from model.timeutil import now_us
 from storage import schema
+from storage.audit.log import Actor, Target, record
 from storage.store import Store
 
 
@@ -30,11 +31,20 @@ def project_limits(store: Store, project_id: int) -> dict[str, Limit]:
     return all_limits(store).get(project_id, {})
 
 
-def set_limits(store: Store, project_id: int, limits: Mapping[str, Limit]) -> None:
-    """Replace a project's stored limits by `limits` (empty: the configuration's apply)."""
+def set_limits(store: Store, project_id: int, limits: Mapping[str, Limit],
+               actor: Actor) -> None:
+    """Replace a project's stored limits by `limits` (empty: the configuration's apply),
+    recorded as `actor`'s `config.rate_limit` in the same transaction."""
     t = schema.project_limits
     now = now_us()
     with store.writer.begin() as conn:
+        before = {r.category: Limit(float(r.rate), float(r.burst), int(r.quota), r.period)
+                  .as_json() for r in conn.execute(
+                      select(t).where(t.c.project_id == project_id))}
+        after = {category: limit.as_json() for category, limit in limits.items()}
+        if before != after:
+            record(conn, actor, "config.rate_limit", Target("project", project_id, project_id),
+                   before=before, after=after, at_us=now)
         conn.execute(delete(t).where(t.c.project_id == project_id))
         for category, limit in limits.items():
             conn.execute(insert(t).values(project_id=project_id, category=category,

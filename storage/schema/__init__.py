@@ -64,7 +64,7 @@ from storage.schema.errors import (
 )
 from storage.schema.feedback import feedback
 from storage.schema.limits import limit_buckets, project_limits, spike_protection, usage_hourly
-from storage.schema.projects import api_keys, projects, resources
+from storage.schema.projects import api_keys, project_policies, projects, resources
 from storage.schema.queues import maintenance_leases, outbox
 from storage.schema.rollups import (
     HOURLY_KEY,
@@ -105,7 +105,8 @@ __all__ = [
     "metadata",
     "metric_cumulative", "metric_points", "metric_request_rollups",
     "metric_request_rollups_hourly", "metric_series", "operation_rollups",
-    "operation_rollups_hourly", "outbox", "peer_aliases", "project_limits", "projects",
+    "operation_rollups_hourly", "outbox", "peer_aliases", "project_limits", "project_policies",
+    "projects",
     "releases", "request_latency", "request_latency_hourly", "request_rollups",
     "request_rollups_hourly", "resources", "spans", "spike_protection", "usage_hourly",
     "user_identities", "user_project_roles", "users",

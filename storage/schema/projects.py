@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, ForeignKey, Integer, String, Table
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Integer, String, Table
 
 from storage import rows
 from storage.schema.columns import form_columns, metadata
@@ -34,4 +34,17 @@ resources = Table(
     rows.RESOURCES.table,
     metadata,
     *form_columns(rows.RESOURCES, primary_key=("id",), id={"autoincrement": False}),
+)
+
+# A project's policy set on the dashboard or the read API (migration 0024,
+# storage/policies.py): its scrubbing settings and inbound filters, in their mapping
+# form (model/policy.py), over the configuration's. `updated_by` names who set it.
+project_policies = Table(
+    "project_policies",
+    metadata,
+    Column("project_id", Integer, ForeignKey("projects.id"), primary_key=True),
+    Column("scrubbing", JSON, nullable=False),
+    Column("filters", JSON, nullable=False),
+    Column("updated_us", BigInteger, nullable=False),
+    Column("updated_by", String(200), nullable=False),
 )

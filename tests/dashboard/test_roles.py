@@ -32,6 +32,8 @@ LEAST_ROLE = {
     r"/projects/([^/]+)/errors/([0-9]+)/unmerge": "member",
     r"/setup": "admin",
     r"/projects/([^/]+)/setup": "admin",
+    r"/projects/([^/]+)/policy": "admin",
+    r"/api/v1/projects/([^/]+)/policy": "admin",
     r"/projects/([^/]+)/alerts/destinations": "admin",
     r"/projects/([^/]+)/alerts/destinations/([0-9]+)/remove": "admin",
     r"/projects/([^/]+)/alerts/rules": "admin",

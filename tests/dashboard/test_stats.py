@@ -50,6 +50,10 @@ def test_limits_set_through_the_api_apply_and_usage_counts_them(
     assert answer.json()["limits"]["error"] == {"rate": 0.01, "burst": 3.0, "quota": 0,
                                                  "period": "day"}
     assert answer.json()["spike_protection"]["multiple"] == 10
+    (change,) = requests.get(server.base + "/api/v1/audit", headers=ADMIN, timeout=10, params={
+        "project": "acme", "action": "config.rate_limit"}).json()["entries"]
+    assert (change["actor_name"], change["before"], change["after"]) == (
+        "admin token", {}, {"error": {"rate": 0.01, "burst": 3.0, "quota": 0, "period": "day"}})
     time.sleep(1)  # every collector reads the limits again within refresh_seconds
     statuses = [post_error(server).status_code for _ in range(5)]
     assert statuses == [202, 202, 202, 429, 429]

@@ -232,3 +232,37 @@ def test_serve_workers_share_only_the_sql_writer(tmp_path: Path) -> None:
     assert group.workers_of(config.load(None, environ={})) == cores
     with pytest.raises(ConfigError, match="service.workers must be an integer >= 1"):
         config.load(None, environ={"SOUNDING_WORKERS": "0"})
+
+
+@pytest.mark.parametrize(("processors", "message"), [
+    (["exceptions", "scrub", "grouping", "reopen"],
+     "runs 'exceptions' before 'scrub': scrub must come before"),
+    (["grouping", "scrub", "reopen"], "runs 'grouping' before 'scrub'"),
+    (["scrub", "logexceptions", "filters", "grouping", "reopen"],
+     "runs 'logexceptions' before 'filters'"),
+])
+def test_filters_and_scrub_after_the_stages_they_must_precede_are_refused(
+        tmp_path: Path, processors: list[str], message: str) -> None:
+    """Fingerprints are computed on scrubbed text, and filters see the doors' errors only."""
+    path = tmp_path / "c.yaml"
+    path.write_text(_pipeline(processors))
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        config.load(path, environ={})
+
+
+@pytest.mark.parametrize(("yaml_text", "message"), [
+    ("policy: {scrubbing: {rules: [{keys: [a], action: shred}]}}",
+     "policy.scrubbing.rules[0].action must be one of mask, hash, remove"),
+    ("policy: {filters: {ip_ranges: [10.0.0.300/8]}}",
+     "policy.filters.ip_ranges: '10.0.0.300/8' is not a CIDR block"),
+    ("policy: {projects: {shop: {filters: {releases: [1]}}}}",
+     "policy.projects.shop.filters.releases must be a list of non-empty strings"),
+    ("policy: {projects: {shop: {scrub: {}}}}", "policy.projects.shop.scrub is not a setting"),
+    ("policy: {refresh_seconds: 0}", "policy.refresh_seconds must be a number > 0"),
+])
+def test_a_bad_policy_is_refused_naming_the_key(tmp_path: Path, yaml_text: str,
+                                               message: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml_text + "\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        config.load(path, environ={})
