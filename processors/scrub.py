@@ -49,7 +49,7 @@ import orjson
 
 from model.component import Processor
 from model.policy import DEFAULT, Policy, Rule, ScrubSettings
-from model.records import Batch, ErrorEvent, LogRecord, MetricPoint, Span
+from model.records import Batch, ErrorEvent, Feedback, LogRecord, MetricPoint, Span
 from model.secretnames import ASSIGNMENT, STEMS, is_secret_name
 
 MASK = "[Filtered]"
@@ -579,6 +579,19 @@ def scrub_batch(batch: Batch, policy: Policy) -> None:
         scrub_point(scrubber, point)
     for error in batch.errors:
         scrub_error(scrubber, error)
+    for said in batch.feedback:
+        scrub_feedback(scrubber, said)
+
+
+def scrub_feedback(scrubber: Scrubber, said: Feedback) -> None:
+    """User feedback (Sentry's `feedback` and `user_report` items): what the user wrote,
+    their name and the page by the value rules; their email by the optional email
+    rule, as any other value."""
+    said.message = scrubber.text(said.message)
+    for name in ("name", "email", "url"):
+        value = getattr(said, name)
+        if value is not None:
+            setattr(said, name, scrubber.text(value))
 
 
 class ScrubProcessor(Processor):

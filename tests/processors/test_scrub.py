@@ -12,7 +12,7 @@ import pytest
 
 from model.fingerprint import Grouping
 from model.policy import Policy, ScrubSettings, filter_settings, scrub_settings
-from model.records import Batch, ErrorEvent, MetricPoint
+from model.records import Batch, ErrorEvent, Feedback, MetricPoint
 from processors.grouping import GroupingProcessor
 from processors.scrub import MASK, Scrubber, ScrubProcessor, luhn, scrub_batch
 from receiver.otlp.decode_logs import decode_logs_body
@@ -224,3 +224,22 @@ def test_every_secret_name_has_a_quick_hint() -> None:
     for name in (*PARTS, *EXACT):
         for form in (name, name.replace("_", "-"), name.upper()):
             assert any(w in form.lower().encode() for w in HINT_WORDS), form
+
+
+def test_feedback_is_scrubbed_and_its_email_by_the_email_rule() -> None:
+    def said() -> Feedback:
+        return Feedback("ab" * 16, 1, "my card 4111 1111 1111 1111 was charged twice",
+                        "feedback", name="Ada", email="ada@example.com",
+                        url="https://shop.example/pay?token=abc123")
+
+    plain = Batch(1)
+    plain.feedback.append(said())
+    scrub_batch(plain, Policy())
+    (kept,) = plain.feedback
+    assert kept.message == f"my card {MASK} was charged twice"
+    assert kept.url == f"https://shop.example/pay?token={MASK}"
+    assert (kept.name, kept.email) == ("Ada", "ada@example.com")  # the email rule is off
+    emails = Batch(1)
+    emails.feedback.append(said())
+    scrub_batch(emails, Policy(scrub=scrub_settings({"emails": True})))
+    assert emails.feedback[0].email == MASK
