@@ -81,7 +81,9 @@ SWEPT_TABLES: dict[str, tuple[Target, ...]] = {
                 # Release health: its marks go with its rollups (storage/writer/sessions.py).
                 Target("session_rollups", "minute", 1),
                 Target("session_users", "hour", 1),
-                Target("session_marks", "received_us", US)),
+                Target("session_marks", "received_us", US),
+                # A project's usage per hour (storage/limits/usage.py): the Stats page.
+                Target("usage_hourly", "hour", 1)),
     "deploys": (Target("deploys", "ts_us", US),),
     "check_ins": (Target("cron_checkins", "ts_us", US),),
 }

@@ -145,4 +145,4 @@ def test_time_units() -> None:
         "feedback": US, "session_rollups": 1, "session_users": 1, "session_marks": US,
         "cron_checkins": US,
         "operation_rollups": 1, "operation_rollups_hourly": 1, "edge_rollups": 1,
-        "edge_rollups_hourly": 1}
+        "edge_rollups_hourly": 1, "usage_hourly": 1}
