@@ -49,7 +49,7 @@ PACKAGES := sounding receiver processors exporters storage dashboard model runti
 # either way and recompiles one whose source changed.
 test: test-deps
 	$(BIN)/python -m compileall -q -j0 -x node_modules $(PACKAGES) proto tests bench
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS)
 
 lint: $(STAMPS)/test-deps
 	$(BIN)/ruff check .

@@ -14,6 +14,24 @@ from tests.support.postgres import fresh_database
 from tests.support.server import Server, collectors
 from tests.support.templates import migrated_sqlite
 
+# A test's database fixtures, set up before every other fixture of the test.
+DATABASES = ("db_url", "pg_url", "sqlite_url", "empty_db_url", "empty_pg_url",
+             "empty_sqlite_url")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Make each test's database before the collectors that use it, so that it is
+    dropped after they stopped: a fixture such as `server(start, db_url)` would
+    otherwise set up `start` first, and tear the database down under a running
+    collector, whose background work (alerts, source maps) then fails and logs it."""
+    for item in items:
+        names = getattr(item, "fixturenames", None)
+        if not names:
+            continue
+        first = [name for name in names if name in DATABASES]
+        if first:
+            names[:] = first + [name for name in names if name not in DATABASES]
+
 
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:

@@ -276,7 +276,8 @@ def project_routes() -> list[tuple[str, str]]:
             continue
         path = re.sub(r"\(\[\^/\]\+\)", "beta", pattern, count=1)
         path = (path.replace("([0-9]+)", "1").replace("([0-9a-fA-F]{1,32})", "ab" * 16)
-                .replace("([0-9a-fA-F]{32})", "ab" * 16).replace("(.+)", "x"))
+                .replace("([0-9a-fA-F]{32})", "ab" * 16).replace("(.+)", "x")
+                .replace("([^/]+)", "x"))
         assert "(" not in path, f"add a sample value for {pattern}"
         out += [(m.upper(), path) for m in ("get", "post")
                 if any(m in vars(c) for c in handler.__mro__
