@@ -57,6 +57,8 @@ class Pending(enum.Enum):
 
 class AccessHandler(RequestHandler):
     api = False  # JSON errors and 401 instead of HTML and a redirect to the login
+    # The member of an API error's JSON that holds its message (Sentry's API: "detail").
+    error_key = "error"
     login_required = True
     # The least role that may send this handler anything but GET/HEAD/OPTIONS.
     write_role = "member"

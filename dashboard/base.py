@@ -71,7 +71,7 @@ class DashboardHandler(ScopeHandler):
             self.set_header("WWW-Authenticate", 'Bearer realm="sounding"')
         if self.api:
             self.set_header("Content-Type", "application/json")
-            self.finish(json.dumps({"error": message}))
+            self.finish(json.dumps({self.error_key: message}))
             return
         self.render("error.html", status=status_code, message=message)
 

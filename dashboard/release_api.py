@@ -22,7 +22,6 @@ store (.importlinter). Every refusal is {"detail": ...}, which the CLI prints.
 
 from __future__ import annotations
 
-import json
 import zlib
 from typing import Any
 from urllib.parse import quote
@@ -57,20 +56,11 @@ class ReleaseApiHandler(DashboardHandler):
     so no anti-forgery token either."""
 
     api = True
+    error_key = "detail"  # what sentry-cli prints of a refusal
     login_required = False
 
     def check_xsrf_cookie(self) -> None:
         return None  # no cookie is read: nothing a forged request could borrow
-
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        exc = kwargs.get("exc_info", (None, None, None))[1]
-        message = self._reason or "error"
-        if isinstance(exc, HTTPError) and exc.log_message and status_code < 500:
-            message = exc.log_message % exc.args if exc.args else exc.log_message
-        if status_code == 401:
-            self.set_header("WWW-Authenticate", 'Bearer realm="sounding"')
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"detail": message}))
 
     def bearer(self) -> str | None:
         scheme, _, token = (self.request.headers.get("Authorization") or "").strip() \

@@ -20,7 +20,6 @@ cached for `cache_seconds` in a bounded cache, as before the set existed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import logging
 import time
@@ -35,6 +34,7 @@ from model.component import MAX_KEY_LENGTH, Extension, Host
 from model.errors import ConfigError, RateLimited, StoreUnavailable, Unauthenticated
 from runtime.configcheck import require_str
 from runtime.factory import Factory
+from runtime.tasks import cancel_and_wait
 from storage import keys
 from storage.store import Store
 
@@ -79,9 +79,7 @@ class KeyAuthenticator:
     async def shutdown(self) -> None:
         refresher, self._refresher = self._refresher, None
         if refresher is not None:
-            refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await refresher
+            await cancel_and_wait([refresher])
 
     async def project_for_key(self, key: str) -> int:
         if len(key) > MAX_KEY_LENGTH:

@@ -16,7 +16,6 @@ The `hash` action's key is the database's (storage/accounts/secrets.py).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Any
 
@@ -28,6 +27,7 @@ from model.errors import ConfigError
 from model.policy import Policy, filter_settings, scrub_settings
 from runtime.configcheck import require_mapping
 from runtime.factory import Factory
+from runtime.tasks import cancel_and_wait
 from storage import policies
 from storage.accounts import secrets
 from storage.store import Store
@@ -85,9 +85,7 @@ class PolicyExtension(Extension):
     async def shutdown(self) -> None:
         refresher, self._refresher = self._refresher, None
         if refresher is not None:
-            refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await refresher
+            await cancel_and_wait([refresher])
 
     async def refresh(self) -> None:
         names = await asyncio.to_thread(policies.project_ids, self.store)

@@ -12,19 +12,28 @@ from model.timeutil import iso_from_us, now_us
 from sounding.cli.common import store
 from storage.accounts import tokens, users
 from storage.audit.log import Actor
+from storage.store import Store
 
 DAY_US = 86_400 * 1_000_000
 
 
+def _user_id(opened: Store, email: str | None) -> tuple[bool, int | None]:
+    """(whether `--user` names an account, said on stderr when not; its id, None
+    without `--user`)."""
+    if not email:
+        return True, None
+    user = users.find(opened, email)
+    if user is None:
+        print(f"sounding: no account for {email}", file=sys.stderr)
+        return False, None
+    return True, user.id
+
+
 def cmd_create(config: dict[str, Any], args: argparse.Namespace) -> int:
     opened = store(config)
-    user_id = None
-    if args.user:
-        user = users.find(opened, args.user)
-        if user is None:
-            print(f"sounding: no account for {args.user}", file=sys.stderr)
-            return 1
-        user_id = user.id
+    found, user_id = _user_id(opened, args.user)
+    if not found:
+        return 1
     now = now_us()
     try:
         projects = tokens.project_ids(opened, args.project) if args.project else None
@@ -46,13 +55,9 @@ def cmd_create(config: dict[str, Any], args: argparse.Namespace) -> int:
 
 def cmd_list(config: dict[str, Any], args: argparse.Namespace) -> int:
     opened = store(config)
-    user_id = None
-    if args.user:
-        user = users.find(opened, args.user)
-        if user is None:
-            print(f"sounding: no account for {args.user}", file=sys.stderr)
-            return 1
-        user_id = user.id
+    found, user_id = _user_id(opened, args.user)
+    if not found:
+        return 1
     now = now_us()
     print(f"{'ID':<6}{'NAME':<20}{'OWNER':<30}{'SCOPES':<28}{'PROJECTS':<10}"
           f"{'LAST USED':<30}STATUS")

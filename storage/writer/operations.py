@@ -47,14 +47,20 @@ def _add_up(batches: Sequence[WireBatch], name: str) -> dict[Key, list[Any]]:
             agg = rollups.get(key)
             if agg is None:
                 rollups[key] = [c, e, s, buckets]
-                continue
-            agg[0] += c
-            agg[1] += e
-            agg[2] += s
-            merged = agg[3]
-            for b, n in buckets.items():
-                merged[b] = merged.get(b, 0) + n
+            else:
+                _add(agg, c, e, s, buckets)
     return rollups
+
+
+def _add(agg: list[Any], count: int, errors: int, duration_ms: float,
+         buckets: dict[str, int]) -> None:
+    """One rollup's counts added to an aggregate [count, errors, duration sum, buckets]."""
+    agg[0] += count
+    agg[1] += errors
+    agg[2] += duration_ms
+    merged = agg[3]
+    for b, n in buckets.items():
+        merged[b] = merged.get(b, 0) + n
 
 
 def _hours(rollups: dict[Key, list[Any]]) -> dict[Key, list[Any]]:
@@ -66,12 +72,7 @@ def _hours(rollups: dict[Key, list[Any]]) -> dict[Key, list[Any]]:
         agg = hours.get(hkey)
         if agg is None:
             agg = hours[hkey] = [0, 0, 0.0, {}]
-        agg[0] += c
-        agg[1] += e
-        agg[2] += s
-        merged = agg[3]
-        for b, n in buckets.items():
-            merged[b] = merged.get(b, 0) + n
+        _add(agg, c, e, s, buckets)
     return hours
 
 

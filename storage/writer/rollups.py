@@ -20,7 +20,7 @@ Two layouts of the latency histogram (storage/schema/rollups.py):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -43,24 +43,32 @@ def merged_buckets_sql(table: str) -> str:
             f"json_each_text(excluded.buckets::json)) AS b GROUP BY key) AS s)")
 
 
-def _add_stored(cursor: Any, table: str, key: Sequence[str],
-                by_key: dict[Key, dict[int, int]]) -> None:
-    """SQLite, under the write lock: add the buckets stored in `table` to `by_key`'s."""
-    keys = sorted(by_key)
+def _stored_buckets(cursor: Any, table: str, key: Sequence[str], keys: Iterable[Key]
+                    ) -> Iterator[tuple[Key, dict[str, int]]]:
+    """SQLite, under the write lock: each of `keys` stored in `table`, with its buckets
+    as the row's JSON has them (bucket numbers as text keys)."""
+    ordered = sorted(keys)
     names = ", ".join(key)
     row = f"({', '.join('?' * len(key))})"
-    for start in range(0, len(keys), READ_CHUNK):
-        chunk = keys[start:start + READ_CHUNK]
+    for start in range(0, len(ordered), READ_CHUNK):
+        chunk = ordered[start:start + READ_CHUNK]
         # CROSS JOIN: the keys first, each row found by the primary key (a row-value
         # IN list would scan the table).
         cursor.execute(f"WITH k ({names}) AS (VALUES {', '.join([row] * len(chunk))}) "
                        f'SELECT {names}, buckets FROM k CROSS JOIN "{table}" USING ({names})',
                        [v for k in chunk for v in k])
         for *k, text in cursor.fetchall():
-            counts = by_key[tuple(k)]
-            for bucket, n in orjson.loads(text).items():
-                b = int(bucket)
-                counts[b] = counts.get(b, 0) + n
+            yield tuple(k), orjson.loads(text)
+
+
+def _add_stored(cursor: Any, table: str, key: Sequence[str],
+                by_key: dict[Key, dict[int, int]]) -> None:
+    """SQLite, under the write lock: add the buckets stored in `table` to `by_key`'s."""
+    for k, stored in _stored_buckets(cursor, table, key, by_key):
+        counts = by_key[k]
+        for bucket, n in stored.items():
+            b = int(bucket)
+            counts[b] = counts.get(b, 0) + n
 
 
 def _merge_stored(cursor: Any, table: str, key: Sequence[str],
@@ -68,18 +76,10 @@ def _merge_stored(cursor: Any, table: str, key: Sequence[str],
     """SQLite, under the write lock: add the buckets stored in `table` to those of
     `rollups` ([count, errors, duration sum, {bucket: count}] per key, the buckets
     by their JSON keys, text: nothing to convert on the way in or out)."""
-    keys = sorted(rollups)
-    names = ", ".join(key)
-    row = f"({', '.join('?' * len(key))})"
-    for start in range(0, len(keys), READ_CHUNK):
-        chunk = keys[start:start + READ_CHUNK]
-        cursor.execute(f"WITH k ({names}) AS (VALUES {', '.join([row] * len(chunk))}) "
-                       f'SELECT {names}, buckets FROM k CROSS JOIN "{table}" USING ({names})',
-                       [v for k in chunk for v in k])
-        for *k, text in cursor.fetchall():
-            counts = rollups[tuple(k)][3]
-            for bucket, n in orjson.loads(text).items():
-                counts[bucket] = counts.get(bucket, 0) + n
+    for k, stored in _stored_buckets(cursor, table, key, rollups):
+        counts = rollups[k][3]
+        for bucket, n in stored.items():
+            counts[bucket] = counts.get(bucket, 0) + n
 
 
 def upsert_in_row(cursor: Any, dialect: str, table: str, key: Sequence[str],
