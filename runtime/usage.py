@@ -44,13 +44,8 @@ def count(project_id: int, category: str, outcome: str, records: int, requests: 
     keep it to a fixed set of values."""
     if not records and not requests:
         return
-    key = (project_id, int(time.time()) // 3600 * 3600, category, outcome, reason)
-    counts = _pending.get(key)
-    if counts is None:
-        _pending[key] = [records, requests]
-    else:
-        counts[0] += records
-        counts[1] += requests
+    _add((project_id, int(time.time()) // 3600 * 3600, category, outcome, reason), records,
+         requests)
     if records > 0:
         telemetry.child(USAGE, category, outcome).inc(records)
 
@@ -66,12 +61,16 @@ def merge(counted: Iterable[tuple[Key, list[int]]]) -> None:
     """Put back counts a flush could not write (the database was away): they are
     written with the next flush. /metrics counted them already."""
     for key, (records, requests) in counted:
-        counts = _pending.get(key)
-        if counts is None:
-            _pending[key] = [records, requests]
-        else:
-            counts[0] += records
-            counts[1] += requests
+        _add(key, records, requests)
+
+
+def _add(key: Key, records: int, requests: int) -> None:
+    counts = _pending.get(key)
+    if counts is None:
+        _pending[key] = [records, requests]
+    else:
+        counts[0] += records
+        counts[1] += requests
 
 
 def merge_from_worker(counted: Iterable[tuple[Key, list[int]]]) -> None:
