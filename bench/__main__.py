@@ -75,6 +75,10 @@ def main(argv: list[str]) -> int:
         else:
             scrub_cost.main(int(argv[1]) if len(argv) > 1 else 7)
         return 0
+    if argv[:1] == ["detectors"]:
+        from bench import detect_cost
+
+        return detect_cost.main(argv[1:])
     if argv[:1] == ["ingest"]:
         from bench import ingest
 

@@ -65,6 +65,15 @@ def search_arg(handler: DashboardHandler) -> str:
     return value
 
 
+def issue_type_arg(raw: str | None) -> str | None:
+    """`type`: `error` or `performance` (docs/apm.md#performance-issues); none: both."""
+    if not raw:
+        return None
+    if raw not in eq.ISSUE_TYPES:
+        raise HTTPError(400, f"type must be one of {', '.join(eq.ISSUE_TYPES)}")
+    return raw
+
+
 def sort_arg(raw: str | None) -> str:
     sort = raw or "last_seen"
     if sort not in eq.SORTS:
@@ -128,17 +137,19 @@ class ProjectsApi(ApiHandler):
 
 
 class ErrorGroupsApi(ApiHandler):
-    """The groups, filtered by status and by `environment`, `release`, `service`; with
-    the filters applied and every value each can take (`labels`)."""
+    """The groups, filtered by status, by `type` and by `environment`, `release`,
+    `service`; with the filters applied and every value each can take (`labels`)."""
 
     async def get(self, project_name: str) -> None:
         project = await self.load_project(project_name)
+        issue_type = issue_type_arg(self.arg("type"))
         view = await self.run(
             views.error_list_view, self.store, project.id, statuses_arg(self.arg("status")),
             sort_arg(self.arg("sort")), self.int_arg("limit", 50, 1, MAX_LIMIT) or 50,
             self.int_arg("offset", 0) or 0, self.now_us, facet_filters(self),
-            search_arg(self))
+            search_arg(self), issue_type)
         self.write_json({**asdict(view.page), "filters": view.filters, "q": view.search,
+                         "type": issue_type,
                          "facts": {fp: asdict(f) for fp, f in view.facts.items()},
                          "culprits": view.culprits,
                          "labels": asdict(view.labels)})

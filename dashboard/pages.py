@@ -9,7 +9,14 @@ from urllib.parse import quote, urlencode
 from tornado.web import HTTPError
 
 from dashboard import occurrence, onboarding, trace_parts, views
-from dashboard.api import facet_filters, load_metric, metric_query, search_arg, sort_arg
+from dashboard.api import (
+    facet_filters,
+    issue_type_arg,
+    load_metric,
+    metric_query,
+    search_arg,
+    sort_arg,
+)
 from dashboard.auth import LOGIN_COOKIE, SESSION_COOKIE
 from dashboard.base import DashboardHandler
 from dashboard.logargs import log_filter
@@ -148,10 +155,11 @@ class ErrorsPage(DashboardHandler):
         if status not in eq.STATUSES:
             raise HTTPError(400, f"status must be one of {', '.join(eq.STATUSES)}")
         sort = sort_arg(self.arg("sort"))
+        issue_type = issue_type_arg(self.arg("type"))
         page = self.int_arg("page", 1, 1, 100_000) or 1
         view = await self.run(views.error_list_view, self.store, project.id, [status], sort,
                               PAGE_SIZE, (page - 1) * PAGE_SIZE, self.now_us,
-                              facet_filters(self), search_arg(self))
+                              facet_filters(self), search_arg(self), issue_type)
         if not view.filters and not view.search and not any(view.page.by_status.values()) \
                 and await self.run(newest_us, self.store, project.id) is None:
             key_id = await self.run(onboarding.project_key_id, self.store, project.name)
@@ -159,7 +167,7 @@ class ErrorsPage(DashboardHandler):
                         section="errors")
             return
         self.render("errors.html", view=view, listing=view.page, status=status, sort=sort,
-                    page=page, page_size=PAGE_SIZE, section="errors")
+                    issue_type=issue_type, page=page, page_size=PAGE_SIZE, section="errors")
 
 
 class GroupPage(DashboardHandler):
@@ -293,9 +301,10 @@ class TracePage(DashboardHandler):
         view = await self.run(views.trace_view, self.store, project.id, trace_id.lower())
         if view is None:
             raise HTTPError(404, f"no trace {trace_id} in this project")
-        collapsed = trace_parts.collapsed_arg(self.arg("collapsed"))
+        collapsed = trace_parts.span_ids_arg(self.arg("collapsed"))
         self.render("trace.html", view=view, section="traces", parts=trace_parts,
                     collapsed=collapsed, opened=(self.arg("span") or "").lower(),
+                    highlighted=trace_parts.span_ids_arg(self.arg("highlight")),
                     hidden=trace_parts.hidden_spans(view.rows, collapsed),
                     colours=trace_parts.service_colours(view.rows))
 

@@ -1,11 +1,12 @@
 """A project's policy on the dashboard and the read API: its scrubbing settings and
-inbound filters (docs/scrubbing.md), as set here over the configuration's.
+inbound filters (docs/scrubbing.md) and its performance detectors' thresholds
+(docs/apm.md), as set here over the configuration's.
 
 - GET /api/v1/projects/{name}/policy: what was set here (`stored`, null when nothing),
   and the policy in force (`effective`: the configuration's with it laid over).
-- POST the same path, `{"scrubbing": {...}, "filters": {...}}` (admin): checked by
-  model/policy.py's readers (a 400 names the bad key), stored in `project_policies`;
-  `{"scrubbing": null, "filters": null}` removes it. The collectors sharing the
+- POST the same path, `{"scrubbing": {...}, "filters": {...}, "detectors": {...}}`
+  (admin, each part optional): checked by model/policy.py's readers (a 400 names the
+  bad key), stored in `project_policies`; every part null removes it. The collectors sharing the
   database apply it within `policy.refresh_seconds`.
 - GET /projects/{name}/policy: the same as a page, with a form for each (admin).
 """
@@ -18,26 +19,26 @@ from typing import Any
 from tornado.web import HTTPError
 
 from dashboard.base import DashboardHandler
-from model.policy import filter_mapping, filter_settings, scrub_mapping, scrub_settings
+from model.policy import DEFAULT, PARTS, layered, policy_mapping
 from storage import policies
+from storage.policies import Parts
 
 EXAMPLE = ('{"scrubbing": {"emails": true, "rules": [{"keys": ["user.id"], "action": "hash"}]}, '
-           '"filters": {"web_crawlers": true, "releases": ["*-dev"]}}')
+           '"filters": {"web_crawlers": true, "releases": ["*-dev"]}, '
+           '"detectors": {"n_plus_one": {"min_spans": 10}}}')
 
 
-def checked(body: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The (scrubbing, filters) of a body, checked; None to remove the stored policy."""
-    if not isinstance(body, dict) or not set(body) <= {"scrubbing", "filters"}:
-        raise HTTPError(400, f"the body must be an object with scrubbing and filters: {EXAMPLE}")
-    scrubbing, filters = body.get("scrubbing"), body.get("filters")
-    if scrubbing is None and filters is None:
+def checked(body: Any) -> Parts | None:
+    """The parts of a body, checked; None to remove the stored policy."""
+    if not isinstance(body, dict) or not set(body) <= set(PARTS):
+        raise HTTPError(400, f"the body must be an object with {', '.join(PARTS)}: {EXAMPLE}")
+    if all(body.get(part) is None for part in PARTS):
         return None
     try:
-        scrub_settings(scrubbing, "scrubbing")
-        filter_settings(filters, "filters")
+        layered(DEFAULT, body, "policy")
     except ValueError as exc:
-        raise HTTPError(400, str(exc)) from exc
-    return dict(scrubbing or {}), dict(filters or {})
+        raise HTTPError(400, str(exc).removeprefix("policy.")) from exc
+    return {part: dict(body.get(part) or {}) for part in PARTS}
 
 
 class PolicyHandler(DashboardHandler):
@@ -45,25 +46,20 @@ class PolicyHandler(DashboardHandler):
 
     async def stored(self, project_id: int) -> dict[str, Any] | None:
         rows = await self.run(policies.all_policies, self.store)
-        if project_id not in rows:
-            return None
-        scrubbing, filters = rows[project_id]
-        return {"scrubbing": scrubbing, "filters": filters}
+        return rows.get(project_id)
 
     def effective(self, project_id: int) -> dict[str, Any] | None:
         source = self.dash.policies
         if source is None:
             return None
-        policy = source.policy_for(project_id)
-        return {"scrubbing": scrub_mapping(policy.scrub),
-                "filters": filter_mapping(policy.filters)}
+        return policy_mapping(source.policy_for(project_id))
 
     async def save(self, project_id: int, body: Any) -> None:
         given = checked(body)
         if given is None:
             await self.run(policies.clear_policy, self.store, project_id, self.actor())
         else:
-            await self.run(policies.set_policy, self.store, project_id, *given, self.actor())
+            await self.run(policies.set_policy, self.store, project_id, given, self.actor())
 
 
 class PolicyApi(PolicyHandler):
@@ -89,7 +85,7 @@ class PolicyPage(PolicyHandler):
              text: str | None = None) -> None:
         self.render("policy.html", section="policy", problem=problem,
                     text=text if text is not None else json.dumps(
-                        stored or {"scrubbing": {}, "filters": {}}, indent=2),
+                        stored or {part: {} for part in PARTS}, indent=2),
                     effective=json.dumps(self.effective(project_id), indent=2))
 
     async def post(self, project_name: str) -> None:

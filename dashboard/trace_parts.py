@@ -77,8 +77,8 @@ def stack_chain(stacktrace: str | None) -> list[ChainedException]:
     return text_chain(stacktrace.splitlines()) if stacktrace else []
 
 
-def collapsed_arg(raw: str | None) -> set[str]:
-    """The `collapsed` URL argument: span ids, comma-separated."""
+def span_ids_arg(raw: str | None) -> set[str]:
+    """A URL argument of span ids, comma-separated (`collapsed`, `highlight`)."""
     if not raw:
         return set()
     return {part.strip().lower() for part in raw.split(",")[:MAX_COLLAPSED] if part.strip()}

@@ -106,10 +106,10 @@ class ErrorListView:
 
 
 def error_list_view(store: Store, project_id: int, statuses: list[str], sort: str, limit: int,
-                    offset: int, now_us: int, filters: dict[str, str], search: str = ""
-                    ) -> ErrorListView:
+                    offset: int, now_us: int, filters: dict[str, str], search: str = "",
+                    issue_type: str | None = None) -> ErrorListView:
     page = eq.list_groups(store, project_id, statuses, sort, limit, offset, now_us, filters,
-                          search)
+                          search, issue_type)
     listed = [i.group.fingerprint for i in page.items]
     with store.reader.connect() as conn:
         merged = members.of_groups(conn, project_id,

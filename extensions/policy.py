@@ -1,10 +1,11 @@
 """The policy extension: each project's policy (model/policy.py: its scrubbing
 settings and inbound filters), answered from memory on every request.
 
-Configured by the top-level `policy:` section: `scrubbing` and `filters` for every
-project, `projects.<name>` for one project over those, and per project on the
-dashboard or the read API (stored in `project_policies`, storage/policies.py), over
-both. At each level a setting given replaces the one below, and scrubbing rules
+Configured by the top-level `policy:` section: `scrubbing`, `filters` and
+`detectors` (the performance detectors' thresholds, docs/apm.md) for every project,
+`projects.<name>` for one project over those, and per project on the dashboard or
+the read API (stored in `project_policies`, storage/policies.py; scrubbing and
+filters), over both. At each level a setting given replaces the one below, and scrubbing rules
 add to those below: a project cannot drop a rule of the collector's.
 
 The stored policies are read at start and again every `refresh_seconds`, so a
@@ -23,8 +24,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from extensions.storage import StorageExtension
 from model.component import Extension, Host
+from model.detectors import DetectorSettings, detector_mapping, detector_settings
 from model.errors import ConfigError
-from model.policy import Policy, filter_settings, scrub_settings
+from model.policy import PARTS, Policy, filter_settings, layered, scrub_settings
 from runtime.configcheck import require_mapping
 from runtime.factory import Factory
 from runtime.tasks import cancel_and_wait
@@ -42,7 +44,10 @@ DEFAULTS: dict[str, Any] = {
     "filters": {"localhost": False, "browser_extensions": False, "legacy_browsers": False,
                 "web_crawlers": False, "error_messages": [], "releases": [],
                 "ip_ranges": []},
-    # Per project, by name: {scrubbing: ..., filters: ...} over the two above.
+    # The performance detectors (docs/apm.md#performance-issues): Sentry's defaults.
+    "detectors": detector_mapping(DetectorSettings()),
+    # Per project, by name: {scrubbing: ..., filters: ..., detectors: ...} over the
+    # three above.
     "projects": {},
     # How often the policies set on the dashboard or the API are read again.
     "refresh_seconds": 10,
@@ -51,14 +56,8 @@ DEFAULTS: dict[str, Any] = {
 
 def base_policy(config: dict[str, Any]) -> Policy:
     return Policy(scrub_settings(config.get("scrubbing"), "policy.scrubbing"),
-                  filter_settings(config.get("filters"), "policy.filters"))
-
-
-def layered(base: Policy, raw: dict[str, Any], path: str) -> Policy:
-    """`base` with the mapping form `raw` ({scrubbing, filters}) laid over it."""
-    return Policy(scrub_settings(raw.get("scrubbing"), f"{path}.scrubbing", base.scrub),
-                  filter_settings(raw.get("filters"), f"{path}.filters", base.filters),
-                  base.hash_key)
+                  filter_settings(config.get("filters"), "policy.filters"),
+                  detectors=detector_settings(config.get("detectors"), "policy.detectors"))
 
 
 class PolicyExtension(Extension):
@@ -77,7 +76,8 @@ class PolicyExtension(Extension):
 
     async def start(self) -> None:
         key = await asyncio.to_thread(secrets.ensure_scrub_hash_key, self.store)
-        self.base = Policy(self.base.scrub, self.base.filters, bytes.fromhex(key))
+        self.base = Policy(self.base.scrub, self.base.filters, bytes.fromhex(key),
+                           self.base.detectors)
         await self.refresh()
         if self._refresher is None:
             self._refresher = asyncio.get_running_loop().create_task(self._refresh_forever())
@@ -95,11 +95,10 @@ class PolicyExtension(Extension):
         for name, raw in (self.config.get("projects") or {}).items():
             if name in names:
                 by_id[names[name]] = layered(self.base, raw or {}, f"policy.projects.{name}")
-        for project_id, (scrubbing, filters) in stored.items():
+        for project_id, parts in stored.items():
             below = by_id.get(project_id, self.base)
             try:
-                by_id[project_id] = layered(below, {"scrubbing": scrubbing, "filters": filters},
-                                            f"project {project_id}")
+                by_id[project_id] = layered(below, parts, f"project {project_id}")
             except ValueError as exc:  # checked when stored; a row of a later version?
                 log.error("the stored policy of project %d is not read: %s", project_id, exc)
         self._by_id = by_id
@@ -119,9 +118,9 @@ def _check(path: str, config: dict[str, Any]) -> None:
         for name, raw in require_mapping(f"{path}.projects", config.get("projects")).items():
             given = require_mapping(f"{path}.projects.{name}", raw)
             for key in given:
-                if key not in ("scrubbing", "filters"):
+                if key not in PARTS:
                     raise ConfigError(f"{path}.projects.{name}.{key} is not a setting "
-                                      "(known: scrubbing, filters)")
+                                      f"(known: {', '.join(PARTS)})")
             layered(base, given, f"{path}.projects.{name}")
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc

@@ -37,6 +37,8 @@ KINDS = (SERVER, CONSUMER, CLIENT, PRODUCER, DATABASE)
 _KIND_NAMES = {2: SERVER, 3: CLIENT, 4: PRODUCER, 5: CONSUMER}
 PEER_SERVICE, PEER_DATABASE, PEER_MESSAGING, PEER_HTTP, PEER_HOST = (
     "service", "database", "messaging", "http", "host")
+# The resource attributes that name a service's environment, the newer first.
+ENV_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
 # The lengths of the rollups' columns (storage/rows.py): longer values are cut.
 SERVICE_LENGTH, PEER_LENGTH, OPERATION_LENGTH = 200, 500, 1000
 

@@ -1,6 +1,7 @@
 """A project's policy for what it sends: which values are scrubbed before anything
-is stored or forwarded (processors/scrub.py), and which errors its inbound filters
-refuse (processors/filters.py).
+is stored or forwarded (processors/scrub.py), which errors its inbound filters
+refuse (processors/filters.py), and the thresholds of its performance detectors
+(model/detectors.py).
 
 The settings are plain frozen values, so that a batch can carry its project's
 policy into a decode worker (pickled with the empty batch, a few hundred bytes) and
@@ -16,6 +17,8 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from model.detectors import DetectorSettings, detector_mapping, detector_settings
 
 ACTIONS = ("mask", "hash", "remove")
 MAX_RULES = 100
@@ -67,9 +70,16 @@ class Policy:
     # The key of the `hash` action's HMAC: one per database (storage/accounts/secrets.py),
     # so that one value hashes alike on every collector and after a restart.
     hash_key: bytes = b""
+    # The performance detectors' thresholds (model/detectors.py): read by the writer,
+    # which runs them over complete traces (storage/writer/detect.py).
+    detectors: DetectorSettings = field(default_factory=DetectorSettings)
 
 
 DEFAULT = Policy()
+
+# The parts of a policy in its mapping form (the configuration's `policy:` section, the
+# read API's body, a stored row's columns), in this order everywhere.
+PARTS = ("scrubbing", "filters", "detectors")
 
 SCRUB_KEYS = ("defaults", "emails", "ip_addresses", "rules")
 FILTER_KEYS = ("localhost", "browser_extensions", "legacy_browsers", "web_crawlers",
@@ -188,3 +198,18 @@ def scrub_mapping(settings: ScrubSettings) -> dict[str, Any]:
 def filter_mapping(settings: FilterSettings) -> dict[str, Any]:
     return {name: (list(value) if isinstance(value, tuple) else value)
             for name in FILTER_KEYS for value in (getattr(settings, name),)}
+
+
+def layered(base: Policy, raw: dict[str, Any], path: str) -> Policy:
+    """`base` with the mapping form `raw` ({scrubbing, filters, detectors}, each
+    optional) laid over it. Raises ValueError naming the bad key."""
+    return Policy(scrub_settings(raw.get("scrubbing"), f"{path}.scrubbing", base.scrub),
+                  filter_settings(raw.get("filters"), f"{path}.filters", base.filters),
+                  base.hash_key,
+                  detector_settings(raw.get("detectors"), f"{path}.detectors", base.detectors))
+
+
+def policy_mapping(policy: Policy) -> dict[str, Any]:
+    """The mapping form of `policy`, as the read API shows the one in force."""
+    return {"scrubbing": scrub_mapping(policy.scrub), "filters": filter_mapping(policy.filters),
+            "detectors": detector_mapping(policy.detectors)}

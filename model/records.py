@@ -427,6 +427,9 @@ class Batch:
     operations: dict[tuple[Any, ...], Rollup] = field(default_factory=dict)
     edges: dict[tuple[Any, ...], Rollup] = field(default_factory=dict)
     links: list[tuple[str, str, int, str, str, str]] = field(default_factory=list)
+    # What the performance detectors read of the batch's spans: tuples in the order of
+    # model/detectors.py's Fact, noted by processors/tracefacts.py.
+    trace_facts: list[tuple[Any, ...]] = field(default_factory=list)
     # Size of the request body that carried the batch; bounds the queue by bytes.
     approx_bytes: int = 0
     # The project's policy (scrubbing, inbound filters), set by the pipeline from the

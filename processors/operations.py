@@ -5,6 +5,10 @@ its batch's per-minute rollups
 services noted for the writer to pair (storage/writer/peers.py). Runs after classify,
 whose semantic fields it reads; HTTP server spans are spanmetrics' request rollups.
 
+When the project's performance detectors are on, it also notes the spans they read
+(processors/tracefacts.py): database and HTTP calls, and the local roots (server and
+consumer spans, a trace's root) that name the transaction they run in.
+
 Latency buckets are coarse (model/histogram.py: quantiles within 5%), per minute as
 per hour: an operation's spans spread over dozens of fine buckets, and adding them up
 was most of the writer's cost of these rollups (storage/writer/operations.py).
@@ -22,8 +26,10 @@ from typing import Any
 
 from model import histogram
 from model.operations import (
+    CLIENT,
     CONSUMER,
     DATABASE,
+    ENV_ATTRIBUTES,
     PEER_SERVICE,
     SERVER,
     SERVICE_LENGTH,
@@ -40,8 +46,7 @@ from model.records import (
     Span,
 )
 from model.statement import Normalizer
-
-ENV_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
+from processors.tracefacts import FactNoter
 
 CALLER, CALLEE = 1, 2  # storage/rows.py's LINKS roles
 _CALLEE_KINDS = (SPAN_KIND_SERVER, SPAN_KIND_CONSUMER)
@@ -79,7 +84,8 @@ class OperationFolder:
                 self._memo[key] = found
         return found
 
-    def fold(self, batch: Batch) -> None:
+    def fold(self, batch: Batch, facts: FactNoter | None = None) -> None:
+        """Fold the batch's spans; with `facts`, note what the detectors read too."""
         operations, edges, links = batch.operations, batch.edges, batch.links
         log, log_coarse, min_ms = math.log, histogram.LOG_COARSE_GAMMA, histogram.MIN_MS
         min_bucket = histogram.coarse_of(histogram.MIN_BUCKET)
@@ -89,13 +95,17 @@ class OperationFolder:
         for span in batch.spans:
             kind = span.kind
             if kind not in _OPERATION_KINDS:
+                if facts is not None and not span.parent_span_id:
+                    facts.root(span, span.name)  # a trace's root
                 continue
             if kind in _CALLEE_KINDS:
                 if span.parent_span_id:
                     links.append((span.trace_id, span.parent_span_id, CALLEE,
                                   span.service_name[:SERVICE_LENGTH], "", ""))
                 if kind == SPAN_KIND_SERVER and "http.request.method" in span.semantic:
-                    continue  # spanmetrics' request rollups
+                    continue  # spanmetrics' request rollups (and its root fact)
+                if facts is not None:
+                    facts.root(span, span.name)
             found = operation(span)
             if found is None:
                 continue
@@ -115,8 +125,14 @@ class OperationFolder:
                       else math.ceil(log(duration_ms) / log_coarse))
             add(operations, (service, env, op_kind, peer, name, minute), error, duration_ms,
                 bucket)
+            if facts is not None:
+                if op_kind == DATABASE:
+                    facts.database(span, name, service)
+                elif op_kind == CLIENT:
+                    facts.http(span, peer, service)
             if op_kind in _NO_EDGE or not peer_type:
                 continue
             add(edges, (service, env, peer_type, peer, minute), error, duration_ms, bucket)
             if op_kind != DATABASE and peer_type != PEER_SERVICE:
                 links.append((span.trace_id, span.span_id, CALLER, service, peer_type, peer))
+

@@ -9,8 +9,11 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from model.component import Processor
+from model.operations import ENV_ATTRIBUTES
+from model.policy import DEFAULT
 from model.records import SPAN_KIND_SERVER, STATUS_CODE_ERROR, Batch, RequestMetric, Span
-from processors.operations import ENV_ATTRIBUTES, OperationFolder
+from processors.operations import OperationFolder
+from processors.tracefacts import FactNoter
 
 
 def _route(span: Span) -> str:
@@ -56,9 +59,15 @@ class SpanMetricsProcessor(Processor):
         self.operations = OperationFolder()
 
     def process(self, batch: Batch) -> Batch:
+        settings = (batch.policy or DEFAULT).detectors
+        facts = FactNoter(batch, settings) if settings.any else None
         for span in batch.spans:
             metric = request_from_span(span)
             if metric is not None:
                 batch.requests.append(metric)
-        self.operations.fold(batch)
+                if facts is not None:  # a root the detectors name by its route
+                    facts.root(span, f"{metric.method} {metric.route}")
+        self.operations.fold(batch, facts)
+        if facts is not None:
+            facts.done()
         return batch

@@ -485,6 +485,26 @@ LINKS = _form(
     Field("peer", TEXT, 500),
 )
 
+# What the performance detectors read of a span (model/detectors.py's Fact), gathered
+# by the writer per trace until the trace is complete (storage/writer/detect.py).
+TRACE_FACTS = _form(
+    "trace_facts",
+    Field("trace_id", TEXT, 32),
+    Field("span_id", TEXT, 16),
+    Field("parent_span_id", TEXT, 16),
+    Field("role", INT32),
+    Field("service", TEXT, 200),
+    Field("name", TEXT, 1000),
+    Field("start_ns", INT64),
+    Field("end_ns", INT64),
+    Field("release", TEXT, 200),
+    Field("environment", TEXT, 200),
+)
+# The project's detector settings (model/detectors.py's DetectorSettings.as_row, as
+# JSON), one row with a batch that has facts: the writer runs a trace's detectors with
+# the settings of its project's latest batch.
+DETECTORS = _form("detectors", Field("settings", JSON))
+
 # One error group's delta from one batch (model.records.GroupDelta).
 GROUPS = _form(
     "groups",
@@ -523,6 +543,8 @@ class WireBatch(NamedTuple):
     operations: list[Row]  # OPERATIONS
     edges: list[Row]  # EDGES
     links: list[Row]  # LINKS
+    trace_facts: list[Row]  # TRACE_FACTS
+    detectors: list[Row]  # DETECTORS
 
 
 # The form of the rows in each list of a wire batch: every list is checked against
@@ -532,7 +554,7 @@ WIRE_FORMS: dict[str, RowForm] = {
     "groups": GROUPS, "reopen": REOPEN, "resources": RESOURCES, "logs": LOGS,
     "metric_series": METRIC_SERIES, "metrics": METRIC_WIRE, "sessions": SESSIONS,
     "feedback": FEEDBACK, "check_ins": CHECK_INS, "operations": OPERATIONS, "edges": EDGES,
-    "links": LINKS}
+    "links": LINKS, "trace_facts": TRACE_FACTS, "detectors": DETECTORS}
 if tuple(WIRE_FORMS) != WireBatch._fields[1:]:
     raise ValueError("every list of WireBatch needs its form in WIRE_FORMS, in order")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from model.errors import ConfigError
 from runtime.configcheck import require_int
 
 DEFAULTS: dict[str, Any] = {
@@ -17,6 +18,9 @@ DEFAULTS: dict[str, Any] = {
     "retry_after_seconds": 1,
     # SQLite only: the writer's page cache; a warm cache keeps index inserts cheap.
     "sqlite_cache_kib": 8 * 1024,
+    # A trace is complete, and its performance detectors run, once no span of it has
+    # come for this long (storage/writer/detect.py).
+    "trace_wait_s": 10,
 }
 
 
@@ -25,3 +29,7 @@ def check(path: str, config: dict[str, Any]) -> None:
                 "sqlite_cache_kib"):
         require_int(path, config, key, 1)
     require_int(path, config, "retry_after_seconds", 0)
+    wait = config.get("trace_wait_s")
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 < wait <= 3600:
+        raise ConfigError(f"{path}.trace_wait_s must be a number of seconds in (0, 3600], "
+                          f"got {wait!r}")

@@ -78,6 +78,7 @@ class SqlExporter(Exporter):
         self.queue = QueueBound(share(int(settings["queue_max_records"])),
                                 share(int(settings["queue_max_bytes"])))
         self.max_commit = int(settings["max_commit_records"])
+        self.trace_wait_s = float(settings["trace_wait_s"])
         self.retry_after = int(settings["retry_after_seconds"])
         self.sqlite_cache_kib = int(settings["sqlite_cache_kib"])
         self._pending: dict[int, _Pending] = {}
@@ -169,6 +170,7 @@ class SqlExporter(Exporter):
                 "sqlite_cache_kib": self.sqlite_cache_kib,
                 "sqlite_wal_max_bytes": self.store.sqlite_wal_max_bytes,
                 "max_commit_records": self.max_commit,
+                "trace_wait_s": self.trace_wait_s,
                 "listen_fd": self._listener.fileno() if self._listener is not None else None}
 
     # The channel (runtime/channel.py): non-blocking, driven by the event loop.

@@ -35,6 +35,7 @@ from exporters.sql.checkpoint import Checkpointer
 from runtime import channel, logsetup
 from storage import sqlite
 from storage.writer.commit import BatchWriter, WireBatch
+from storage.writer.detect import FindingsWriter, findings_batches, findings_of
 
 log = logging.getLogger("sounding.writer")
 
@@ -87,7 +88,8 @@ class Database:
             except Exception:  # noqa: BLE001 - it is being thrown away
                 pass
 
-    def transaction(self, writer: BatchWriter, batches: list[WireBatch]) -> None:
+    def transaction(self, writer: BatchWriter | FindingsWriter, batches: list[WireBatch]
+                    ) -> None:
         """Write and commit; a connection that went stale while idle is replaced once."""
         fresh = self.conn is None
         try:
@@ -98,7 +100,7 @@ class Database:
                 raise
             self._write(writer, batches)
 
-    def _write(self, writer: BatchWriter, batches: list[WireBatch]) -> None:
+    def _write(self, writer: BatchWriter | FindingsWriter, batches: list[WireBatch]) -> None:
         if self.conn is None:
             self.conn = self._connect()
         conn = self.conn
@@ -141,7 +143,7 @@ class WriterLoop:
         self.max_commit = int(config["max_commit_records"])
         self.db = Database(config["dialect"], config["target"], config["sqlite_synchronous"],
                            int(config["sqlite_cache_kib"]), int(config["sqlite_wal_max_bytes"]))
-        self.writer = BatchWriter(self.db.dialect)
+        self.writer = BatchWriter(self.db.dialect, float(config.get("trace_wait_s", 10.0)))
         self.checkpointer: Checkpointer | None = None
         if self.db.dialect == "sqlite" and self.db.target not in ("", ":memory:"):
             self.checkpointer = Checkpointer(self.db.target, self.db.wal_max_bytes)
@@ -194,7 +196,8 @@ class WriterLoop:
         while not stopping:
             taken: list[Taken] = []
             records = 0
-            ready = self._readable(None)
+            # Wake when the oldest trace held for the detectors is complete.
+            ready = self._readable(self.writer.traces.seconds_to_next(time.monotonic()))
             while ready:
                 for source in ready:
                     if source is self.listener:
@@ -221,6 +224,23 @@ class WriterLoop:
                 ready = self._readable(0)
             if taken:
                 self._commit(taken)
+            self._detect()
+
+    def _detect(self) -> None:
+        """Run the performance detectors over the traces now complete, and commit what
+        they find in a transaction of its own: a client's batch never waits on it, nor
+        fails with it (storage/writer/detect.py)."""
+        complete = self.writer.traces.complete(time.monotonic())
+        if not complete:
+            return
+        batches = findings_batches(findings_of(complete))
+        if not batches:
+            return
+        try:
+            with self._turn():
+                self.db.transaction(FindingsWriter(self.writer), batches)
+        except Exception:  # noqa: BLE001 - derived records: logged, the writer goes on
+            log.exception("performance findings of %d traces were not stored", len(complete))
 
     def _accept(self) -> None:
         assert self.listener is not None

@@ -42,6 +42,7 @@ ACTIONS: dict[str, str] = {
     "admin_token.rotate": "replaced the generated admin token (every session ended)",
     # Settings made on the dashboard.
     "config.rate_limit": "changed a project's rate limits",
+    "config.detectors": "changed a project's performance detectors",
     "config.filter": "changed a project's inbound filters",
     "config.scrubbing": "changed a project's scrubbing rules",
 }

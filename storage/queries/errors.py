@@ -14,6 +14,7 @@ from storage import schema
 from storage.queries import facets as fq
 from storage.queries import members as mq
 from storage.schema import GROUP_STATUSES as STATUSES
+from storage.schema import ISSUE_TYPES  # noqa: F401 - the type filter's values, for the dashboard
 from storage.store import Store
 
 SORTS = ("last_seen", "first_seen", "count")
@@ -44,6 +45,8 @@ class Group:
     snooze_per_hour: int | None = None
     # Merged into that group (storage/groups/merge.py): listed in it, not on its own.
     merged_into: int | None = None
+    # `error`, or `performance`: a problem found in traces (storage/writer/detect.py).
+    issue_type: str = "error"
 
 
 @dataclass(frozen=True)
@@ -109,25 +112,26 @@ def _group(row: Any) -> Group:
                  int(row.first_seen_us), int(row.last_seen_us), int(row.count),
                  row.resolved_us, int(row.reopen_count), row.last_reopened_us,
                  row.resolved_release, row.snooze_until_us, row.snooze_count,
-                 row.snooze_per_hour, row.merged_into)
+                 row.snooze_per_hour, row.merged_into, row.issue_type)
 
 
 _GROUP_COLUMNS = (_G.c.id, _G.c.fingerprint, _G.c.exception_class, _G.c.message, _G.c.status,
                   _G.c.first_seen_us, _G.c.last_seen_us, _G.c.count, _G.c.resolved_us,
                   _G.c.reopen_count, _G.c.last_reopened_us, _G.c.resolved_release,
                   _G.c.snooze_until_us, _G.c.snooze_count, _G.c.snooze_per_hour,
-                  _G.c.merged_into)
+                  _G.c.merged_into, _G.c.issue_type)
 
 
 def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open",),
                 sort: str = "last_seen", limit: int = 50, offset: int = 0,
                 now_us: int = 0, facets: Mapping[str, str] | None = None,
-                search: str | None = None) -> GroupList:
+                search: str | None = None, issue_type: str | None = None) -> GroupList:
     """Groups with a status in `statuses`, newest (or oldest first seen, or most
     frequent) first, each with its 24-hour and 30-day sparkline ending at `now_us`.
     With `facets` ({"environment": "prod", ...}), only the groups that had an error
     with each of those values (storage/queries/facets.py); with `search`, only those
-    whose class, message or fingerprint holds it, whatever the case."""
+    whose class, message or fingerprint holds it, whatever the case; with
+    `issue_type`, only the groups of that type (schema ISSUE_TYPES)."""
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
     with store.reader.connect() as conn:
@@ -146,6 +150,8 @@ def list_groups(store: Store, project_id: int, statuses: Sequence[str] = ("open"
         if matching_text(search) is not None:
             project = and_(project, mq.roots_matching(
                 project_id, lambda g: matching_text(search, g), bool(totals)))
+        if issue_type is not None:
+            project = and_(project, _G.c.issue_type == issue_type)
         where = and_(project, _G.c.status.in_(list(statuses)))
         groups = _page(conn, where, sort, limit, offset, totals)
         by_status = {str(r.status): int(r.n) for r in conn.execute(

@@ -56,6 +56,7 @@ from storage.schema.crons import cron_checkins, cron_incidents, cron_monitors
 from storage.schema.errors import (
     FACET_KEY,
     GROUP_STATUSES,
+    ISSUE_TYPES,
     error_events,
     error_group_facets,
     error_group_hourly,
@@ -92,7 +93,7 @@ from storage.schema.signals import (
 )
 
 __all__ = [
-    "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY",
+    "ALERT_KINDS", "DELIVERY_STATUSES", "FACET_KEY", "GROUP_STATUSES", "HOURLY_KEY", "ISSUE_TYPES",
     "ROLLUP_KEY", "SESSION_KEY", "feedback", "session_marks", "session_rollups",
     "session_users", "alert_deliveries", "alert_destinations", "alert_facts", "alert_rules",
     "alert_state", "api_keys", "api_token_projects", "api_tokens", "artifact_bundles",

@@ -12,6 +12,9 @@ from storage.schema.columns import column, form_columns, metadata
 # filter on (storage/queries/errors.py, the dashboard): declared here, beside the
 # column that holds it, and imported everywhere else.
 GROUP_STATUSES = ("open", "resolved", "ignored")
+# What kind of issue a group is: `error` (errors, grouped by model/fingerprint.py) or
+# `performance` (a problem the detectors found in traces: model/detectors.py).
+ISSUE_TYPES = ("error", "performance")
 
 error_groups = Table(
     rows.ERROR_GROUPS,
@@ -38,6 +41,8 @@ error_groups = Table(
     Column("snooze_per_hour", BigInteger, nullable=True),
     # Merged into that group (storage/groups/merge.py; reads add this one's counts to it).
     Column("merged_into", Integer, nullable=True),
+    # One of ISSUE_TYPES (migration 0032); set by storage/writer/detect.py.
+    Column("issue_type", String(16), nullable=False, server_default="error"),
     UniqueConstraint("project_id", "fingerprint", name="uq_error_groups_project_fingerprint"),
     Index("ix_error_groups_project_last_seen", "project_id", "last_seen_us"),
     Index("ix_error_groups_project_merged_into", "project_id", "merged_into"),

@@ -37,7 +37,8 @@ resources = Table(
 )
 
 # A project's policy set on the dashboard or the read API (migration 0024,
-# storage/policies.py): its scrubbing settings and inbound filters, in their mapping
+# storage/policies.py): its scrubbing settings, inbound filters and detector
+# thresholds, in their mapping
 # form (model/policy.py), over the configuration's. `updated_by` names who set it.
 project_policies = Table(
     "project_policies",
@@ -45,6 +46,9 @@ project_policies = Table(
     Column("project_id", Integer, ForeignKey("projects.id"), primary_key=True),
     Column("scrubbing", JSON, nullable=False),
     Column("filters", JSON, nullable=False),
+    # The performance detectors' thresholds (model/detectors.py; migration 0032);
+    # NULL in a row stored before it, read as none set.
+    Column("detectors", JSON, nullable=True),
     Column("updated_us", BigInteger, nullable=False),
     Column("updated_by", String(200), nullable=False),
 )

@@ -19,6 +19,7 @@ from itertools import chain
 from typing import Any
 
 from model.otlp_values import any_value, attributes_of
+from model.policy import DEFAULT
 from model.records import Batch, ErrorEvent, LogRecord, SessionCount
 from storage import logbody, rows, spanbody
 from storage.jsontext import dumps_column
@@ -161,9 +162,14 @@ def _rollup_rows(rollups: dict[tuple[Any, ...], list[Any]]) -> list[Row]:
 
 
 def _derived_rollups(batch: Batch) -> dict[str, list[Row]]:
-    """The operation and edge rollups and call halves the processors derived."""
+    """The operation and edge rollups, call halves and detectors' facts the
+    processors derived (with the project's detector settings when there are facts)."""
+    facts = batch.trace_facts
     return {"operations": _rollup_rows(batch.operations),
-            "edges": _rollup_rows(batch.edges), "links": list(batch.links)}
+            "edges": _rollup_rows(batch.edges), "links": list(batch.links),
+            "trace_facts": list(facts),
+            "detectors": [(dumps_column((batch.policy or DEFAULT).detectors.as_row()),)]
+            if facts else []}
 
 
 def _log_rows(records: list[LogRecord], resources: ResourceRows) -> list[Row]:

@@ -18,6 +18,7 @@ import hashlib
 import math
 from typing import Any
 
+from model.operations import ENV_ATTRIBUTES
 from model.records import (
     EXPONENTIAL_HISTOGRAM,
     GAUGE,
@@ -37,7 +38,6 @@ from storage.wire.resources import ResourceRows
 REQUEST_DURATIONS = {"http.server.request.duration": "s", "http.server.duration": "ms"}
 _TO_MS = {"s": 1000.0, "ms": 1.0, "us": 0.001, "\u00b5s": 0.001, "ns": 0.000001,
           "min": 60_000.0}
-ENV_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
 SERVER_ERROR = 500
 
 

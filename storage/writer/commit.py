@@ -15,6 +15,7 @@ deadlock.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
@@ -23,6 +24,7 @@ from storage import rows
 from storage.rows import Row, RowForm, WireBatch
 from storage.writer.checkins import CheckInWriter
 from storage.writer.copy import StagedTable, Staging, copy_rows, copy_types
+from storage.writer.detect import TraceWatch
 from storage.writer.facets import write_facets
 from storage.writer.groups import write_groups, write_requests
 from storage.writer.occurrences import KeyedErrors, key_of
@@ -70,7 +72,7 @@ def insert_sql(dialect: str, table: str, columns: Sequence[str], suffix: str = "
 class BatchWriter:
     """Writes wire batches through a DBAPI cursor; SQL prepared once per dialect."""
 
-    def __init__(self, dialect: str) -> None:
+    def __init__(self, dialect: str, trace_wait_s: float = 10.0) -> None:
         self.dialect = dialect
         # A retried batch that was committed already must not duplicate its spans.
         self.spans_sql = insert_sql(dialect, SPANS, SPAN_COLUMNS,
@@ -99,6 +101,8 @@ class BatchWriter:
         self.metrics = MetricsWriter(dialect, self.staging)
         self.check_ins = CheckInWriter(dialect)
         self.peers = PeerMatcher()
+        # The facts of traces not yet complete, for the performance detectors.
+        self.traces = TraceWatch(trace_wait_s)
 
     def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
         """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
@@ -125,11 +129,13 @@ class BatchWriter:
         if feedback:  # few, and sorted: two commits meet the same ids in one order
             cursor.executemany(self.feedback_sql, feedback)
         self.check_ins.write(cursor, named, received_us)
+        self.traces.note(named)
 
     def committed(self) -> None:
         """Called once the transaction of the last `write` is committed."""
         self.metrics.committed()
         self.peers.committed()
+        self.traces.committed(time.monotonic())
         self.staging.committed()
 
     def _spans(self, cursor: Any, batches: Sequence[WireBatch]) -> None:

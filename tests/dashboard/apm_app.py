@@ -8,7 +8,9 @@ N+1 loop of one SELECT per order line through SQLAlchemy, then a call to
 query. Each service has its own TracerProvider and `service.name`, exporting with
 the OTLP/HTTP exporter to ENDPOINT. The script sends REQUESTS requests to shop,
 flushes both providers and prints one JSON object: what it did, for the test to
-check the map against.
+check the map against. Optional: MODE `fixed` reads an order's lines in one query
+instead of the N+1 loop (`loop`, the default), and VERSION is both services'
+`service.version` (their release).
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ from werkzeug.serving import make_server
 LINES = 5  # order lines: the N+1 loop's queries per request
 
 
-def provider(name: str, endpoint: str, key: str) -> TracerProvider:
+def provider(name: str, endpoint: str, key: str, version: str) -> TracerProvider:
     tp = TracerProvider(resource=Resource.create({"service.name": name,
+                                                  "service.version": version,
                                                   "deployment.environment": "test"}))
     tp.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(
         endpoint=endpoint, headers={"Authorization": f"Bearer {key}"})))
@@ -54,7 +57,10 @@ def serve(app: Flask) -> tuple[str, threading.Thread]:
 
 def main() -> None:
     endpoint, key, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    shop_tp, inventory_tp = (provider(n, endpoint, key) for n in ("shop", "inventory"))
+    mode = sys.argv[4] if len(sys.argv) > 4 else "loop"
+    version = sys.argv[5] if len(sys.argv) > 5 else "1.0.0"
+    shop_tp, inventory_tp = (provider(n, endpoint, key, version)
+                             for n in ("shop", "inventory"))
     folder = Path(tempfile.mkdtemp())
 
     stock_db = folder / "stock.db"
@@ -92,11 +98,16 @@ def main() -> None:
 
     @shop.get("/orders/<int:order>")
     def order(order: int) -> dict[str, int]:
-        items = []
+        ids = [order * LINES % 40 + line for line in range(LINES)]
         with engine.connect() as conn:
-            for line in range(LINES):  # the N+1 loop: one query per line
-                items.append(conn.execute(sa.text("SELECT item FROM lines WHERE id = :id"),
-                                          {"id": order * LINES % 40 + line}).scalar_one())
+            if mode == "fixed":  # the lines in one query
+                query = sa.text("SELECT item FROM lines WHERE id IN :ids ORDER BY id")
+                items = list(conn.execute(query.bindparams(sa.bindparam("ids", expanding=True)),
+                                          {"ids": ids}).scalars())
+            else:
+                items = [conn.execute(sa.text("SELECT item FROM lines WHERE id = :id"),
+                                      {"id": i}).scalar_one()  # the N+1 loop
+                         for i in ids]
         got = requests.get(f"{inventory_url}/stock/{items[0]}", timeout=10).json()
         return {"order": order, "stock": got["n"]}
 
@@ -105,7 +116,7 @@ def main() -> None:
         with urllib.request.urlopen(f"{shop_url}/orders/{n}", timeout=10) as answer:
             assert answer.status == 200
     ok = inventory_tp.force_flush(30_000) and shop_tp.force_flush(30_000)
-    print(json.dumps({"flushed": ok, "requests": count, "lines": LINES,
+    print(json.dumps({"flushed": ok, "requests": count, "lines": LINES, "mode": mode,
                       "inventory": inventory_url.rsplit("//", 1)[1]}))
 
 

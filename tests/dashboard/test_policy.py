@@ -17,7 +17,8 @@ from tests.support.server import Server
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 POLICY = {"scrubbing": {"emails": True, "rules": [{"pattern": r"ORD-\d+", "action": "mask"}]},
-          "filters": {"releases": ["*-dev"]}}
+          "filters": {"releases": ["*-dev"]},
+          "detectors": {"n_plus_one": {"min_spans": 10}}}
 
 
 def api(server: Server) -> str:
@@ -50,6 +51,9 @@ def test_a_policy_set_on_the_api_is_stored_and_applied(
     assert bad.status_code == 400 and "scrubbing.rules[0].pattern" in bad.text
     assert requests.post(api(server), headers=ADMIN, timeout=10,
                          json={"filters": {"ip_ranges": ["nope"]}}).status_code == 400
+    bad = requests.post(api(server), headers=ADMIN, timeout=10,
+                        json={"detectors": {"slow_query": {"min_ms": "fast"}}})
+    assert bad.status_code == 400 and "detectors.slow_query.min_ms must be a number" in bad.text
     assert requests.get(api(server), headers=ADMIN, timeout=10).json()["stored"] is None
 
     answer = requests.post(api(server), headers=ADMIN, timeout=10, json=POLICY)
@@ -63,6 +67,8 @@ def test_a_policy_set_on_the_api_is_stored_and_applied(
     # Laid over the configuration: its ip_addresses stays, the project adds the rest.
     assert effective["scrubbing"]["ip_addresses"] is True
     assert effective["scrubbing"]["emails"] is True
+    assert effective["detectors"]["n_plus_one"] == {"enabled": True, "min_spans": 10,
+                                                    "min_total_ms": 50.0}
 
     assert server.post("/ingest/errors", json=error("ORD-7 by ada@example.com from 10.1.1.1",
                                                     "2.0")).status_code == 202
@@ -77,10 +83,11 @@ def test_a_policy_set_on_the_api_is_stored_and_applied(
     # Each change is in the audit log, as who made it, with its before and after.
     audit = requests.get(server.base + "/api/v1/audit", headers=ADMIN, timeout=10,
                          params={"project": "acme", "action": "config"}).json()["entries"]
-    assert [(e["action"], e["actor_name"]) for e in audit] == [  # the newest first
-        ("config.filter", "admin token"), ("config.scrubbing", "admin token"),
-        ("config.filter", "admin token"), ("config.scrubbing", "admin token")]
-    assert audit[2]["after"] == POLICY["filters"] and audit[0]["after"] == {}
+    assert [(e["action"], e["actor_name"]) for e in audit] == 2 * [  # the newest first
+        ("config.detectors", "admin token"), ("config.filter", "admin token"),
+        ("config.scrubbing", "admin token")]
+    assert audit[4]["after"] == POLICY["filters"] and audit[0]["after"] == {}
+    assert audit[3]["after"] == POLICY["detectors"]
 
 
 def test_the_policy_page_shows_and_saves_the_policy(

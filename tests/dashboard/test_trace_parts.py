@@ -52,7 +52,7 @@ def test_a_collapsed_span_hides_its_subtree_only() -> None:
     assert tp.hidden_spans(rows, {"r"}) == {"a", "a1", "a2", "b", "leaf"}
     assert tp.hidden_spans(rows, {"a", "b"}) == {"a1", "a2", "leaf"}
     assert tp.hidden_spans(rows, {"leaf", "nothing"}) == set()  # a leaf has nothing to hide
-    assert tp.collapsed_arg(" AB, cd,,") == {"ab", "cd"} and tp.collapsed_arg(None) == set()
+    assert tp.span_ids_arg(" AB, cd,,") == {"ab", "cd"} and tp.span_ids_arg(None) == set()
 
 
 def test_an_exception_events_stack_trace_is_parsed_and_other_text_is_not() -> None:

@@ -82,6 +82,7 @@ def test_a_wire_batch_is_named_and_pickles_as_plain_values() -> None:
     wire = rows.wire_batch(project_id=1, spans=[], errors=[("e",)], deploys=[], requests=[],
                            groups=[], reopen=[], resources=[], logs=[], metric_series=[],
                            metrics=[], sessions=[], feedback=[], check_ins=[],
-                           operations=[], edges=[], links=[])
+                           operations=[], edges=[], links=[], trace_facts=[],
+                           detectors=[])
     assert isinstance(wire, WireBatch) and wire.errors == [("e",)]
     assert WireBatch._make(pickle.loads(pickle.dumps(tuple(wire)))) == wire

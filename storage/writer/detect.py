@@ -1,0 +1,181 @@
+"""Performance issues: the writer gathers each trace's facts (model/detectors.py) as
+its batches are committed, runs the detectors once the trace is complete, and stores
+what they find as occurrences of `performance` issue groups, through the same group
+commit as errors (storage/writer/commit.py): the groups' counts, reopening,
+resolve-in-next-release, snoozes, merges and alert facts are the errors' own.
+
+A trace is complete when no fact of it has come for `wait_s` (the SQL exporter's
+`trace_wait_s`): an OpenTelemetry SDK exports a request's spans in batches some
+seconds apart, and a trace's services export apart from each other. Bounded: at most
+`max_traces` traces are held (past it the oldest is examined early, with what it has)
+and `MAX_FACTS` facts per trace (the rest are counted and left out: a trace that holds
+that many calls shows its problems in the first ones).
+
+What it costs to be here rather than in a stage that reads stored spans: nothing waits
+on the database, and a finding's occurrence is keyed by its trace (the key makes a
+trace examined twice, or a finding written again after a failed commit, one
+occurrence). What it gives up: the facts of traces not yet complete are in memory, so a
+restart forgets them (their requests' next repeat is found), and several collectors
+writing one database each see the facts their own writer commits (a serve group's
+workers share the leader's writer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from model.detectors import ISSUE_TYPE, DetectorSettings, Fact, Finding, detect
+from model.groupcounts import count_errors
+from storage import jsontext, rows
+from storage.rows import Row, WireBatch
+from storage.writer.group_deltas import group_rows, reopen_rows
+from storage.writer.placeholders import mark
+
+MAX_TRACES = 20_000
+MAX_FACTS = 2_000
+TraceKey = tuple[int, str]  # (project, trace id)
+_FACT = Fact._make
+
+
+class TraceWatch:
+    """The facts of the traces not yet complete, oldest first by their last fact."""
+
+    def __init__(self, wait_s: float, max_traces: int = MAX_TRACES) -> None:
+        self.wait_s = wait_s
+        self.max_traces = max_traces
+        # trace -> (time of its last fact, its facts); least recently added to first.
+        self._traces: OrderedDict[TraceKey, tuple[float, list[Row]]] = OrderedDict()
+        self._settings: dict[int, DetectorSettings] = {}
+        self._parsed: dict[str, DetectorSettings] = {}  # settings JSON -> settings
+        self._pending: list[WireBatch] = []
+        self.facts_left_out = 0
+
+    def note(self, batches: Sequence[WireBatch]) -> None:
+        """The batches of a commit under way: their facts count once it commits."""
+        self._pending = [b for b in batches if b.trace_facts]
+
+    def committed(self, now: float) -> None:
+        traces = self._traces
+        for batch in self._pending:
+            project_id = batch.project_id
+            if batch.detectors:
+                self._settings[project_id] = self._settings_of(batch.detectors[0][0])
+            for fact in batch.trace_facts:
+                key = (project_id, fact[0])
+                held = traces.pop(key, None)
+                facts = held[1] if held is not None else []
+                if len(facts) < MAX_FACTS:
+                    facts.append(fact)
+                else:
+                    self.facts_left_out += 1
+                traces[key] = (now, facts)  # to the end: the latest
+        self._pending = []
+
+    def _settings_of(self, text: str) -> DetectorSettings:
+        found = self._parsed.get(text)
+        if found is None:
+            if len(self._parsed) > 1000:
+                self._parsed.clear()
+            found = self._parsed[text] = DetectorSettings(*json.loads(text))
+        return found
+
+    def seconds_to_next(self, now: float) -> float | None:
+        """How long until the oldest trace is complete (0: now); None: none held."""
+        if len(self._traces) > self.max_traces:
+            return 0.0
+        for last, _ in self._traces.values():
+            return max(last + self.wait_s - now, 0.0)
+        return None
+
+    def complete(self, now: float) -> list[tuple[int, list[Fact], DetectorSettings]]:
+        """Take the traces complete at `now` (and the oldest past the bound)."""
+        out = []
+        traces = self._traces
+        while traces:
+            key, (last, facts) = next(iter(traces.items()))
+            if last + self.wait_s > now and len(traces) <= self.max_traces:
+                break
+            del traces[key]
+            settings = self._settings.get(key[0])
+            if settings is not None:
+                out.append((key[0], [_FACT(f) for f in facts], settings))
+        return out
+
+    def __len__(self) -> int:
+        return len(self._traces)
+
+
+def findings_of(complete: list[tuple[int, list[Fact], DetectorSettings]]
+                ) -> dict[int, list[tuple[str, Finding]]]:
+    """Per project, each finding of the complete traces with its trace id."""
+    out: dict[int, list[tuple[str, Finding]]] = {}
+    for project_id, facts, settings in complete:
+        for finding in detect(facts, settings):
+            out.setdefault(project_id, []).append((facts[0].trace_id, finding))
+    return out
+
+
+def _occurrence(trace_id: str, finding: Finding) -> Row:
+    context = {"performance": {
+        "problem": finding.problem, "transaction": finding.transaction,
+        "subject": finding.subject, "parent_span_id": finding.parent_span_id,
+        "span_ids": list(finding.span_ids), "count": len(finding.span_ids),
+        "total_ms": round(finding.total_ms, 3)}}
+    return rows.ERROR_EVENTS.row(
+        fingerprint=finding.fingerprint, ts_us=finding.start_ns // 1000,
+        exception_class=finding.title, message=finding.subject,
+        backtrace="[]", params=None, source_context=None, request_id=None, user_id=None,
+        trace_id=trace_id, span_id=finding.parent_span_id or None,
+        service=finding.service or None, environment=finding.environment or None,
+        release=finding.release or None, log_time_ns=None,
+        # One occurrence per trace and problem, however often the trace is examined.
+        occurrence_key=hashlib.sha256(
+            f"{trace_id}\n{finding.fingerprint}".encode()).hexdigest()[:32],
+        tags=jsontext.dumps_column({"issue.type": ISSUE_TYPE, "problem": finding.problem,
+                                    "transaction": finding.transaction}),
+        level="warning", exceptions=None, context=jsontext.dumps_column(context))
+
+
+def findings_batches(found: dict[int, list[tuple[str, Finding]]]) -> list[WireBatch]:
+    """The findings as wire batches of errors with their group deltas, one per project,
+    for the writer's group commit."""
+    out = []
+    for project_id, findings in sorted(found.items()):
+        errors = [_occurrence(trace_id, f) for trace_id, f in findings]
+        groups = count_errors((f.fingerprint, f.start_ns // 1000, f.title, f.subject)
+                              for _, f in findings)
+        lists: dict[str, list[Row]] = {name: [] for name in WireBatch._fields[1:]}
+        lists.update(errors=errors, groups=group_rows(groups.values()),
+                     reopen=reopen_rows((fp, d.last_seen_us) for fp, d in groups.items()))
+        out.append(WireBatch(project_id, **lists))
+    return out
+
+
+def mark_performance(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
+    """Name the groups of the findings `performance` (a group is made by its first
+    occurrence as an error group: the upsert is the errors' own)."""
+    marker = mark(dialect)
+    keys = sorted({(batch.project_id, row[0]) for batch in batches for row in batch.groups})
+    cursor.executemany(
+        f"UPDATE {rows.ERROR_GROUPS} SET issue_type = {marker} WHERE project_id = {marker} "
+        f"AND fingerprint = {marker} AND issue_type <> {marker}",
+        [(ISSUE_TYPE, project_id, fingerprint, ISSUE_TYPE) for project_id, fingerprint in keys])
+
+
+class FindingsWriter:
+    """One commit of findings (`Database.transaction`'s writer): the errors' group
+    commit, then the groups named `performance`."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer  # storage/writer/commit.py's BatchWriter
+
+    def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
+        self.writer.write(cursor, batches, received_us)
+        mark_performance(cursor, self.writer.dialect, batches)
+
+    def committed(self) -> None:
+        self.writer.committed()
