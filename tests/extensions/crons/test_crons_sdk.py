@@ -46,7 +46,7 @@ def run_job(server: Server, outcome: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY")}
     done = subprocess.run([sys.executable, str(HERE / "cron_job.py"), outcome],
                           env={**env, "SENTRY_DSN": dsn(server)}, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
 
