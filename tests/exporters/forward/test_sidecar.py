@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
 from tests.exporters.senders import (
@@ -30,6 +31,8 @@ from tests.exporters.senders import (
 from tests.receiver.logs_helpers import log_pb, logs_request, stored_logs
 from tests.support.server import Server, start_server
 
+# Long (tests/conftest.py): traffic through a gateway outage and a kill -9, ~70 s alone.
+pytestmark = pytest.mark.long
 GATEWAY_KEY = "gateway-key"
 LOGS_PER_REQUEST = 5
 

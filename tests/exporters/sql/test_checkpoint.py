@@ -18,11 +18,14 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import requests
 
 from tests.exporters.senders import trace_request
 from tests.support.server import Server
 
+# Long (tests/conftest.py): sustained writes past the bound, ~45 s alone.
+pytestmark = pytest.mark.long
 BOUND = 4 * 1024 * 1024
 SPANS = 256  # per request
 # The log passes the bound by what the writer commits between the moment the file

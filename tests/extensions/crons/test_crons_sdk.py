@@ -29,6 +29,8 @@ from tests.support.server import Server, collectors
 from tests.support.templates import migrated_sqlite
 
 HERE = Path(__file__).resolve().parent
+# Long (tests/conftest.py): a missed check-in takes a minute of the clock.
+pytestmark = pytest.mark.long
 SLUG = "nightly-report"
 RULES = ("[{on: cron_failed, destinations: [hook]}, {on: cron_missed, destinations: [hook]}, "
          "{on: cron_recovered, destinations: [hook]}]")
