@@ -19,11 +19,34 @@ DATABASES = ("db_url", "pg_url", "sqlite_url", "empty_db_url", "empty_pg_url",
              "empty_sqlite_url")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist (`make test`: --dist loadfile) hands the files out in the order of
+    # `_longest_first` below, not its own (by number of tests).
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def _longest_first(items: list[pytest.Item]) -> None:
+    """Files marked `long` first, then the others by number of tests, most first (as
+    pytest-xdist orders them by itself). By the number of tests alone, the files of
+    one or two long tests (the cron monitors' minute, the sidecar's outage, the
+    checkpointer's sustained writes) came last, and the run ended with one worker
+    still on them and the others idle. A file's tests keep their order."""
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+    ordered = sorted(files.values(), key=lambda tests: (
+        not any(test.get_closest_marker("long") for test in tests), -len(tests)))
+    items[:] = [item for tests in ordered for item in tests]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Make each test's database before the collectors that use it, so that it is
     dropped after they stopped: a fixture such as `server(start, db_url)` would
     otherwise set up `start` first, and tear the database down under a running
-    collector, whose background work (alerts, source maps) then fails and logs it."""
+    collector, whose background work (alerts, source maps) then fails and logs it.
+    And hand the longest files out first (`_longest_first`)."""
+    _longest_first(items)
     for item in items:
         names = getattr(item, "fixturenames", None)
         if not names:

@@ -22,9 +22,16 @@ A TRUNCATE must also wait for readers still reading old frames (the dashboard's
 queries; new readers do not count, they read the database file), and for the write
 lock when another collector shares the file. It waits at most `WAIT_MS` per lock,
 then gives up; the writer goes on, the log keeps growing, and the bound is tried
-again `RETRY` seconds later. A reader that keeps one snapshot
-open for a minute therefore lets the log grow for that minute (SQLite cannot reuse
-frames a reader may still need), and the log is emptied as soon as it is done.
+again soon, then less and less often (runtime/retry.py's backoff, from `POLL` up to
+`RETRY` seconds). Soon, because what usually holds it up is brief: the collector's
+own transactions (usage counts, leases, the cron checker), which on a loaded machine
+outlast `WAIT_MS` when their process is not scheduled; a fixed second's wait after
+each let the log grow for that second at full write rate (the likely cause of a
+12.7 MiB log against a 4 MiB bound in a loaded test run, with no reader but the
+collector's own). Less often, so that a long reader does not hold the writer
+`WAIT_MS` in every `POLL`. A reader that keeps one snapshot open for a minute lets
+the log grow for that minute (SQLite cannot reuse frames a reader may still need),
+and the log is emptied within `RETRY` seconds of its end.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from runtime.retry import Backoff
+
 log = logging.getLogger("sounding.writer")
 
 MIB = 1024 * 1024
@@ -48,7 +57,7 @@ class Checkpointer(threading.Thread):
     # The longest a TRUNCATE waits for one lock (the write lock, then each reader's),
     # so the writer is held for a fraction of a second at most, even behind a reader.
     WAIT_MS = 250
-    RETRY = 1.0  # seconds before the bound is tried again after a TRUNCATE gave up
+    RETRY = 1.0  # the longest wait, in seconds, before a TRUNCATE that gave up is retried
 
     def __init__(self, path: str, max_bytes: int) -> None:
         super().__init__(name="sounding-checkpoint", daemon=True)
@@ -63,6 +72,7 @@ class Checkpointer(threading.Thread):
         self._open.set()
         self._writing = threading.Lock()
         self._over_since = 0.0  # when a TRUNCATE first gave up; 0 while the bound holds
+        self._retry = Backoff(self.POLL, self.RETRY)  # after each TRUNCATE that gave up
         self._largest = 0  # the largest the log grew meanwhile
 
     @contextmanager
@@ -89,7 +99,7 @@ class Checkpointer(threading.Thread):
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 next_passive = now + self.INTERVAL
                 if over and not self._truncate(conn, size):
-                    retry_at = time.monotonic() + self.RETRY
+                    retry_at = time.monotonic() + self._retry.next()
             except sqlite3.Error as exc:
                 log.warning("checkpoint failed: %s", exc)
                 if conn is not None:
@@ -120,9 +130,10 @@ class Checkpointer(threading.Thread):
                 self._over_since = time.monotonic()
                 log.warning("the write-ahead log is %.0f MiB, past its bound of %.0f MiB: "
                             "a reader is still on older frames (or another writer holds the "
-                            "lock); trying again every %.0f s",
+                            "lock); trying again, at least every %.0f s",
                             size / MIB, self.max_bytes / MIB, self.RETRY)
             return False
+        self._retry.reset()
         if self._over_since:
             log.warning("the write-ahead log is back under its bound after %.1f s; it "
                         "reached %.0f MiB", time.monotonic() - self._over_since,

@@ -16,7 +16,8 @@ from tests.dashboard.conftest import login
 from tests.dashboard.data import ADMIN_TOKEN, error, post_ok
 from tests.support.server import Server
 
-pytestmark = pytest.mark.browser
+# Long (tests/conftest.py): ~34 s alone.
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 PASSWORD = "correct horse battery"
 
 

@@ -16,7 +16,8 @@ from tests.dashboard.sentry_data import post_event, sentry_event, start_dash_sen
 from tests.receiver.sentry.helpers import KEY
 from tests.support.server import Server
 
-pytestmark = pytest.mark.browser
+# Long (tests/conftest.py): ~25 s alone.
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 
 
 @pytest.fixture

@@ -24,6 +24,9 @@ from tests.receiver.sentry.helpers import KEYS, dsn
 from tests.support.jsbuild import esbuild, sentry_cli, vite_build
 from tests.support.server import Server, collectors
 
+# Long (tests/conftest.py): esbuild, sentry-cli, a Vite build and Chromium, ~40 s alone.
+pytestmark = pytest.mark.long
+
 
 class Quiet(SimpleHTTPRequestHandler):
     def log_message(self, *_args: object) -> None:

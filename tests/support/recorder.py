@@ -136,7 +136,9 @@ def recording(answers: Iterable[Answer] = (), delay_s: float = 0.0, port: int = 
                         answers=[(a, {}) if isinstance(a, int) else a for a in answers],
                         delay_s=delay_s)
     server.RequestHandlerClass = type("Handler", (_Handler,), {"recorder": recorder})
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True,
+                              # shutdown() waits for a poll: 0.5 s by default, per test.
+                              kwargs={"poll_interval": 0.05})
     thread.start()
     try:
         yield recorder

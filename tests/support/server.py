@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine
 
@@ -83,6 +84,27 @@ class Server:
 
     def log(self) -> str:
         return "".join(self.output)
+
+    def metric(self, name: str, **labels: str) -> float | None:
+        """A sample of /metrics (the first whose labels include `labels`); None: absent."""
+        text = requests.get(self.base + "/metrics", timeout=10).text
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == name and all(sample.labels.get(k) == v
+                                               for k, v in labels.items()):
+                    return sample.value
+        return None
+
+    def wait_for_metric(self, name: str, value: float, timeout: float = 20, **labels: str
+                        ) -> None:
+        """Until the sample reaches `value`: a counter is raised after the work it
+        counts is visible elsewhere (a forwarded row is deleted, then counted)."""
+        deadline = time.monotonic() + timeout
+        while (seen := self.metric(name, **labels) or 0) < value:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{name}{labels} stayed at {seen}, short of {value} "
+                                     f"after {timeout} s")
+            time.sleep(0.05)
 
     def wait_for_log(self, text: str, timeout: float = 10) -> str:
         deadline = time.monotonic() + timeout

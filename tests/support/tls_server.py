@@ -28,7 +28,9 @@ def serving_tls(cert: Path, key: Path) -> Iterator[str]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True,
+                              # shutdown() waits for a poll: 0.5 s by default, per test.
+                              kwargs={"poll_interval": 0.05})
     thread.start()
     try:
         yield f"https://127.0.0.1:{server.server_address[1]}/"

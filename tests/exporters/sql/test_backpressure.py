@@ -12,20 +12,10 @@ from pathlib import Path
 
 import pytest
 import requests
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.exporters.senders import SPANS_PER_REQUEST, error_batch, trace_request
 from tests.support.server import Server
 from tests.support.tcp_proxy import TcpProxy
-
-
-def metric(server: Server, name: str, **labels: str) -> float | None:
-    text = requests.get(server.base + "/metrics", timeout=10).text
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
-                return sample.value
-    return None
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
@@ -57,7 +47,7 @@ def test_a_full_queue_answers_503_with_retry_after(start: Callable[..., Server],
         server.post("/ingest/errors/batch", error_batch(first_tag))))
     try:
         sender.start()
-        wait_until(lambda: (metric(server, "sounding_queue_records") or 0) >= 10,
+        wait_until(lambda: (server.metric("sounding_queue_records") or 0) >= 10,
                    what="the first request to be queued")
         overflow_tag = uuid.uuid4().hex
         refused = server.post("/ingest/errors/batch", error_batch(overflow_tag))
@@ -76,11 +66,11 @@ def test_a_full_queue_answers_503_with_retry_after(start: Callable[..., Server],
     assert {f"{first_tag}-{i}" for i in range(10)} == stored
     assert server.query("SELECT count(*) FROM spans")[0][0] == 0
     # Refused at the door, before the body was decoded: counted per endpoint.
-    assert metric(server, "sounding_requests_refused_total", endpoint="errors_batch",
+    assert server.metric("sounding_requests_refused_total", endpoint="errors_batch",
                   reason="unavailable") == 1
-    assert metric(server, "sounding_requests_refused_total", endpoint="traces",
+    assert server.metric("sounding_requests_refused_total", endpoint="traces",
                   reason="unavailable") == 1
-    assert metric(server, "sounding_queue_records") == 0
+    assert server.metric("sounding_queue_records") == 0
 
 
 def _health(server: Server) -> requests.Response:
@@ -104,9 +94,9 @@ def test_postgres_out_of_reach_is_503_and_ingest_recovers_by_itself(
         assert refused_spans.status_code == 503
         assert "Retry-After" in refused_spans.headers
         # These were decoded, then the commit failed: their records are counted.
-        assert metric(server, "sounding_records_refused_total", signal="errors",
+        assert server.metric("sounding_records_refused_total", signal="errors",
                       reason="unavailable") == 10
-        assert metric(server, "sounding_records_refused_total", signal="spans",
+        assert server.metric("sounding_records_refused_total", signal="spans",
                       reason="unavailable") == SPANS_PER_REQUEST
         # /health pings the store (reusing a ping for up to a second).
         wait_until(lambda: _health(server).status_code == 503, what="/health to turn 503")

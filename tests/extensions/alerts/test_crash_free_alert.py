@@ -10,11 +10,15 @@ import json
 import time
 from collections.abc import Callable
 
+import pytest
+
 from tests.extensions.alerts.test_delivery import alerts_env, alerts_of, settled, wait_until
 from tests.receiver.sentry.helpers import KEYS, post_envelope
 from tests.support.alert_receiver import receiving
 from tests.support.server import Server
 
+# Long (tests/conftest.py): ~27 s alone.
+pytestmark = pytest.mark.long
 RULE = ("[{on: crash_free_sessions, destinations: [hook], env: prod, threshold: 0.9, "
         "minutes: 5, min_sessions: 10}]")
 

@@ -34,7 +34,9 @@ def main() -> None:
         job(sys.argv[1] == "fail")
     except RuntimeError:
         pass
-    sentry_sdk.flush(timeout=10)
+    # Up to a minute: on a loaded test machine the collector may take seconds to answer,
+    # and an exit before it did would lose the check-ins.
+    sentry_sdk.flush(timeout=60)
 
 
 if __name__ == "__main__":

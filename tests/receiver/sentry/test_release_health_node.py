@@ -21,6 +21,9 @@ from tests.receiver.sentry.test_release_health import page
 from tests.receiver.sentry.test_sentry_node import JS_DIR
 from tests.support.server import Server
 
+# Long (tests/conftest.py): ~26 s alone.
+pytestmark = pytest.mark.long
+
 
 def run_node(server_dsn: str) -> dict[str, Any]:
     if shutil.which("node") is None:
