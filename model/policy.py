@@ -1,5 +1,5 @@
 """A project's policy for what it sends: which values are scrubbed before anything
-is stored or forwarded (processors/scrub.py), and which errors its inbound filters
+is stored or forwarded (processors/scrub/), and which errors its inbound filters
 refuse (processors/filters.py).
 
 The settings are plain frozen values, so that a batch can carry its project's

@@ -1,4 +1,4 @@
-"""processors/scrub.py and model/policy.py: the rules, record by record, and the
+"""processors/scrub/ and model/policy.py: the rules, record by record, and the
 stage's promises (a span with nothing to scrub is left unread; the fingerprint is
 computed on scrubbed text). End to end through every door: test_scrub_doors.py."""
 
