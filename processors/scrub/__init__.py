@@ -55,7 +55,7 @@ from processors.scrub.records import (
 )
 from processors.scrub.rules import HASH_PREFIX, MASK, luhn
 from processors.scrub.scrubber import Scrubber
-from processors.scrub.unread import suspects, unread
+from processors.scrub.unread import suspect_spans, suspects, unread
 
 __all__ = ["HASH_PREFIX", "HINT_WORDS", "MASK", "ScrubProcessor", "Scrubber", "luhn",
            "scrub_batch"]
@@ -65,7 +65,7 @@ def scrub_batch(batch: Batch, policy: Policy) -> None:
     scrubber = Scrubber.for_policy(policy.scrub, policy.hash_key)
     seen: set[int] = set()
     if batch.spans:
-        hit, found = suspects(scrubber, unread(batch.spans))
+        hit, found = suspect_spans(scrubber, unread(batch.spans))
         for span in batch.spans:
             scrub_resource(scrubber, span.resource_attributes, seen)
             scrub_span(scrubber, span, id(span) in hit, found)
@@ -81,7 +81,6 @@ def scrub_batch(batch: Batch, policy: Policy) -> None:
         scrub_error(scrubber, error)
     for said in batch.feedback:
         scrub_feedback(scrubber, said)
-
 
 
 class ScrubProcessor(Processor):

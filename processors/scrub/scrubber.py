@@ -42,6 +42,8 @@ from processors.scrub.rules import (
     ipv6,
 )
 
+_MEMO_TEXT = 1000  # the longest text whose change Scrubber.suspect_any remembers
+
 
 class Scrubber:
     """The rules of one project's scrubbing settings, compiled (once: `for_policy`)."""
@@ -71,6 +73,8 @@ class Scrubber:
         self.value_rules = rules
         self.key_rules = key_rules
         self._keys: dict[str, str | None] = {}
+        # Whether scrubbing changes a short text, by the quick tests it is asked.
+        self._changes: dict[tuple[str, Found | None], bool] = {}
 
     @staticmethod
     @functools.lru_cache(maxsize=256)
@@ -102,12 +106,15 @@ class Scrubber:
             self._keys[path] = action
         return action
 
-    def found(self, data: bytes) -> Found:
+    def found(self, data: bytes, words_in: bytes | None = None) -> Found:
         """Which quick tests `data` (UTF-8, lowercased) passes: the stems it holds, and
         whether it may hold a card number, an IP or an e-mail address. Asked once of a
-        whole batch's bytes, so that each record is then asked only for what is there."""
+        whole batch's bytes, so that each record is then asked only for what is there.
+        `words_in`: shorter bytes that hold every stem `data` holds, looked in instead
+        (the other tests need no lowercasing, so then neither does `data`)."""
         settings = self.settings
-        words = tuple(w for w in HINT_WORDS if w in data) if settings.defaults else ()
+        within = data if words_in is None else words_in
+        words = tuple(w for w in HINT_WORDS if w in within) if settings.defaults else ()
         return (words, settings.defaults and card_hint(data),
                 settings.ip_addresses and ip_hint(data), settings.emails and b"@" in data)
 
@@ -291,7 +298,17 @@ class Scrubber:
         which = value.WhichOneof("value")
         if which == "string_value":
             text = value.string_value
-            return self.suspect(text, found) and self.text(text, found) != text
+            if len(text) > _MEMO_TEXT:
+                return self.suspect(text, found) and self.text(text, found) != text
+            # Remembered: a span named by its bytes (a statement on a `sessions`
+            # table) comes back with the same values request after request.
+            key = (text, found)
+            changed = self._changes.get(key)
+            if changed is None:
+                changed = self.suspect(text, found) and self.text(text, found) != text
+                if len(self._changes) < 10_000:
+                    self._changes[key] = changed
+            return changed
         if which == "kvlist_value":
             return True  # keys below the top need their paths: read it
         if which == "array_value":
