@@ -51,7 +51,7 @@ def spans() -> list[Span]:
     out = []
     for i, (name, attributes, event) in enumerate(SPANS):
         message = trace_pb2.Span(trace_id=bytes(15) + bytes([i + 1]), span_id=bytes(7) + b"\1",
-                                 name=name, kind=3)
+                                 name=name, kind=trace_pb2.Span.SPAN_KIND_CLIENT)
         fill_key_values(message.attributes, attributes)
         if event:
             fill_key_values(message.events.add(name="exception").attributes, event)
