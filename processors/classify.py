@@ -8,7 +8,7 @@ The peer's fields (PEER_FIELDS) are read only for the span kinds whose peer anyt
 looks at (PEER_KINDS: model/operations.py's peer_of, for client, producer and consumer
 spans; database calls are client spans). A server or internal span's `semantic` then
 lacks them, which changes no rollup: the operation of a server span is its name, an
-internal span is none. Reading them for every span was a third of this stage.
+internal span is none; there they would be read for nothing.
 """
 
 from __future__ import annotations

@@ -40,7 +40,6 @@ def suspects(scrubber: Scrubber, records: list[Any]) -> tuple[set[int], Found | 
     return hit, found
 
 
-
 # What the quick tests' words (hints.HINT_WORDS: the secret names' stems, the credential
 # schemes) are made of, lowercased: letters, `_` and `-`. Every other byte becomes 0, so
 # that every occurrence of a word lies within one of the pieces between runs of zeros.
@@ -52,10 +51,11 @@ _GAP = b"\0" * 4
 def suspect_spans(scrubber: Scrubber, spans: list[Span]) -> tuple[set[int], Found | None]:
     """`suspects` of unread spans, with the same answer for less: a batch's spans
     repeat the same keys and values, so the words are looked for in its distinct
-    pieces (a third of its bytes, or less) rather than in all of them, fifteen times
-    over; and a span is named by where a word was found in the batch (one search per
-    word, not one per span and word). Only the tests a batch passed at all are then
-    asked of each span; a card number, an IP or an e-mail address rarely."""
+    pieces (a sixteenth of its bytes on the bench's payload) rather than in all of
+    them, fifteen times over; and a span is named by where a word was found in the
+    batch (one search per word, not one per span and word). Only the tests a batch
+    passed at all are then asked of each span; a card number, an IP or an e-mail
+    address rarely."""
     blobs = [s.otlp.SerializeToString() for s in spans]
     data = b"\0".join(blobs)
     letters = data.translate(_LETTERS)
