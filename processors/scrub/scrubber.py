@@ -42,7 +42,10 @@ from processors.scrub.rules import (
     ipv6,
 )
 
-_MEMO_TEXT = 1000  # the longest text whose change Scrubber.suspect_any remembers
+# What Scrubber.suspect_any remembers: texts of up to 500 characters, 1,000 of them (at
+# most about half a megabyte a scrubber; a scrubber is shared by every project with the
+# same settings, and for_policy keeps 256).
+_MEMO_TEXT, _MEMO = 500, 1000
 
 
 class Scrubber:
@@ -306,8 +309,9 @@ class Scrubber:
             changed = self._changes.get(key)
             if changed is None:
                 changed = self.suspect(text, found) and self.text(text, found) != text
-                if len(self._changes) < 10_000:
-                    self._changes[key] = changed
+                if len(self._changes) >= _MEMO:
+                    self._changes.clear()
+                self._changes[key] = changed
             return changed
         if which == "kvlist_value":
             return True  # keys below the top need their paths: read it
