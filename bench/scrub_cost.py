@@ -5,7 +5,7 @@ bench/sentry_event_10k.envelope: the shapes bench/doors.py sends) with the real
 decoders, then times on this tree, as the minimum of several runs of CPU time in
 microseconds per record:
 
-- `scrub`: the scrub stage alone with the default rules (processors/scrub.py);
+- `scrub`: the scrub stage alone with the default rules (processors/scrub/);
 - `scrub+`: with every rule on (e-mails, IP addresses, two custom rules, one hashing);
 - `filters`: the filters stage with every filter on (processors/filters.py), errors only;
 - `off` and `on`: decoding + every stage + the SQL exporter's wire encoding, without and

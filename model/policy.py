@@ -1,5 +1,5 @@
 """A project's policy for what it sends: which values are scrubbed before anything
-is stored or forwarded (processors/scrub.py), which errors its inbound filters
+is stored or forwarded (processors/scrub/), which errors its inbound filters
 refuse (processors/filters.py), and the thresholds of its performance detectors
 (model/detectors.py).
 

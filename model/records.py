@@ -51,6 +51,12 @@ class _LazyAttributes:
             return find_values(self.otlp.attributes, wanted)
         return {k: v for k, v in self._attributes.items() if k in wanted}
 
+    def unread_attributes(self) -> Any:
+        """The OTLP KeyValues the attributes are still unread in, or None once they
+        were read out (`attributes` then holds them, maybe changed): for a stage that
+        reads a few values its own way without reading the rest."""
+        return self.otlp.attributes if self._attributes is None else None
+
 
 class Span(_LazyAttributes):
     """One span. `attributes` and `events` are read out of the OTLP message the span

@@ -1,5 +1,5 @@
 """Which names hold a secret: the one rule, read by the scrubbing processor
-(processors/scrub.py) for every key of every signal, and by the Sentry door's
+(processors/scrub/) for every key of every signal, and by the Sentry door's
 bounding (receiver/sentry/bounded.py), so that no two places disagree on what a
 secret's name is.
 

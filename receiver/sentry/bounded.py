@@ -13,7 +13,7 @@ Proxy-Authorization, Cookie, Set-Cookie and X-Sentry-Auth, and the usual passwor
 and token fields of a request body) becomes FILTERED, and so does every
 `sentry_key=` value inside a string (browser SDKs send the key in the query string,
 and a breadcrumb of a request to Sounding itself would carry it). This is done here,
-at the door, as well as by the scrubbing stage (processors/scrub.py), which then
+at the door, as well as by the scrubbing stage (processors/scrub/), which then
 finds these values filtered already: a Sentry event's context is cut to its bounds
 here anyway, and a secret cut in half by the bound could no longer be recognised.
 """

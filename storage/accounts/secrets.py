@@ -3,7 +3,7 @@
 - `admin_token_sha256`: the SHA-256 of the dashboard admin token that the first
   collector generated (when none is configured). The token itself is printed once
   and never stored.
-- `scrub_hash_key`: the key of scrubbing's `hash` action (processors/scrub.py).
+- `scrub_hash_key`: the key of scrubbing's `hash` action (processors/scrub/).
 - `cookie_secret`: the key that signs dashboard session cookies. It lives in the
   database rather than in each process so that a session made through one collector
   is valid on every collector sharing the database.
@@ -29,7 +29,7 @@ from storage.upsert import insert
 ADMIN_TOKEN_HASH = "admin_token_sha256"
 COOKIE_SECRET = "cookie_secret"
 ADMIN_TOKEN_PREFIX = "sadm_"
-# The key of the scrubbing `hash` action's HMAC (processors/scrub.py): shared, so that
+# The key of the scrubbing `hash` action's HMAC (processors/scrub/): shared, so that
 # a value hashes alike on every collector of one database and after a restart.
 SCRUB_HASH_KEY = "scrub_hash_key"
 

@@ -9,7 +9,7 @@ from processors.classify import ClassifyProcessor
 from processors.spanmetrics import SpanMetricsProcessor
 
 
-def span(attributes: dict[str, object], kind: int = 3, **overrides: object) -> Span:
+def span(attributes: dict[str, object] | None, kind: int = 3, **overrides: object) -> Span:
     values: dict[str, object] = dict(
         trace_id="a" * 32, span_id="b" * 16, parent_span_id="", name="op", kind=kind,
         start_ns=1_000_000_000, end_ns=1_250_000_000, status_code=0, status_message="",
@@ -61,3 +61,52 @@ def test_server_spans_with_http_feed_request_metrics() -> None:
     assert (metric.method, metric.route, metric.status, metric.env, metric.service) == (
         "GET", "/orders/:id", 503, "prod", "shop")
     assert metric.duration_ms == 250.0
+
+
+# Every field, under its older name where it has one and under both names for two of
+# them (the current name must win), and an empty string and a list as values.
+EVERY_FIELD = {
+    "http.method": "GET", "http.status_code": 200, "http.url": "https://x/a",
+    "http.route": "/a", "http.target": "/a?b=1", "db.system": "postgresql",
+    "db.statement": "SELECT 1", "db.operation.name": "SELECT", "db.operation": "INSERT",
+    "messaging.system": "kafka", "messaging.destination.name": "",
+    "net.peer.name": "db-1", "server.address": "db-2", "net.peer.port": 5432,
+    "db.name": "shop", "db.sql.table": "orders", "peer.service": "billing",
+    "url.template": ["/a/{id}"], "app.other": "x",
+}
+PEER_FIELDS = {"server.address", "server.port", "db.namespace", "db.collection.name",
+               "peer.service", "url.template"}
+
+
+def protobuf_span(attributes: dict[str, object], kind: int) -> Span:
+    """A span as the OTLP decoder makes it: its attributes unread in the message."""
+    from opentelemetry.proto.trace.v1 import trace_pb2
+
+    from model.otlp_values import fill_key_values
+
+    message = trace_pb2.Span(name="op", kind=kind)  # type: ignore[arg-type]
+    fill_key_values(message.attributes, attributes)
+    return span(None, kind=kind, otlp=message)
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2, 3, 4, 5])
+def test_the_fields_read_per_kind_the_peers_only_where_a_peer_is_read(kind: int) -> None:
+    """The peer's fields are read for client, producer and consumer spans (whose peer
+    model/operations.py names), not for server and internal ones; from the message as
+    from a dictionary, with the current name preferred, and the attributes left unread."""
+    everything = {"http.request.method": "GET", "http.response.status_code": 200,
+                  "url.full": "https://x/a", "http.route": "/a", "url.path": "/a?b=1",
+                  "db.system.name": "postgresql", "db.query.text": "SELECT 1",
+                  "db.operation.name": "SELECT", "messaging.system": "kafka",
+                  "messaging.destination.name": "", "server.address": "db-2",
+                  "server.port": 5432, "db.namespace": "shop",
+                  "db.collection.name": "orders", "peer.service": "billing",
+                  "url.template": ["/a/{id}"]}
+    expected = everything if kind in (3, 4, 5) else {
+        k: v for k, v in everything.items() if k not in PEER_FIELDS}
+    unread = protobuf_span(EVERY_FIELD, kind)
+    read = span(dict(EVERY_FIELD), kind=kind)
+    ClassifyProcessor("classify").process(Batch(project_id=1, spans=[unread, read]))
+    assert unread.semantic == read.semantic == expected
+    assert unread.category == read.category == "database"
+    assert unread.untouched

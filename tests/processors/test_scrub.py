@@ -1,4 +1,4 @@
-"""processors/scrub.py and model/policy.py: the rules, record by record, and the
+"""processors/scrub/ and model/policy.py: the rules, record by record, and the
 stage's promises (a span with nothing to scrub is left unread; the fingerprint is
 computed on scrubbed text). End to end through every door: test_scrub_doors.py."""
 
@@ -243,3 +243,20 @@ def test_feedback_is_scrubbed_and_its_email_by_the_email_rule() -> None:
     emails.feedback.append(said())
     scrub_batch(emails, Policy(scrub=scrub_settings({"emails": True})))
     assert emails.feedback[0].email == MASK
+
+
+def test_a_texts_change_is_remembered_per_quick_tests_passed_and_boundedly() -> None:
+    """Scrubber.suspect_any remembers whether scrubbing changes a short text, by the
+    text and the quick tests its batch passed (which decide what is searched)."""
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+    scrubber = Scrubber(ScrubSettings(), KEY)
+    secret = AnyValue(string_value="login password=hunter2")
+    for _ in range(2):
+        assert scrubber.suspect_any(secret, ((b"pass",), False, False, False))
+        assert not scrubber.suspect_any(secret, ((), False, False, False))
+        assert scrubber.suspect_any(secret)
+    assert not scrubber.suspect_any(AnyValue(string_value="SELECT * FROM sessions"))
+    for n in range(3000):
+        scrubber.suspect_any(AnyValue(string_value=f"order {n}"))
+    assert len(scrubber._changes) <= 1000

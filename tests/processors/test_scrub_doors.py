@@ -1,4 +1,4 @@
-"""Scrubbing end to end (processors/scrub.py): a seeded corpus of secrets (card
+"""Scrubbing end to end (processors/scrub/): a seeded corpus of secrets (card
 numbers, tokens, passwords, Bearer and Basic credentials) sent through every door
 (OTLP traces, logs and metrics over HTTP, the real Sentry SDK's events and
 transaction, the custom error door) to a real collector that stores and forwards, is
