@@ -64,6 +64,7 @@ proto: $(STAMPS)/test-deps
 bench: $(STAMPS)/test-deps
 	$(BIN)/python -m bench $(BENCH_ARGS)
 	$(BIN)/python -m bench crons
+	$(BIN)/python -m bench detectors
 
 clean:
 	rm -rf $(VENV) $(STAMPS) tests/js/node_modules
