@@ -19,13 +19,11 @@ other tenants of a shared machine do not move.
 
 from __future__ import annotations
 
-import os
 import pickle
-import subprocess
 import sys
 from typing import Any
 
-from bench import payloads
+from bench import callgrind, payloads
 from bench.decode_cost import per_record
 from model.detectors import detector_settings
 from model.policy import Policy
@@ -92,14 +90,7 @@ def run_mode(mode: str, copies: int) -> None:
 
 
 def _instructions(mode: str, copies: int) -> int:
-    out = f"/tmp/detect_cost.{os.getpid()}.callgrind"
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                    sys.executable, "-m", "bench.detect_cost", "run", mode, str(copies)],
-                   check=True, capture_output=True)
-    with open(out) as f:
-        total = next(int(line.split()[1]) for line in f if line.startswith("summary:"))
-    os.unlink(out)
-    return total
+    return callgrind.instructions("bench.detect_cost", "run", mode, str(copies))
 
 
 def count_instructions(copies: int = 4) -> None:

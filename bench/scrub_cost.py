@@ -25,14 +25,12 @@ and with both, each in a process of its own; the difference per record is the st
 from __future__ import annotations
 
 import functools
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from bench import payloads, payloads_metrics
+from bench import callgrind, payloads, payloads_metrics
 from bench.decode_cost import per_record
 from bench.sentry_cost import ENVELOPE, NOW_US
 from model.component import Processor
@@ -139,14 +137,7 @@ def run_mode(door: str, mode: str, copies: int) -> None:
 
 
 def instructions(door: str, mode: str, copies: int) -> int:
-    out = f"/tmp/scrub_cost.{os.getpid()}.callgrind"
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                    sys.executable, "-m", "bench.scrub_cost", "run", door, mode, str(copies)],
-                   check=True, capture_output=True)
-    with open(out) as f:
-        total = next(int(line.split()[1]) for line in f if line.startswith("summary:"))
-    os.unlink(out)
-    return total
+    return callgrind.instructions("bench.scrub_cost", "run", door, mode, str(copies))
 
 
 def count_instructions(copies: int = 3) -> None:

@@ -6,25 +6,20 @@ real webhook receiver."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
+from tests.dashboard.apm_support import API, api, get, run_app
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.extensions.alerts.test_delivery import alerts_env, alerts_of, settled, wait_until
 from tests.receiver.sentry.helpers import dsn, start_sentry
 from tests.support.alert_receiver import AlertReceiver, receiving
 from tests.support.server import Server
 
-HERE = Path(__file__).parent
-API = "/api/v1/projects/acme"
 REQUESTS = 3
 WAIT_S = 1  # the collector's trace_wait_s
 STATEMENT = "SELECT item FROM lines WHERE id = ?"
@@ -33,26 +28,8 @@ STATEMENT = "SELECT item FROM lines WHERE id = ?"
 POLICY = "{acme: {detectors: {n_plus_one: {min_total_ms: 0}}}}"
 
 
-def _get(server: Server, path: str, **params: str) -> requests.Response:
-    return requests.get(server.base + path, params=params, timeout=30,
-                        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
-
-
-def _api(server: Server, path: str, **params: str) -> Any:
-    response = _get(server, API + path, **params)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def _run(script: str, *args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True,
-                          text=True, timeout=180, cwd=HERE.parent.parent)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
 def _performance(server: Server) -> list[dict[str, Any]]:
-    listed = _api(server, "/error-groups", status="all", type="performance")
+    listed = api(server, "/error-groups", status="all", type="performance")
     return listed["items"]  # type: ignore[no-any-return]
 
 
@@ -81,7 +58,7 @@ def apm_server(start: Callable[..., Server], db_url: str, hook: AlertReceiver) -
 
 
 def _send(server: Server, mode: str, version: str) -> dict[str, Any]:
-    sent = _run("apm_app.py", server.base + "/ingest/v1/traces",
+    sent = run_app("apm_app.py", server.base + "/ingest/v1/traces",
                 next(iter(server.keys.values())), str(REQUESTS), mode, version)
     assert sent["flushed"] and sent["mode"] == mode
     return sent
@@ -94,24 +71,24 @@ def test_an_n_plus_one_is_one_issue_with_its_lifecycle_and_alerts(
     assert (group["exception_class"], group["message"]) == ("N+1 query", STATEMENT)
     assert group["issue_type"] == "performance" and group["status"] == "open"
     # Beside errors, never counted as one: the error filter lists none.
-    assert _api(apm_server, "/error-groups", status="all", type="error")["items"] == []
+    assert api(apm_server, "/error-groups", status="all", type="error")["items"] == []
     wait_until(lambda: settled(apm_server), "the new issue's alert", apm_server)
     assert [a["group"]["id"] for a in alerts_of(hook, "new_group")] == [group["id"]]
 
     # Its occurrence: the trace, the route, the offending spans.
-    detail = _api(apm_server, f"/error-groups/{group['id']}")
+    detail = api(apm_server, f"/error-groups/{group['id']}")
     occurrence = detail["event"]
     performance = occurrence["context"]["performance"]
     assert performance["transaction"] == "GET /orders/<int:order>"
     assert performance["count"] == 5 and len(performance["span_ids"]) == 5
     assert occurrence["release"] == "1.0.0" and occurrence["service"] == "shop"
-    trace = _api(apm_server, f"/traces/{occurrence['trace_id']}")
+    trace = api(apm_server, f"/traces/{occurrence['trace_id']}")
     stored = {row["span"]["span_id"] for row in trace["rows"]}
     assert set(performance["span_ids"]) <= stored
-    page = _get(apm_server, f"/projects/acme/errors/{group['id']}")
+    page = get(apm_server, f"/projects/acme/errors/{group['id']}")
     assert page.status_code == 200 and "N+1 query" in page.text
     assert "highlight=" + "%2C".join(performance["span_ids"]) in page.text
-    waterfall = _get(apm_server, f"/projects/acme/traces/{occurrence['trace_id']}",
+    waterfall = get(apm_server, f"/projects/acme/traces/{occurrence['trace_id']}",
                      highlight=",".join(performance["span_ids"]))
     assert waterfall.text.count('class="span offending') == 5
 
@@ -135,10 +112,10 @@ def test_an_n_plus_one_is_one_issue_with_its_lifecycle_and_alerts(
 
 
 def test_the_same_n_plus_one_through_the_sentry_sdk(apm_server: Server) -> None:
-    sent = _run("apm_sentry_app.py", dsn(apm_server), str(REQUESTS))
+    sent = run_app("apm_sentry_app.py", dsn(apm_server), str(REQUESTS))
     group = _one_issue(apm_server, REQUESTS)
     assert (group["exception_class"], group["message"]) == ("N+1 query", STATEMENT)
     assert sent["lines"] == 5
-    occurrence = _api(apm_server, f"/error-groups/{group['id']}")["event"]
+    occurrence = api(apm_server, f"/error-groups/{group['id']}")["event"]
     assert occurrence["service"] == "checkout"
     assert occurrence["context"]["performance"]["count"] == sent["lines"]

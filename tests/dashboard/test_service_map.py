@@ -5,41 +5,26 @@ PostgreSQL, read back through the read API and the pages."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
+from tests.dashboard.apm_support import API, api, get, run_app
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.receiver.sentry.helpers import dsn, start_sentry
 from tests.support.server import Server
 
-HERE = Path(__file__).parent
-API = "/api/v1/projects/acme"
 REQUESTS = 4
 
 
 def _get(server: Server, path: str, **params: str) -> requests.Response:
-    return requests.get(server.base + path, params={"range": "1h", **params}, timeout=30,
-                        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    return get(server, path, **{"range": "1h", **params})
 
 
 def _api(server: Server, path: str, **params: str) -> Any:
-    response = _get(server, API + path, **params)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def _run(script: str, *args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True,
-                          text=True, timeout=180, cwd=HERE.parent.parent)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return api(server, path, **{"range": "1h", **params})
 
 
 @pytest.fixture
@@ -48,7 +33,7 @@ def apm_server(start: Callable[..., Server], db_url: str) -> Server:
 
 
 def test_otel_services_their_database_and_the_call_between_them(apm_server: Server) -> None:
-    sent = _run("apm_app.py", apm_server.base + "/ingest/v1/traces",
+    sent = run_app("apm_app.py", apm_server.base + "/ingest/v1/traces",
                 next(iter(apm_server.keys.values())), str(REQUESTS))
     assert sent["flushed"]
     found = _api(apm_server, "/service-map")
@@ -87,7 +72,7 @@ def test_otel_services_their_database_and_the_call_between_them(apm_server: Serv
 
 
 def test_sentry_transactions_feed_the_same_rollups(apm_server: Server) -> None:
-    sent = _run("apm_sentry_app.py", dsn(apm_server), str(REQUESTS))
+    sent = run_app("apm_sentry_app.py", dsn(apm_server), str(REQUESTS))
     found = _api(apm_server, "/service-map")
     nodes = {n["id"]: n for n in found["nodes"]}
     assert nodes["service:checkout"]["stats"]["count"] == REQUESTS
