@@ -35,7 +35,7 @@ from exporters.sql.checkpoint import Checkpointer
 from runtime import channel, logsetup
 from storage import sqlite
 from storage.writer.commit import BatchWriter, WireBatch
-from storage.writer.detect import FindingsWriter, findings_batches, findings_of
+from storage.writer.detect import MAX_FACTS, FindingsWriter, findings_batches, findings_of
 
 log = logging.getLogger("sounding.writer")
 
@@ -230,7 +230,12 @@ class WriterLoop:
         """Run the performance detectors over the traces now complete, and commit what
         they find in a transaction of its own: a client's batch never waits on it, nor
         fails with it (storage/writer/detect.py)."""
-        complete = self.writer.traces.complete(time.monotonic())
+        watch = self.writer.traces
+        if watch.facts_left_out:  # counted, and said (the log throttles repeats)
+            log.warning("performance detectors: %d calls of traces past %d were left out",
+                        watch.facts_left_out, MAX_FACTS)
+            watch.facts_left_out = 0
+        complete = watch.complete(time.monotonic())
         if not complete:
             return
         batches = findings_batches(findings_of(complete))
