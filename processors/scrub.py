@@ -463,7 +463,7 @@ def suspects(scrubber: Scrubber, records: list[Any]) -> tuple[set[int], Found | 
     for what the batch holds (also returned, for the values of those named). Nearly
     always few or none; custom rules add those whose keys or values their globs and
     patterns may match."""
-    blobs = [r.otlp.SerializeToString().lower() for r in records]
+    blobs = [r.otlp_bytes().lower() for r in records]
     found = scrubber.found(b"\0".join(blobs))
     words, card, ip, email = found
     hit: set[int] = set()

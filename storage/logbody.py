@@ -39,7 +39,7 @@ def encode(record: LogRecord) -> bytes:
     """The record as OTLP LogRecord bytes (model/otlp_encode.py). ValueError for
     values nested deeper than protobuf reads back (only a processor can make those)."""
     if record.otlp is not None and record.untouched:
-        return record.otlp.SerializeToString()  # type: ignore[no-any-return]
+        return record.otlp_bytes()
     out = logs_pb2.LogRecord()
     fill_log(out, record)
     if record.otlp is None:
