@@ -125,14 +125,17 @@ def attribute_patterns(key: str, text: str) -> list[bytes]:
     one else's."""
     out: list[bytes] = []
     for value in _readings(text):
-        pair = KeyValue(key=key)
+        try:
+            pair = KeyValue(key=key)
+        except ValueError:  # not UTF-8 (a lone surrogate): no stored key is
+            return []
         if isinstance(value, bytes):
             pair.value.bytes_value = value
         else:
             try:
                 fill_any_value(pair.value, value)
-            except ValueError:  # nested deeper than protobuf reads: no stored value is
-                continue
+            except ValueError:  # not UTF-8, or nested deeper than protobuf reads: no
+                continue  # stored value is
         data = pair.SerializeToString()
         pattern = _ATTRIBUTE_TAG + _varint(len(data)) + data
         if pattern not in out:

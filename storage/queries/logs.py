@@ -31,6 +31,7 @@ from sqlalchemy import (
     Text,
     and_,
     cast,
+    false,
     func,
     literal,
     or_,
@@ -216,7 +217,10 @@ def _attribute_matches(dialect: str, key: str, value: str) -> ColumnElement[bool
     """The record's attribute `key`, as text, equals `value`: a string as it is, a
     number as JSON writes it, a boolean as true or false (storage/logbody.py's
     attribute_patterns: the attributes are read in the body, where they are kept)."""
-    return or_(*(_body_holds(dialect, p) for p in logbody.attribute_patterns(key, value)))
+    patterns = logbody.attribute_patterns(key, value)
+    if not patterns:  # text no record's attribute can hold
+        return false()
+    return or_(*(_body_holds(dialect, p) for p in patterns))
 
 
 def _where(store: Store, project_id: int, f: LogFilter) -> list[ColumnElement[bool]]:

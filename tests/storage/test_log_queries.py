@@ -205,3 +205,4 @@ def test_attribute_values_of_every_kind_at_the_top_level_only(db: tuple[Store, i
     assert found("note", "user.id=7") == [{"user.id": 7}]
     assert found("blank", "") == ["empty"]
     assert found("unset", "null") == found("unset", "") == []
+    assert found("\ud800", "x") == found("raw", "\ud800") == []  # no UTF-8: nothing
