@@ -29,11 +29,24 @@ STATUS_CODE_ERROR = 2
 class _LazyAttributes:
     """What Span and LogRecord share: attributes read out of the OTLP message the
     record arrived in (`otlp`) only when a stage asks for them (`_attributes` is None
-    until then), and `find_attributes`, which reads only the ones it is asked for."""
+    until then), `find_attributes`, which reads only the ones it is asked for, and
+    `otlp_bytes`, the message's encoding made once for whoever asks."""
 
-    __slots__ = ("otlp", "_attributes")
+    __slots__ = ("otlp", "_attributes", "_otlp_bytes")
     otlp: Any  # the OTLP message the record was decoded from, if any
     _attributes: dict[str, Any] | None
+    _otlp_bytes: bytes | None
+
+    def otlp_bytes(self) -> bytes:
+        """`otlp` serialised, once: the scrubbing stage's quick tests, the log
+        exceptions stage's and the stored body (storage/spanbody.py, logbody.py) each
+        want the bytes of a record no stage read, and serialising is about a
+        microsecond a record. Nothing changes a record's message after decoding (a
+        stage's changes go to its values), so the bytes stay the message's."""
+        data = self._otlp_bytes
+        if data is None:
+            data = self._otlp_bytes = self.otlp.SerializeToString()
+        return data
 
     @property
     def attributes(self) -> dict[str, Any]:
@@ -96,6 +109,7 @@ class Span(_LazyAttributes):
         self.semantic = {} if semantic is None else semantic
         # The opentelemetry.proto trace_pb2.Span this span was decoded from, if any.
         self.otlp = otlp
+        self._otlp_bytes = None
         self._attributes = attributes if attributes is not None or otlp is not None else {}
         self._events = events if events is not None or otlp is not None else []
         # Whether `otlp` has events, when the decoder already looked (it checks their
@@ -160,6 +174,7 @@ class LogRecord(_LazyAttributes):
         self.scope_name = scope_name
         self.resource_attributes = resource_attributes
         self.otlp = otlp
+        self._otlp_bytes = None
         if otlp is None:
             self._attributes = {} if attributes is None else attributes
             self._body: Any = body

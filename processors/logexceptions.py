@@ -22,6 +22,12 @@ from processors.exceptions import USER_ATTRIBUTES, exception_error
 # Either one makes a record an exception (the semantic conventions require one).
 MARKERS = frozenset({"exception.type", "exception.message"})
 _USERS = frozenset(USER_ATTRIBUTES)
+_MARKER_BYTES = tuple(m.encode() for m in MARKERS)
+
+
+def _may_mark(data: bytes) -> bool:
+    """Whether a record's encoded bytes may hold a marker: every key is there as sent."""
+    return b"exception." in data and any(m in data for m in _MARKER_BYTES)
 
 
 def error_from_log(record: LogRecord) -> ErrorEvent | None:
@@ -38,8 +44,12 @@ class LogExceptionsProcessor(Processor):
 
     def process(self, batch: Batch) -> Batch:
         for record in batch.logs:
-            # Most records are no exception: they are looked at for these two
-            # attributes only, and their others stay unread.
+            # Most records are no exception: a record still unread is passed over when
+            # its bytes (made once, for the stored body too) name neither attribute;
+            # the others are looked at for these two only.
+            if record.otlp is not None and record.untouched and not _may_mark(
+                    record.otlp_bytes()):
+                continue
             if not record.find_attributes(MARKERS):
                 continue
             error = error_from_log(record)

@@ -1,13 +1,17 @@
 """A log record's stored body and key: the record as an OTLP `LogRecord` message.
 
 The columns of the `logs` table hold what is searched and listed (times, severity,
-ids, service, the body as text, the attributes as JSON); the body holds the whole
-record, so that nothing OTLP carries is lost: the body's value type (a string, a
-map, bytes...), dropped_attributes_count, flags and whatever a later OTLP adds. As
+ids, service, the body as text); the body holds the whole record, so that nothing
+OTLP carries is lost: the attributes, the body's value type (a string, a map,
+bytes...), dropped_attributes_count, flags and whatever a later OTLP adds. As
 for spans (storage/spanbody.py), a record no pipeline stage looked into is stored
 as the bytes it came in; one whose attributes or body a stage read (and may have
 changed) is written again from its values. On reading, the columns win over the
 same fields in the body.
+
+The attributes are kept in the body only (until migration 0031 they were also a JSON
+column, half of the wire form's cost per record): a key=value search looks for the
+attribute's encoded bytes in the body (`attribute_patterns`).
 
 The record key is what makes a retried request harmless: it hashes the record's
 resource, scope and encoded message, so the same record sent twice is one row
@@ -16,13 +20,17 @@ resource, scope and encoded message, so the same record sent twice is one row
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
+import math
 from typing import Any
 
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.logs.v1 import logs_pb2
 
 from model.otlp_encode import fill_log, log_columns
-from model.otlp_values import any_value, attributes_of
+from model.otlp_values import any_value, attributes_of, fill_any_value
 from model.records import LogRecord
 from storage.jsontext import dumps
 
@@ -31,7 +39,7 @@ def encode(record: LogRecord) -> bytes:
     """The record as OTLP LogRecord bytes (model/otlp_encode.py). ValueError for
     values nested deeper than protobuf reads back (only a processor can make those)."""
     if record.otlp is not None and record.untouched:
-        return record.otlp.SerializeToString()  # type: ignore[no-any-return]
+        return record.otlp_bytes()
     out = logs_pb2.LogRecord()
     fill_log(out, record)
     if record.otlp is None:
@@ -39,30 +47,6 @@ def encode(record: LogRecord) -> bytes:
         # columns are its fields. Otherwise the columns win on reading.
         log_columns(out, record)
     return out.SerializeToString()
-
-
-_ESCAPED_NUL = "\\u0000"  # how JSON text writes a NUL
-
-
-def _without_nul(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
-    if isinstance(value, dict):
-        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_nul(v) for v in value]
-    return value
-
-
-def attributes_json(attributes: dict[str, Any]) -> str:
-    """The attributes column: JSON text for key=value search. A NUL in a key or a
-    value becomes U+FFFD there, as in every text column (storage/wire/storable.py): a
-    PostgreSQL json value holding \u0000 cannot be read as text (->> fails), so one
-    such record would break every search over its key. The body keeps the NUL."""
-    text = dumps(attributes)
-    if _ESCAPED_NUL in text:  # rare; a literal backslash-u0000 is re-checked, harmless
-        text = dumps(_without_nul(attributes))
-    return text
 
 
 def body_text(value: Any) -> str:
@@ -85,6 +69,78 @@ def record_key(prefix: bytes, body: bytes) -> bytes:
     """16 bytes of blake2b over (resource, scope, the encoded record): `prefix` is
     key_prefix(resource id, scope name), `body` the record's encode()."""
     return hashlib.blake2b(prefix + body, digest_size=16).digest()
+
+
+# LogRecord.attributes is field 6, length-delimited: the tag byte of each attribute.
+_ATTRIBUTE_TAG = b"\x32"
+_NOT_JSON_DOUBLES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN and the infinities: read below
+
+
+def _readings(text: str) -> list[Any]:
+    """Every attribute value that reads as `text` (otlp_values.any_value, then JSON as
+    the attributes column wrote it): the string itself; a number, boolean, list or map
+    whose JSON text it is; a double that JSON cannot carry by the name it is read as;
+    bytes whose base64 text it is."""
+    out: list[Any] = [text]
+    try:
+        parsed = json.loads(text, parse_constant=_not_json)
+    except ValueError:
+        parsed = None
+    if parsed is not None and not isinstance(parsed, str) and dumps(parsed) == text:
+        out.append(parsed)
+    if text in _NOT_JSON_DOUBLES:
+        out.append(_NOT_JSON_DOUBLES[text])
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        raw = None
+    if raw is not None and base64.b64encode(raw).decode() == text:
+        out.append(raw)
+    return out
+
+
+def attribute_patterns(key: str, text: str) -> list[bytes]:
+    """The bytes of a body whose record has the attribute `key` reading as `text` (a
+    string as it is, a number as JSON writes it, a boolean as true or false, bytes as
+    base64) holds one of: the attribute as it is encoded in a LogRecord, tag and
+    length included, so that the same pair nested in a map value or inside another
+    field does not match. Protobuf encoders write a message's fields in order with
+    minimal lengths (the Collector's, the SDKs', upb), and a record a stage changed is
+    encoded here, so a stored attribute is these bytes. Only a string or bytes value
+    that itself holds an encoded attribute, control bytes included, can match where
+    the record has no such attribute: a sender can make its own records match, no
+    one else's."""
+    out: list[bytes] = []
+    for value in _readings(text):
+        try:
+            pair = KeyValue(key=key)
+        except ValueError:  # not UTF-8 (a lone surrogate): no stored key is
+            return []
+        if isinstance(value, bytes):
+            pair.value.bytes_value = value
+        else:
+            try:
+                fill_any_value(pair.value, value)
+            except ValueError:  # not UTF-8, or nested deeper than protobuf reads: no
+                continue  # stored value is
+        data = pair.SerializeToString()
+        pattern = _ATTRIBUTE_TAG + _varint(len(data)) + data
+        if pattern not in out:
+            out.append(pattern)
+    return out
 
 
 def decode(body: bytes) -> logs_pb2.LogRecord:

@@ -162,7 +162,7 @@ LOGS = _form(
     Field("scope_name", TEXT),
     Field("resource_id", INT64),
     Field("body_text", TEXT),  # the body as text, for search: a string as is, else JSON
-    Field("attributes", JSON),  # for key=value search
+    # The whole record (storage/logbody.py), its attributes searched in it by key=value.
     Field("body", BYTES),
     Field("received_us", INT64),
     supplied=BY_WRITER,

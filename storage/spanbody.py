@@ -26,7 +26,7 @@ from model.records import Span
 def encode(span: Span) -> bytes:
     """The span as OTLP Span bytes (model/otlp_encode.py), its columns aside."""
     if span.otlp is not None and span.untouched:
-        return span.otlp.SerializeToString()  # type: ignore[no-any-return]
+        return span.otlp_bytes()
     out = trace_pb2.Span()
     fill_span(out, span)
     return out.SerializeToString()

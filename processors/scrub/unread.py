@@ -25,7 +25,7 @@ def suspects(scrubber: Scrubber, records: list[Any]) -> tuple[set[int], Found | 
     for what the batch holds (also returned, for the values of those named). Nearly
     always few or none; custom rules add those whose keys or values their globs and
     patterns may match."""
-    blobs = [r.otlp.SerializeToString().lower() for r in records]
+    blobs = [r.otlp_bytes().lower() for r in records]
     found = scrubber.found(b"\0".join(blobs))
     words, card, ip, email = found
     hit: set[int] = set()
@@ -56,7 +56,7 @@ def suspect_spans(scrubber: Scrubber, spans: list[Span]) -> tuple[set[int], Foun
     batch (one search per word, not one per span and word). Only the tests a batch
     passed at all are then asked of each span; a card number, an IP or an e-mail
     address rarely."""
-    blobs = [s.otlp.SerializeToString() for s in spans]
+    blobs = [s.otlp_bytes() for s in spans]
     data = b"\0".join(blobs)
     letters = data.translate(_LETTERS)
     found = scrubber.found(data, b"\0".join(set(letters.split(_GAP))))

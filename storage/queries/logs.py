@@ -26,12 +26,12 @@ from google.protobuf.message import DecodeError
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    LargeBinary,
     Row,
     Text,
     and_,
-    case,
     cast,
-    exists,
+    false,
     func,
     literal,
     or_,
@@ -205,18 +205,22 @@ class LogPage:
     next_after: str | None
 
 
+def _body_holds(dialect: str, pattern: bytes) -> ColumnElement[bool]:
+    """The stored body holds `pattern`, byte for byte."""
+    needle = literal(pattern, LargeBinary)
+    if dialect == "postgresql":
+        return func.position(needle.op("IN")(_L.c.body)) > 0
+    return func.instr(_L.c.body, needle) > 0
+
+
 def _attribute_matches(dialect: str, key: str, value: str) -> ColumnElement[bool]:
     """The record's attribute `key`, as text, equals `value`: a string as it is, a
-    number as JSON writes it, a boolean as true or false."""
-    if dialect == "postgresql":
-        return _L.c.attributes.op("->>")(literal(key, Text)) == value
-    # SQLite: json_each names every key exactly, whatever characters it holds (a
-    # JSON path would need quoting); booleans come out of it as 1 and 0.
-    each = func.json_each(_L.c.attributes).table_valued("key", "value", "type")
-    as_text = case((each.c.type.in_(["true", "false"]), each.c.type),
-                   else_=cast(each.c.value, Text))
-    return exists(select(literal(1)).select_from(each)
-                  .where(and_(each.c.key == key, as_text == value)))
+    number as JSON writes it, a boolean as true or false (storage/logbody.py's
+    attribute_patterns: the attributes are read in the body, where they are kept)."""
+    patterns = logbody.attribute_patterns(key, value)
+    if not patterns:  # text no record's attribute can hold
+        return false()
+    return or_(*(_body_holds(dialect, p) for p in patterns))
 
 
 def _where(store: Store, project_id: int, f: LogFilter) -> list[ColumnElement[bool]]:

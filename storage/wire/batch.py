@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from model.otlp_values import any_value, attributes_of
+from model.otlp_values import any_value
 from model.policy import DEFAULT
 from model.records import Batch, ErrorEvent, LogRecord, SessionCount
 from storage import logbody, rows, spanbody
@@ -177,7 +177,6 @@ def _log_rows(records: list[LogRecord], resources: ResourceRows) -> list[Row]:
     fromhex = bytes.fromhex
     log_row = rows.LOGS.row
     encode_body, as_text, key_of = logbody.encode, logbody.body_text, logbody.record_key
-    as_json = logbody.attributes_json
     # What the record key hashes before the record: once per (resource, scope).
     prefixes: dict[tuple[int, str], bytes] = {}
     resource_ids = resources.ids
@@ -192,21 +191,18 @@ def _log_rows(records: list[LogRecord], resources: ResourceRows) -> list[Row]:
         body = encode_body(r)
         message = r.otlp
         if message is not None and r.untouched:
-            # Read from the message without keeping the values on the record, which
+            # Read from the message without keeping the value on the record, which
             # would make the next exporter's preparation think a stage touched it.
-            attributes = attributes_of(message.attributes)
             value = any_value(message.body) if message.HasField("body") else None
         else:
-            attributes, value = r.attributes, r.body
+            value = r.body
         out.append(log_row(
             record_key=key_of(prefix, body), time_ns=r.time_ns or r.observed_ns,
             observed_ns=r.observed_ns, severity_number=r.severity_number,
             severity_text=r.severity_text,
             trace_id=fromhex(r.trace_id), span_id=fromhex(r.span_id), flags=r.flags,
             event_name=r.event_name, service_name=r.service_name, scope_name=scope,
-            resource_id=resource, body_text=as_text(value),
-            attributes=as_json(attributes),
-            body=body))
+            resource_id=resource, body_text=as_text(value), body=body))
     return out
 
 

@@ -60,7 +60,6 @@ LOG_COLUMNS = _insert_columns(rows.LOGS, received=True)
 FEEDBACK = rows.FEEDBACK.table
 FEEDBACK_COLUMNS = _insert_columns(rows.FEEDBACK, received=True)
 _FEEDBACK_KEY = itemgetter(0, FEEDBACK_COLUMNS.index("feedback_id"))
-_LOG_KEY = itemgetter(0, LOG_COLUMNS.index("record_key"))  # (project, record key)
 
 
 def insert_sql(dialect: str, table: str, columns: Sequence[str], suffix: str = "") -> str:
@@ -157,18 +156,19 @@ class BatchWriter:
             cursor.executemany(sql, values)
 
     def _logs(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
-        # After _spans, which inserted the resources of every batch, logs' too. Sorted
-        # by key: two PostgreSQL transactions inserting the same records (a retry that
-        # reached another collector) then wait for each other in one order, never in a
-        # deadlock.
+        # After _spans, which inserted the resources of every batch, logs' too. On
+        # PostgreSQL the staged insert sorts them by key: two transactions inserting the
+        # same records (a retry that reached another collector) then wait for each
+        # other in one order, never in a deadlock. SQLite has one writer at a time, so
+        # they go in as they came (sorting cost 7% of the writer's instructions).
         logs: list[Row] = [(batch.project_id, *record, received_us)
                            for batch in batches for record in batch.logs]
         if not logs:
             return
-        if self.copy:  # the staged insert sorts them
+        if self.copy:
             self.staging.insert(cursor, self.staged_logs, logs)
         else:
-            cursor.executemany(self.logs_sql, sorted(logs, key=_LOG_KEY))
+            cursor.executemany(self.logs_sql, logs)
 
     def _errors(self, cursor: Any, batches: Sequence[WireBatch], received_us: int
                 ) -> tuple[Sequence[WireBatch], Sequence[Row]]:

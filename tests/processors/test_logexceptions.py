@@ -209,6 +209,16 @@ def test_a_record_without_exception_type_or_message_is_no_error(
     assert batch.errors == []
 
 
+def test_a_record_whose_bytes_name_no_marker_is_left_unread() -> None:
+    """Passed over on its encoded bytes, which the stored body then reuses."""
+    plain = otlp_record({"http.route": "/x", "exception.escaped": True})
+    marked = otlp_record({"exception.message": "disk full"})
+    batch = process(Batch(project_id=1, logs=[plain, marked]))
+    assert len(batch.errors) == 1
+    assert plain.untouched and plain.otlp_bytes() is plain.otlp_bytes()
+    assert plain.otlp_bytes() == plain.otlp.SerializeToString()
+
+
 def test_an_exception_outside_a_trace_has_no_key_and_is_never_merged() -> None:
     record = otlp_record({"exception.message": "disk full"}, trace_id="", span_id="")
     (error,) = process(Batch(project_id=1, logs=[record])).errors

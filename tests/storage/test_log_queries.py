@@ -171,3 +171,38 @@ def test_cursor_text_round_trip_and_refusals() -> None:
     for bad in ("", "x", "-1", "1.zz", "9" * 20, f"{2**63}", "1." + "00" * 17, "1.abc"):
         with pytest.raises(ValueError):
             lq.Cursor.parse(bad)
+
+
+def test_attribute_values_of_every_kind_at_the_top_level_only(db: tuple[Store, int]) -> None:
+    """Attributes are searched in the stored body (storage/logbody.py): each kind of
+    value reads as its JSON text, and the same pair inside a map, a list or the body
+    is not the record's attribute."""
+    store, _ = db
+    with store.writer.begin() as conn:
+        project = keys.ensure_project(conn, "kinds")
+    records = [
+        log(1, "bytes", raw=b"\x00\x01"),
+        log(2, "list", tags=[1, "a", True]),
+        log(3, "map", ctx={"user.id": 7, "deep": {"k": "v"}}),
+        log(4, "nan", x=float("nan"), big=2**70, neg=-3, small=1e-7),
+        log(5, {"user.id": 7}, note="user.id=7"),
+        log(6, "empty", blank="", unset=None),
+    ]
+    with store.writer.begin() as conn:
+        write_batches(conn, [Batch(project, logs=records)], 1)
+
+    def found(key: str, value: str) -> list[Any]:
+        return bodies(store, project, attributes=((key, value),))
+
+    assert found("raw", "AAE=") == ["bytes"]
+    assert found("tags", '[1,"a",true]') == ["list"]
+    assert found("ctx", '{"user.id":7,"deep":{"k":"v"}}') == ["map"]
+    assert found("user.id", "7") == []  # nested in a map value, or the body's own
+    assert found("k", "v") == []
+    assert found("x", "NaN") == ["nan"]
+    assert found("big", str(2**70)) == ["nan"]  # past 64 bits: kept as its text
+    assert (found("neg", "-3"), found("small", "1e-07")) == (["nan"], ["nan"])
+    assert found("note", "user.id=7") == [{"user.id": 7}]
+    assert found("blank", "") == ["empty"]
+    assert found("unset", "null") == found("unset", "") == []
+    assert found("\ud800", "x") == found("raw", "\ud800") == []  # no UTF-8: nothing

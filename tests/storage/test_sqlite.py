@@ -37,3 +37,16 @@ def test_a_connection_opens_at_once_while_another_holds_the_write_lock(tmp_path:
     writer.execute("COMMIT")
     reader.close()
     writer.close()
+
+
+def test_bytes_bind_as_the_same_blob(tmp_path: Path) -> None:
+    """bytes go through the registered adapter (a bytearray), which SQLite stores as
+    the BLOB bytes were: read back as bytes, equal, typed blob, found by equality."""
+    conn = _open(tmp_path / "blob.db")
+    conn.execute("CREATE TABLE t (a BLOB)")
+    conn.executemany("INSERT INTO t VALUES (?)", [(b"\x00\x01k",), (b"",)])
+    assert conn.execute("SELECT a, typeof(a) FROM t WHERE a = ?", (b"\x00\x01k",)).fetchall(
+        ) == [(b"\x00\x01k", "blob")]
+    assert conn.execute("SELECT instr(a, ?) FROM t WHERE length(a) = 3", (b"k",)).fetchone(
+        ) == (3,)
+    conn.close()
