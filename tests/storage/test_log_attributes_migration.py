@@ -1,7 +1,7 @@
 """Migration 0031 (storage/migrations/versions/0031_log_attributes_in_body.py) on SQLite
 and PostgreSQL: records stored at 0032 (the revision before 0031), with their
-attributes as a JSON column too, read back and are found by attribute after the column is dropped; downgrading fills
-the column again from the bodies."""
+attributes as a JSON column too, read back and are found by attribute after the
+column is dropped; downgrading fills the column again from the bodies."""
 
 from __future__ import annotations
 
