@@ -192,7 +192,8 @@ def _title(kind: str, subject: str, d: Mapping[str, Any]) -> str:
     threshold = d.get("threshold", d.get("p95_ms"))
     recovered = d.get("state") == "recovered"
     if kind == "new_group":
-        return f"New error: {_error(subject, d)}"
+        what = "performance issue" if d.get("issue_type") == "performance" else "error"
+        return f"New {what}: {_error(subject, d)}"
     if kind == "regression":
         return f"Regression: {_error(subject, d)}"
     if kind == "frequency":

@@ -94,10 +94,13 @@ def _origin(error: Row | None, exception_class: str, message: str) -> dict[str, 
 
 
 def record(cursor: Any, dialect: str, new: Iterable[NewGroup], reopened: Iterable[Reopened],
-           deltas: dict[GroupKey, Any], stored: Sequence[Row], now_us: int) -> None:
+           deltas: dict[GroupKey, Any], stored: Sequence[Row], now_us: int,
+           issue_type: str = "error") -> None:
     """Insert the facts of the commit's new and reopened groups. `deltas` are the
     commit's group deltas (their count and last seen), `stored` the insert rows of
-    the errors it stored, which name each fact's environment, service and release."""
+    the errors it stored, which name each fact's environment, service and release;
+    `issue_type` is the groups' (storage/writer/detect.py commits `performance` ones
+    apart), named in the details of any other than errors."""
     new, reopened = list(new), list(reopened)
     if not new and not reopened:
         return
@@ -105,10 +108,11 @@ def record(cursor: Any, dialect: str, new: Iterable[NewGroup], reopened: Iterabl
     wanted.update((r.project_id, r.fingerprint) for r in reopened)
     first = _first_errors(stored, wanted)
     facts: list[Row] = []
+    kind = {} if issue_type == "error" else {"issue_type": issue_type}
     for g in new:
         key = (g.project_id, g.fingerprint)
         details = {**_origin(first.get(key), g.exception_class, g.message), "count": g.count,
-                   "first_seen_us": g.first_seen_us, "last_seen_us": g.last_seen_us}
+                   "first_seen_us": g.first_seen_us, "last_seen_us": g.last_seen_us, **kind}
         facts.append((g.project_id, "new_group", g.fingerprint,
                       dedupe_key(f"new_group:{g.fingerprint}"), g.first_seen_us,
                       jsontext.dumps(details), now_us))
@@ -120,7 +124,7 @@ def record(cursor: Any, dialect: str, new: Iterable[NewGroup], reopened: Iterabl
                    "count": r.count_before + (delta.count if delta else 0),
                    "first_seen_us": r.first_seen_us,
                    "last_seen_us": max(r.at_us, delta.last_seen_us if delta else 0),
-                   "reopen_count": r.reopen_count}
+                   "reopen_count": r.reopen_count, **kind}
         facts.append((r.project_id, "regression", r.fingerprint,
                       dedupe_key(f"regression:{r.fingerprint}:{r.reopen_count}"), r.at_us,
                       jsontext.dumps(details), now_us))

@@ -103,9 +103,11 @@ class BatchWriter:
         # The facts of traces not yet complete, for the performance detectors.
         self.traces = TraceWatch(trace_wait_s)
 
-    def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int) -> None:
+    def write(self, cursor: Any, batches: Sequence[tuple[Any, ...]], received_us: int,
+              issue_type: str = "error") -> None:
         """Write wire batches, named (WireBatch) or as the plain tuples they are pickled
-        as (storage/wire/batch.py's encode)."""
+        as (storage/wire/batch.py's encode); `issue_type`: their errors' groups'
+        (storage/writer/detect.py writes `performance` findings apart)."""
         named = [WireBatch._make(batch) for batch in batches]
         if self.copy:
             self.staging.begin(cursor)
@@ -114,7 +116,7 @@ class BatchWriter:
         # Without the copies of errors stored before (storage/writer/occurrences.py):
         # groups and facets count the errors stored, once.
         counted, stored = self._errors(cursor, named, received_us)
-        write_groups(cursor, self.dialect, counted, stored, received_us)
+        write_groups(cursor, self.dialect, counted, stored, received_us, issue_type)
         write_facets(cursor, self.dialect, stored)
         self._deploys(cursor, named, received_us)
         write_requests(cursor, self.dialect, named)

@@ -174,7 +174,7 @@ class FindingsWriter:
         self.writer = writer  # storage/writer/commit.py's BatchWriter
 
     def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
-        self.writer.write(cursor, batches, received_us)
+        self.writer.write(cursor, batches, received_us, ISSUE_TYPE)
         mark_performance(cursor, self.writer.dialect, batches)
 
     def committed(self) -> None:

@@ -213,10 +213,12 @@ def _upsert(cursor: Any, dialect: str, ordered: list[tuple[GroupKey, GroupDelta]
 
 
 def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch],
-                 stored: Sequence[Row] = (), received_us: int = 0) -> None:
+                 stored: Sequence[Row] = (), received_us: int = 0,
+                 issue_type: str = "error") -> None:
     """Reopen, upsert and count the commit's groups, and record the alert facts of
     those it inserted or reopened; `stored` are the insert rows of the errors it
-    stored, `received_us` the commit's time."""
+    stored, `received_us` the commit's time, `issue_type` the groups' (named in their
+    alert facts)."""
     groups = _merge_groups(batches)
     touched = set(groups).union(*({(b.project_id, _REOPEN(r)[0]) for r in b.reopen}
                                   for b in batches))
@@ -226,11 +228,12 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch],
     # A regression of a target reopened by a source's error names that error.
     facts = {**{merged[k]: d for k, d in groups.items() if k in merged}, **groups}
     if not groups:
-        alert_facts.record(cursor, dialect, (), reopened, facts, stored, received_us)
+        alert_facts.record(cursor, dialect, (), reopened, facts, stored, received_us,
+                           issue_type)
         return
     ordered = sorted(groups.items())
     new = _upsert(cursor, dialect, ordered)
-    alert_facts.record(cursor, dialect, new, reopened, facts, stored, received_us)
+    alert_facts.record(cursor, dialect, new, reopened, facts, stored, received_us, issue_type)
     h = HOURLY
     upsert_rows(cursor, dialect, h, ("project_id", "fingerprint", "hour", "count"),
                 ("int4", "text", "int8", "int8"),
