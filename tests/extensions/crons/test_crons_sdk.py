@@ -11,9 +11,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +22,7 @@ from tests.dashboard.data import ADMIN_TOKEN
 from tests.extensions.alerts.test_delivery import alerts_env, alerts_of, settled, wait_until
 from tests.receiver.sentry.helpers import KEY, KEYS, dsn, project_id
 from tests.support.alert_receiver import AlertReceiver, receiving
-from tests.support.postgres import fresh_database
-from tests.support.server import Server, collectors
-from tests.support.templates import migrated_sqlite
+from tests.support.server import Server
 
 HERE = Path(__file__).resolve().parent
 # Long (tests/conftest.py): a missed check-in takes a minute of the clock.
@@ -76,8 +72,8 @@ def start_of_a_minute() -> None:
         time.sleep((62 - second) % 60)
 
 
-def on_time_then_failing_then_skipped_then_back(start: Callable[..., Server], db_url: str
-                                                ) -> None:
+def test_a_monitored_job_on_time_then_failing_then_skipped_then_back(
+        db_url: str, start: Callable[..., Server]) -> None:
     with receiving() as receiver:
         server = collector(start, db_url, receiver)
         start_of_a_minute()
@@ -161,8 +157,8 @@ def test_the_curl_check_in_door(db_url: str, start: Callable[..., Server]) -> No
         assert KEY not in server.log()
 
 
-def two_collectors_alert_a_missed_check_in_once(start: Callable[..., Server], pg_url: str
-                                                ) -> None:
+def test_two_collectors_on_one_database_alert_a_missed_check_in_once(
+        pg_url: str, start: Callable[..., Server]) -> None:
     with receiving() as receiver:
         first = collector(start, pg_url, receiver)
         second = collector(start, pg_url, receiver)
@@ -183,57 +179,3 @@ def two_collectors_alert_a_missed_check_in_once(start: Callable[..., Server], pg
         assert first.query("SELECT count(*) FROM cron_incidents") == [(1,)]
         assert first.query("SELECT count(*) FROM alert_facts WHERE kind = 'cron_missed'") == [
             (1,)]
-
-
-# The scenarios above wait for a check-in to be missed: up to a minute of the clock
-# each, and nothing the product lets shorten (a schedule's unit is the minute). Run
-# one after another they took three minutes. Here the module's first test, whichever
-# it is, starts every selected one at once, each in a thread with its own database,
-# collectors and webhook receiver, so that their minutes overlap each other and the
-# module's other tests; each scenario's test then takes its outcome (a failure or a
-# skip in the thread is raised in the test). `--dist loadfile` (make test) keeps a
-# module's tests in one process; spread over several, each would run them all.
-SCENARIOS: dict[str, Callable[[Callable[..., Server], str], None]] = {
-    "test_a_monitored_job_on_time_then_failing_then_skipped_then_back":
-        on_time_then_failing_then_skipped_then_back,
-    "test_two_collectors_on_one_database_alert_a_missed_check_in_once":
-        two_collectors_alert_a_missed_check_in_once,
-}
-
-
-def _run(scenario: Callable[[Callable[..., Server], str], None], store: str, folder: Path
-         ) -> None:
-    with ExitStack() as stack:
-        # The database first, so that it is dropped after the collectors stopped.
-        url = (migrated_sqlite(folder / "sounding.db") if store == "sqlite"
-               else stack.enter_context(fresh_database(migrated=True)))
-        scenario(stack.enter_context(collectors(folder)), url)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def side_by_side(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-                 ) -> Iterator[dict[str, Future[None]]]:
-    """The running scenarios of this module's selected tests, by test id."""
-    chosen = [item for item in request.session.items if isinstance(item, pytest.Function)
-              and item.module is request.module and item.originalname in SCENARIOS]
-    with ThreadPoolExecutor(max(1, len(chosen)), thread_name_prefix="cron-scenario") as pool:
-        yield {item.nodeid: pool.submit(
-            _run, SCENARIOS[item.originalname],
-            str(item.callspec.params["db"]) if hasattr(item, "callspec") else "postgres",
-            tmp_path_factory.mktemp("scenario")) for item in chosen}
-
-
-def outcome(request: pytest.FixtureRequest, running: dict[str, Future[None]]) -> None:
-    running[request.node.nodeid].result(timeout=300)
-
-
-@pytest.mark.parametrize("db", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_a_monitored_job_on_time_then_failing_then_skipped_then_back(
-        db: str, side_by_side: dict[str, Future[None]], request: pytest.FixtureRequest
-        ) -> None:
-    outcome(request, side_by_side)
-
-
-def test_two_collectors_on_one_database_alert_a_missed_check_in_once(
-        side_by_side: dict[str, Future[None]], request: pytest.FixtureRequest) -> None:
-    outcome(request, side_by_side)
