@@ -39,6 +39,12 @@ PEER_SERVICE, PEER_DATABASE, PEER_MESSAGING, PEER_HTTP, PEER_HOST = (
     "service", "database", "messaging", "http", "host")
 # The resource attributes that name a service's environment, the newer first.
 ENV_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
+
+
+def environment_of(resource: dict[str, Any]) -> str:
+    """A resource's environment (ENV_ATTRIBUTES, the first set), "" when none."""
+    return next((str(resource[a]) for a in ENV_ATTRIBUTES if a in resource), "")
+
 # The lengths of the rollups' columns (storage/rows.py): longer values are cut.
 SERVICE_LENGTH, PEER_LENGTH, OPERATION_LENGTH = 200, 500, 1000
 

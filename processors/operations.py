@@ -29,11 +29,11 @@ from model.operations import (
     CLIENT,
     CONSUMER,
     DATABASE,
-    ENV_ATTRIBUTES,
     PEER_SERVICE,
     SERVER,
     SERVICE_LENGTH,
     add,
+    environment_of,
     operation_of,
 )
 from model.records import (
@@ -116,8 +116,8 @@ class OperationFolder:
             resource = span.resource_attributes
             label = labels.get(id(resource))
             if label is None:
-                label = labels[id(resource)] = (span.service_name[:SERVICE_LENGTH], next(
-                    (str(resource[a])[:200] for a in ENV_ATTRIBUTES if a in resource), ""))
+                label = labels[id(resource)] = (span.service_name[:SERVICE_LENGTH],
+                                                environment_of(resource)[:200])
             service, env = label
             minute = span.start_ns // 60_000_000_000 * 60
             duration_ms = (span.end_ns - span.start_ns) / 1_000_000

@@ -9,7 +9,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from model.component import Processor
-from model.operations import ENV_ATTRIBUTES
+from model.operations import environment_of
 from model.policy import DEFAULT
 from model.records import SPAN_KIND_SERVER, STATUS_CODE_ERROR, Batch, RequestMetric, Span
 from processors.operations import OperationFolder
@@ -37,8 +37,7 @@ def request_from_span(span: Span) -> RequestMetric | None:
     method = span.semantic.get("http.request.method")
     if span.kind != SPAN_KIND_SERVER or not method:
         return None
-    env = next((str(span.resource_attributes[a]) for a in ENV_ATTRIBUTES
-                if a in span.resource_attributes), "")
+    env = environment_of(span.resource_attributes)
     return RequestMetric(
         method=str(method).upper()[:16],
         route=_route(span),

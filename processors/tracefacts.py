@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from model.detectors import DATABASE, HTTP, ROOT, DetectorSettings
-from model.operations import ENV_ATTRIBUTES, OPERATION_LENGTH, SERVICE_LENGTH
+from model.operations import OPERATION_LENGTH, SERVICE_LENGTH, environment_of
 from model.records import Batch, Span
 
 _NS_PER_MS = 1_000_000
@@ -63,7 +63,7 @@ class FactNoter:
         if labels is None:
             labels = self._labels[id(resource)] = (
                 str(resource.get("service.version") or "")[:200],
-                next((str(resource[a])[:200] for a in ENV_ATTRIBUTES if a in resource), ""))
+                environment_of(resource)[:200])
         self.out.append((span.trace_id, span.span_id, span.parent_span_id, ROOT,
                          span.service_name[:SERVICE_LENGTH], name[:OPERATION_LENGTH],
                          span.start_ns, span.end_ns, *labels))

@@ -18,7 +18,7 @@ import hashlib
 import math
 from typing import Any
 
-from model.operations import ENV_ATTRIBUTES
+from model.operations import environment_of
 from model.records import (
     EXPONENTIAL_HISTOGRAM,
     GAUGE,
@@ -175,8 +175,7 @@ def encode_metrics(points: list[MetricPoint], resources: ResourceRows
         if to_ms:
             attrs = p.attributes
             method = attrs.get("http.request.method") or attrs.get("http.method") or ""
-            env = next((str(p.resource_attributes[a]) for a in ENV_ATTRIBUTES
-                        if a in p.resource_attributes), "")
+            env = environment_of(p.resource_attributes)
             request = (p.service_name[:200], env[:200], str(method).upper()[:16],
                        str(attrs.get("http.route") or "")[:500], _status(attrs))
         else:
