@@ -328,6 +328,11 @@ FACET_KEY = _form(
 )
 
 ERROR_GROUPS = "error_groups"
+# What kind of issue a group is (error_groups.issue_type): `error` (errors, grouped by
+# model/fingerprint.py) or `performance` (a problem the detectors found in traces:
+# model/detectors.py, storage/writer/detect.py). Here for the writer, which imports no
+# schema.
+ISSUE_TYPES = ("error", "performance")
 ERROR_GROUP_HOURLY = "error_group_hourly"
 ERROR_STATUS_CHANGES = "error_status_changes"
 REQUEST_ROLLUPS = "request_rollups"

@@ -12,9 +12,7 @@ from storage.schema.columns import column, form_columns, metadata
 # filter on (storage/queries/errors.py, the dashboard): declared here, beside the
 # column that holds it, and imported everywhere else.
 GROUP_STATUSES = ("open", "resolved", "ignored")
-# What kind of issue a group is: `error` (errors, grouped by model/fingerprint.py) or
-# `performance` (a problem the detectors found in traces: model/detectors.py).
-ISSUE_TYPES = ("error", "performance")
+ISSUE_TYPES = rows.ISSUE_TYPES
 
 error_groups = Table(
     rows.ERROR_GROUPS,
@@ -41,7 +39,7 @@ error_groups = Table(
     Column("snooze_per_hour", BigInteger, nullable=True),
     # Merged into that group (storage/groups/merge.py; reads add this one's counts to it).
     Column("merged_into", Integer, nullable=True),
-    # One of ISSUE_TYPES (migration 0032); set by storage/writer/detect.py.
+    # One of ISSUE_TYPES (migration 0032), set when the writer inserts the group.
     Column("issue_type", String(16), nullable=False, server_default="error"),
     UniqueConstraint("project_id", "fingerprint", name="uq_error_groups_project_fingerprint"),
     Index("ix_error_groups_project_last_seen", "project_id", "last_seen_us"),

@@ -33,7 +33,6 @@ from model.groupcounts import count_errors
 from storage import jsontext, rows
 from storage.rows import Row, WireBatch
 from storage.writer.group_deltas import group_rows, reopen_rows
-from storage.writer.placeholders import mark
 
 MAX_TRACES = 20_000
 MAX_FACTS = 2_000
@@ -155,27 +154,15 @@ def findings_batches(found: dict[int, list[tuple[str, Finding]]]) -> list[WireBa
     return out
 
 
-def mark_performance(cursor: Any, dialect: str, batches: Sequence[WireBatch]) -> None:
-    """Name the groups of the findings `performance` (a group is made by its first
-    occurrence as an error group: the upsert is the errors' own)."""
-    marker = mark(dialect)
-    keys = sorted({(batch.project_id, row[0]) for batch in batches for row in batch.groups})
-    cursor.executemany(
-        f"UPDATE {rows.ERROR_GROUPS} SET issue_type = {marker} WHERE project_id = {marker} "
-        f"AND fingerprint = {marker} AND issue_type <> {marker}",
-        [(ISSUE_TYPE, project_id, fingerprint, ISSUE_TYPE) for project_id, fingerprint in keys])
-
-
 class FindingsWriter:
     """One commit of findings (`Database.transaction`'s writer): the errors' group
-    commit, then the groups named `performance`."""
+    commit, whose groups it inserts are `performance` ones."""
 
     def __init__(self, writer: Any) -> None:
         self.writer = writer  # storage/writer/commit.py's BatchWriter
 
     def write(self, cursor: Any, batches: Sequence[WireBatch], received_us: int) -> None:
         self.writer.write(cursor, batches, received_us, ISSUE_TYPE)
-        mark_performance(cursor, self.writer.dialect, batches)
 
     def committed(self) -> None:
         self.writer.committed()

@@ -15,7 +15,7 @@ from typing import Any
 from model import histogram
 from model.groupcounts import GroupDelta
 from storage import rows
-from storage.rows import FACET_LENGTH, Row, WireBatch
+from storage.rows import FACET_LENGTH, ISSUE_TYPES, Row, WireBatch
 from storage.writer import alert_facts, group_deltas, in_chunks, snooze
 from storage.writer import merged as writer_merged
 from storage.writer.alert_facts import NewGroup, Reopened
@@ -162,20 +162,25 @@ def _reopen(cursor: Any, dialect: str, batches: Sequence[WireBatch],
     return reopened
 
 
-def _upsert_sql(dialect: str, n: int) -> str:
+def _upsert_sql(dialect: str, n: int, issue_type: str) -> str:
     """SQLite: `n` rows of values. PostgreSQL: one row per element of seven arrays,
-    however many groups (storage/writer/copy.py's `upsert_rows` says why)."""
+    however many groups (storage/writer/copy.py's `upsert_rows` says why). A group
+    inserted is of `issue_type` (one of the schema's ISSUE_TYPES, a literal here)."""
+    if issue_type not in ISSUE_TYPES:
+        raise ValueError(f"issue_type must be one of {ISSUE_TYPES}, got {issue_type!r}")
     q, g = mark(dialect), GROUPS
     latest = f'excluded.last_seen_us >= "{g}".last_seen_us'
     if dialect == "postgresql":
-        source = ("SELECT p, f, c, m, fs, ls, n, 'open', 0 FROM unnest(%s::int4[], "
+        source = (f"SELECT p, f, c, m, fs, ls, n, 'open', 0, '{issue_type}' "
+                  "FROM unnest(%s::int4[], "
                   "%s::text[], %s::text[], %s::text[], %s::int8[], %s::int8[], %s::int8[]) "
                   "AS u(p, f, c, m, fs, ls, n)")
     else:
-        source = "VALUES " + ", ".join([f"({q}, {q}, {q}, {q}, {q}, {q}, {q}, 'open', 0)"] * n)
+        source = "VALUES " + ", ".join(
+            [f"({q}, {q}, {q}, {q}, {q}, {q}, {q}, 'open', 0, '{issue_type}')"] * n)
     return (
         f'INSERT INTO "{g}" (project_id, fingerprint, exception_class, message, first_seen_us, '
-        f"last_seen_us, count, status, reopen_count) {source} "
+        f"last_seen_us, count, status, reopen_count, issue_type) {source} "
         f"ON CONFLICT (project_id, fingerprint) DO UPDATE SET "
         f'count = "{g}".count + excluded.count, '
         f'first_seen_us = {_least(dialect)}("{g}".first_seen_us, excluded.first_seen_us), '
@@ -188,8 +193,8 @@ def _upsert_sql(dialect: str, n: int) -> str:
         "RETURNING project_id, fingerprint, count")
 
 
-def _upsert(cursor: Any, dialect: str, ordered: list[tuple[GroupKey, GroupDelta]]
-            ) -> list[NewGroup]:
+def _upsert(cursor: Any, dialect: str, ordered: list[tuple[GroupKey, GroupDelta]],
+            issue_type: str) -> list[NewGroup]:
     """Add the deltas (in key order, so that PostgreSQL transactions lock groups in
     one order); returns the groups inserted."""
     new: list[NewGroup] = []
@@ -200,7 +205,7 @@ def _upsert(cursor: Any, dialect: str, ordered: list[tuple[GroupKey, GroupDelta]
         values = [(project_id, fingerprint, d.exception_class, d.message,
                    d.first_seen_us, d.last_seen_us, d.count)
                   for (project_id, fingerprint), d in chunk]
-        cursor.execute(_upsert_sql(dialect, len(chunk)),
+        cursor.execute(_upsert_sql(dialect, len(chunk), issue_type),
                        [list(column) for column in zip(*values, strict=True)] if pg
                        else [value for row in values for value in row])
         deltas = dict(chunk)
@@ -217,8 +222,8 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch],
                  issue_type: str = "error") -> None:
     """Reopen, upsert and count the commit's groups, and record the alert facts of
     those it inserted or reopened; `stored` are the insert rows of the errors it
-    stored, `received_us` the commit's time, `issue_type` the groups' (named in their
-    alert facts)."""
+    stored, `received_us` the commit's time, `issue_type` the groups' (the type of
+    those it inserts, named in their alert facts)."""
     groups = _merge_groups(batches)
     touched = set(groups).union(*({(b.project_id, _REOPEN(r)[0]) for r in b.reopen}
                                   for b in batches))
@@ -232,7 +237,7 @@ def write_groups(cursor: Any, dialect: str, batches: Sequence[WireBatch],
                            issue_type)
         return
     ordered = sorted(groups.items())
-    new = _upsert(cursor, dialect, ordered)
+    new = _upsert(cursor, dialect, ordered, issue_type)
     alert_facts.record(cursor, dialect, new, reopened, facts, stored, received_us, issue_type)
     h = HOURLY
     upsert_rows(cursor, dialect, h, ("project_id", "fingerprint", "hour", "count"),
