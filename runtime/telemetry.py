@@ -15,10 +15,11 @@ processes' values add up (`multiprocess_mode`; ignored in one process).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import platform
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from typing import Any
 
@@ -50,6 +51,34 @@ def child(metric: Counter | Histogram, *labels: str) -> Any:
     lock, a dict), and a request's own counters asked it twice. Only for label values
     from a fixed set (endpoints, signals): each one is kept for good."""
     return metric.labels(*labels)
+
+
+def once_per_turn(update: Callable[[], None]) -> Callable[[], None]:
+    """A function that runs `update` at the end of this turn of the event loop, once
+    however often it is called in the turn (at once, with no loop running). For gauges
+    that follow a value changed by every request (the write queue, the bodies being
+    read): under load a turn serves several requests, and a gauge's `set` (a lock, a
+    float, and in a serve group a write to a shared file) is then paid once per turn."""
+    due = False
+
+    def run() -> None:
+        nonlocal due
+        due = False
+        update()
+
+    def soon() -> None:
+        nonlocal due
+        if due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            update()
+            return
+        due = True
+        loop.call_soon(run)
+
+    return soon
 
 
 def build_info(event_loop: str = "") -> None:

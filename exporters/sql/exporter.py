@@ -97,6 +97,7 @@ class SqlExporter(Exporter):
         self._started = False
         self._closing = False
         self._shedding = False
+        self._gauges_soon = telemetry.once_per_turn(self._gauges)
 
     # Lifecycle.
 
@@ -182,8 +183,13 @@ class SqlExporter(Exporter):
             if outcome is None and seconds is not None:  # one worker observes a commit
                 telemetry.COMMIT_SECONDS.observe(seconds)
                 telemetry.COMMIT_RECORDS.observe(records)
+            # Counted once per answer (a group commit's requests), not per request.
+            accepted: dict[str, int] = {}
             for seq in seqs:
-                self._settle(seq, outcome)
+                self._settle(seq, outcome, accepted)
+            for signal_name, n in accepted.items():
+                if n:
+                    telemetry.child(telemetry.ACCEPTED, signal_name).inc(n)
         # "bye": the writer drained at shutdown; its channel closes next.
 
     def _writer_gone(self, code: int | None) -> None:
@@ -249,7 +255,7 @@ class SqlExporter(Exporter):
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending[seq] = _Pending(future, records, size, counts)
         self.queue.add(records, size)
-        self._gauges()
+        self._gauges_soon()
         # Only the pickled payload is kept until the commit: it is what bounds memory.
         self._writer.send(("batch", seq, records), encoded.payload)
         await future
@@ -260,16 +266,23 @@ class SqlExporter(Exporter):
         if not self._writer.ready:
             raise StoreUnavailable("the store writer is restarting", self.retry_after)
 
-    def _settle(self, seq: int, outcome: tuple[str, str] | None) -> None:
+    def _settle(self, seq: int, outcome: tuple[str, str] | None,
+                accepted: dict[str, int] | None = None) -> None:
+        """Answer request `seq`. Its records committed are added to `accepted` (for the
+        caller to count), or counted here when it is None."""
         item = self._pending.pop(seq, None)
         if item is None:
             return
         self.queue.remove(item.records, item.size)
-        self._gauges()
+        self._gauges_soon()
         if outcome is None:
             for signal_name, n in item.counts.items():
-                if n:
+                if not n:
+                    continue
+                if accepted is None:
                     telemetry.child(telemetry.ACCEPTED, signal_name).inc(n)
+                else:
+                    accepted[signal_name] = accepted.get(signal_name, 0) + n
             error: BaseException | None = None
         elif outcome[0] == "unavailable":
             error = StoreUnavailable("the store cannot be reached", self.retry_after)

@@ -41,6 +41,7 @@ class BodyBudget:
         # that a budget set below the body limit does not refuse a large body forever.
         self.held = QueueBound(None, max_bytes)
         self._gauge = telemetry.BODY_BYTES.labels(name) if name else None
+        self._gauge_soon = telemetry.once_per_turn(self._set_gauge)
 
     def fits(self, size: int) -> bool:
         return self.held.takes(0, size)
@@ -51,12 +52,16 @@ class BodyBudget:
                              self.retry_after)
         self.held.add(0, size)
         if self._gauge is not None:
-            self._gauge.set(self.held.bytes)
+            self._gauge_soon()
 
     def give_back(self, size: int) -> None:
         self.held.remove(0, size)
         if self._gauge is not None:
-            self._gauge.set(self.held.bytes)
+            self._gauge_soon()
+
+    def _set_gauge(self) -> None:
+        assert self._gauge is not None
+        self._gauge.set(self.held.bytes)
 
 
 class BodyReader:
