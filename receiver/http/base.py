@@ -56,7 +56,8 @@ class BaseHandler(RequestHandler):
 
     def clear(self) -> None:
         # RequestHandler.clear as Tornado 6 writes it, with the Date of this second
-        # (date_header) instead of one formatted for every response, and our Server.
+        # (date_header) instead of one formatted for every response, and our Server
+        # (so set_default_headers need not set it again: a set_header checks its value).
         self._headers = httputil.HTTPHeaders({"Server": "sounding",
                                               "Content-Type": "text/html; charset=UTF-8",
                                               "Date": date_header()})
@@ -64,9 +65,6 @@ class BaseHandler(RequestHandler):
         self._write_buffer: list[bytes] = []
         self._status_code = 200
         self._reason = httputil.responses[200]
-
-    def set_default_headers(self) -> None:
-        self.set_header("Server", "sounding")
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs["exc_info"][1] if "exc_info" in kwargs else HTTPError(status_code)
