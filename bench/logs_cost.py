@@ -78,15 +78,19 @@ def worker(body: bytes) -> Any:
 
 
 class Writing:
-    """The writer process's side: wire batches in, one transaction per commit."""
+    """The writer process's side: wire batches in, one transaction per commit. Each
+    request is `template` made unique, through `work` (a decode worker's part) to its
+    pickled wire batch; logs by default (bench/span_stages.py passes spans)."""
 
-    def __init__(self, folder: str) -> None:
-        path = Path(folder) / "logs.db"
+    def __init__(self, folder: str, template: payloads.Template | None = None,
+                 work: Callable[[bytes], Any] | None = None) -> None:
+        path = Path(folder) / "writer.db"
         Store(f"sqlite:///{path}").upgrade()
         self.conn = sqlite3.connect(path, isolation_level=None)
         sqlite.apply_pragmas(self.conn, "NORMAL")
         self.writer = BatchWriter("sqlite")
-        self.template = payloads.logs_proto(0)
+        self.template = template or payloads.logs_proto(0)
+        self.work = work or worker
         self.n = 0
 
     def payloads(self, requests: int) -> list[bytes]:
@@ -95,7 +99,7 @@ class Writing:
         for _ in range(requests):
             self.n += 1
             body = self.template.render(self.n, payloads.BASE_NS + self.n * 10**9)
-            out.append(worker(body).payload)
+            out.append(self.work(body).payload)
         return out
 
     def write(self, payloads_: list[bytes]) -> float:

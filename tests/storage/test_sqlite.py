@@ -40,8 +40,9 @@ def test_a_connection_opens_at_once_while_another_holds_the_write_lock(tmp_path:
 
 
 def test_bytes_bind_as_the_same_blob(tmp_path: Path) -> None:
-    """bytes go through the registered adapter (a bytearray), which SQLite stores as
-    the BLOB bytes were: read back as bytes, equal, typed blob, found by equality."""
+    """bytes go through the registered adapter (bytes.__bytes__, the same object), which
+    SQLite stores as a BLOB: read back as bytes, equal, typed blob, found by equality;
+    an empty one is a BLOB too, not NULL."""
     conn = _open(tmp_path / "blob.db")
     conn.execute("CREATE TABLE t (a BLOB)")
     conn.executemany("INSERT INTO t VALUES (?)", [(b"\x00\x01k",), (b"",)])
@@ -49,4 +50,5 @@ def test_bytes_bind_as_the_same_blob(tmp_path: Path) -> None:
         ) == [(b"\x00\x01k", "blob")]
     assert conn.execute("SELECT instr(a, ?) FROM t WHERE length(a) = 3", (b"k",)).fetchone(
         ) == (3,)
+    assert conn.execute("SELECT typeof(a) FROM t WHERE length(a) = 0").fetchall() == [("blob",)]
     conn.close()
