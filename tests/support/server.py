@@ -63,6 +63,11 @@ class Server:
         """The project of `key`: the first of `keys`."""
         return next(iter(self.keys))
 
+    def project_id(self) -> int:
+        """The project's id in the store."""
+        return int(self.query("SELECT id FROM projects WHERE name = :name",
+                              name=self.project)[0][0])
+
     def project_url(self, path: str = "") -> str:
         """A page of the project's on the dashboard: /projects/<project><path>."""
         return f"{self.base}/projects/{self.project}{path}"
