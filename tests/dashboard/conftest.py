@@ -22,8 +22,6 @@ from tests.support.oidc_provider import IdP, identity_provider
 from tests.support.server import Projects, Server, collectors, project_keys
 
 CHROMIUM = "/usr/bin/chromium"
-# Projects of a `dash_projects` collector: one per test of a module, and a store.
-PROJECTS = 40
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync",
                  "--disable-quic"]
@@ -43,7 +41,7 @@ def dash_projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
     test a project of its own (tests/support/server.py `Projects`): for the tests that
     change what they read (statuses, merges), each in its own project's data."""
     with collectors(tmp_path_factory.mktemp("projects")) as start:
-        yield Projects(start(module_db_url, keys=project_keys(PROJECTS),
+        yield Projects(start(module_db_url, keys=project_keys(),
                              env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN}))
 
 

@@ -151,8 +151,9 @@ class Server:
         return code
 
 
-def project_keys(count: int) -> dict[str, str]:
-    """`count` projects and their keys, for a collector whose tests each take one."""
+def project_keys(count: int = 40) -> dict[str, str]:
+    """`count` projects and their keys, for a collector whose tests each take one (40:
+    more than any module has tests for one store)."""
     return {f"project-{n}": f"test-key-project-{n}" for n in range(count)}
 
 
