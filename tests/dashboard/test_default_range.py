@@ -36,8 +36,7 @@ def shown(session: requests.Session, server: Server, path: str) -> tuple[str, st
 
 
 def group_id(server: Server) -> int:
-    return int(server.query("SELECT id FROM error_groups WHERE project_id = :p ORDER BY id",
-                            p=server.project_id())[0][0])
+    return int(server.project_rows("error_groups", "id", order_by="id")[0][0])
 
 
 def test_fresh_data_opens_on_the_last_hour_and_puts_it_in_the_url(dash: Server) -> None:

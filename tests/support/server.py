@@ -68,6 +68,13 @@ class Server:
         return int(self.query("SELECT id FROM projects WHERE name = :name",
                               name=self.project)[0][0])
 
+    def project_rows(self, table: str, columns: str = "*", order_by: str | None = None
+                     ) -> list[Any]:
+        """The rows of `table` that are the project's."""
+        order = f" ORDER BY {order_by}" if order_by else ""
+        return self.query(f"SELECT {columns} FROM {table} WHERE project_id = :project{order}",
+                          project=self.project_id())
+
     def project_url(self, path: str = "") -> str:
         """A page of the project's on the dashboard: /projects/<project><path>."""
         return f"{self.base}/projects/{self.project}{path}"
