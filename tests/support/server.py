@@ -86,7 +86,9 @@ class Server:
     def for_project(self, project: str) -> Server:
         """This collector as one of its projects sees it: `key`, `project` and what is
         posted with them are that project's (see `Projects`)."""
-        return dataclasses.replace(self, keys={project: self.keys[project]}, _engine=None)
+        # The same engine: its connections are closed when this collector stops.
+        return dataclasses.replace(self, keys={project: self.keys[project]},
+                                   _engine=self.db())
 
     def headers(self, key: str | None = None, **extra: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key or self.key}",
