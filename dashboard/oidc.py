@@ -25,16 +25,16 @@ import hashlib
 import json
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
-from joserfc import jws, jwt
-from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
 from tornado.httpclient import HTTPRequest
 
 from dashboard.oidc_settings import Mapped, ProviderSettings
 from runtime import httppost
+
+if TYPE_CHECKING:
+    from joserfc.jwk import KeySet
 
 CLOCK_SKEW_S = 60
 DISCOVERY_MAX_AGE_S = 3600.0
@@ -177,6 +177,12 @@ class Provider:
 
     async def _key_set(self, kid: str | None) -> KeySet:
         """The provider's keys, with `kid` among them if a bounded refetch finds it."""
+        # joserfc is imported here and in verify, at the first login through a
+        # provider: with the parts of cryptography it loads (X.509 names, PEM) it cost
+        # every collector start about 50 ms of CPU, single sign-on configured or not.
+        from joserfc.errors import JoseError
+        from joserfc.jwk import KeySet
+
         async with self._lock:
             now = time.monotonic()
             stale = self._keys is None or now - self._keys_at > JWKS_MAX_AGE_S
@@ -197,6 +203,9 @@ class Provider:
 
     async def verify(self, id_token: str, nonce: str) -> dict[str, Any]:
         """The ID token's claims, once every check holds; TokenRefused otherwise."""
+        from joserfc import jws, jwt  # here: see _key_set
+        from joserfc.errors import JoseError
+
         try:
             header = jws.extract_compact(id_token.encode()).headers()
         except (JoseError, ValueError) as exc:

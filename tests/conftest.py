@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.postgres import fresh_database
-from tests.support.server import Server, collectors
+from tests.support.server import Projects, Server, collectors, project_keys
 from tests.support.templates import migrated_sqlite
 
 # A test's database fixtures, set up before every other fixture of the test.
@@ -116,6 +116,16 @@ def module_db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     else:
         with fresh_database(migrated=True) as url:
             yield url
+
+
+@pytest.fixture(scope="module")
+def module_projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+                    ) -> Iterator[Projects]:
+    """One collector per module and store, handing each test a project of its own
+    (tests/support/server.py `Projects`): for tests that read back what they stored,
+    each in its own project's data."""
+    with collectors(tmp_path_factory.mktemp("projects")) as start:
+        yield Projects(start(module_db_url, keys=project_keys()))
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ def get(server: Server, path: str, **params: str) -> requests.Response:
 
 def api(server: Server, path: str, **params: str) -> Any:
     """The project's read API at `path`, answered 200."""
-    response = get(server, API + path, **params)
+    response = get(server, f"/api/v1/projects/{server.project}" + path, **params)
     assert response.status_code == 200, response.text
     return response.json()
 

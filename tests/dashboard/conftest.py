@@ -19,7 +19,7 @@ import pytest
 
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.support.oidc_provider import IdP, identity_provider
-from tests.support.server import Server, collectors
+from tests.support.server import Projects, Server, collectors, project_keys
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -32,6 +32,17 @@ def dash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One collector per module, for the read API and page tests that count what the
     whole store holds."""
     yield from _dashboard_server(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def dash_projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[Projects]:
+    """One collector per module and store, with the tests' admin token, handing each
+    test a project of its own (tests/support/server.py `Projects`): for the tests that
+    change what they read (statuses, merges), each in its own project's data."""
+    with collectors(tmp_path_factory.mktemp("projects")) as start:
+        yield Projects(start(module_db_url, keys=project_keys(),
+                             env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN}))
 
 
 def _dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:

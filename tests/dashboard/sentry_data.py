@@ -80,5 +80,6 @@ def sentry_event(**overrides: Any) -> dict[str, Any]:
 
 def post_event(server: Server, event: dict[str, Any]) -> None:
     body = envelope({"event_id": event["event_id"]}, [item("event", event)])
-    response = post_envelope(server, body)
+    response = post_envelope(server, body, key=server.key,
+                             project=server.project_id())
     assert response.status_code == 200, response.text

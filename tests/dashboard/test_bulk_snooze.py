@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import re
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -16,15 +15,16 @@ import requests
 
 from tests.dashboard.data import ADMIN_TOKEN, error, post_ok
 from tests.dashboard.test_error_workflow import XSRF, listing, logged_in, rows
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 BEARER = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 CLASSES = ["SnoozeA", "SnoozeB", "SnoozeC"]
 
 
 @pytest.fixture
-def server(start: Callable[..., Server], db_url: str) -> Server:
-    server = start(db_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+def server(dash_projects: Projects) -> Server:
+    """The module's collector, as a project of this test's own sees it."""
+    server = dash_projects.take()
     post_ok(server, "/ingest/errors/batch", {"errors": [
         error(cls.lower(), exception_class=cls) for cls in CLASSES]})
     return server
@@ -39,10 +39,10 @@ def bulk(session: requests.Session, server: Server, ids: list[str],
          **fields: str) -> requests.Response:
     xsrf = XSRF.search(listing(session, server))
     assert xsrf is not None
-    return session.post(server.base + "/projects/acme/errors/bulk-status", timeout=10,
+    return session.post(server.project_url("/errors/bulk-status"), timeout=10,
                         allow_redirects=False, data={
                             "_xsrf": xsrf.group(1), "group": ids, "action": "snooze",
-                            "back": "/projects/acme/errors?q=snooze", **fields})
+                            "back": f"/projects/{server.project}/errors?q=snooze", **fields})
 
 
 def test_the_bulk_form_snoozes_every_ticked_group(server: Server) -> None:
@@ -53,13 +53,13 @@ def test_the_bulk_form_snoozes_every_ticked_group(server: Server) -> None:
     done = bulk(session, server, [ids["SnoozeA"], ids["SnoozeB"]], snooze_events="2",
                 snooze_hours="", snooze_until="", snooze_per_hour="100")
     assert done.status_code == 303, done.text
-    assert done.headers["Location"] == "/projects/acme/errors?q=snooze"
+    assert done.headers["Location"] == f"/projects/{server.project}/errors?q=snooze"
     assert list(rows(listing(session, server))) == ["SnoozeC"]
     ignored = listing(session, server, status="ignored")
     assert sorted(rows(ignored)) == ["SnoozeA", "SnoozeB"]
     assert ignored.count('snoozed until 3 events in all, or more than 100 in an hour<') == 2
     for cls in ("SnoozeA", "SnoozeB"):
-        page = session.get(f"{server.base}/projects/acme/errors/{ids[cls]}", timeout=10).text
+        page = session.get(server.project_url(f"/errors/{ids[cls]}"), timeout=10).text
         assert 'class="snoozed">3 events in all, or more than 100 in an hour<' in page
         assert '<span class="actor">admin token</span>' in page
     # Two more events of A end its snooze; B stays snoozed.
@@ -78,7 +78,7 @@ def test_a_time_ahead_and_a_duration(server: Server) -> None:
     before = time.time()
     assert bulk(session, server, [ids["SnoozeB"]], snooze_hours="1").status_code == 303
     after = time.time()
-    api = f"{server.base}/api/v1/projects/acme/error-groups"
+    api = server.project_api("/error-groups")
     a = requests.get(f"{api}/{ids['SnoozeA']}", headers=BEARER, timeout=10).json()["group"]
     b = requests.get(f"{api}/{ids['SnoozeB']}", headers=BEARER, timeout=10).json()["group"]
     assert a["snooze_until_us"] == ahead * 1_000_000
@@ -107,7 +107,7 @@ def test_bad_values_are_a_400_on_the_page_and_change_nothing(
     assert response.status_code == 400
     assert '<p class="problem">' in response.text and problem in html.unescape(response.text)
     assert sorted(rows(listing(session, server))) == CLASSES
-    page = session.get(f"{server.base}/projects/acme/errors/{ids['SnoozeA']}", timeout=10).text
+    page = session.get(server.project_url(f"/errors/{ids['SnoozeA']}"), timeout=10).text
     assert 'class="actor"' not in page
 
 
@@ -117,7 +117,7 @@ def test_the_other_buttons_do_not_read_the_snooze_fields(server: Server) -> None
     response = bulk(session, server, [ids["SnoozeA"]], action="", status="ignored",
                     snooze_events="5")
     assert response.status_code == 303
-    group = requests.get(f"{server.base}/api/v1/projects/acme/error-groups/{ids['SnoozeA']}",
+    group = requests.get(server.project_api(f"/error-groups/{ids['SnoozeA']}"),
                          headers=BEARER, timeout=10).json()["group"]
     assert (group["status"], group["snooze_count"]) == ("ignored", None)
 
@@ -125,7 +125,7 @@ def test_the_other_buttons_do_not_read_the_snooze_fields(server: Server) -> None
 def test_the_api_bulk_route(server: Server) -> None:
     session = logged_in(server)
     ids = {cls: int(gid) for cls, gid in rows(listing(session, server)).items()}
-    url = server.base + "/api/v1/projects/acme/error-groups/bulk-status"
+    url = server.project_api("/error-groups/bulk-status")
     two = [ids["SnoozeA"], ids["SnoozeB"]]
     for body, problem in (
             ({"status": "ignored"}, "groups must be a list"),
@@ -153,6 +153,6 @@ def test_the_api_bulk_route(server: Server) -> None:
     reopened = requests.post(url, headers=BEARER, timeout=10,
                              json={"status": "open", "groups": [ids["SnoozeA"]]})
     assert reopened.json() == {"changed": 1}
-    page = session.get(f"{server.base}/projects/acme/errors/{ids['SnoozeA']}", timeout=10).text
+    page = session.get(server.project_url(f"/errors/{ids['SnoozeA']}"), timeout=10).text
     assert len(re.findall(r'class="actor">admin token<', page)) == 2
     assert "Snoozed until" not in page

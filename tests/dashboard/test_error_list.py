@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
 
 import pytest
 import requests
 
 from tests.dashboard.data import ADMIN_TOKEN, XSS, error, post_ok
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 
 @pytest.fixture
-def listing(start: Callable[..., Server], db_url: str) -> Server:
-    server = start(db_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+def listing(dash_projects: Projects) -> Server:
+    """The module's collector, as a project of this test's own sees it."""
+    server = dash_projects.take()
     post_ok(server, "/ingest/errors/batch", {"errors": [
         error("checkout", exception_class="CheckoutError", timestamp="2026-11-20T10:00:00Z",
               environment="prod", release="1.0", service="web"),
@@ -32,7 +32,7 @@ def listing(start: Callable[..., Server], db_url: str) -> Server:
 
 
 def page(server: Server, path: str, **params: str) -> str:
-    response = requests.get(server.base + "/projects/acme" + path, params=params, timeout=10,
+    response = requests.get(server.project_url(path), params=params, timeout=10,
                             headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert response.status_code == 200, response.text
     return response.text
@@ -104,7 +104,7 @@ def test_a_deploy_lists_the_groups_first_seen_in_its_release(listing: Server) ->
     assert 'first seen in release <code class="release">1.1</code>' in with_version
     release_list = with_version[with_version.index('class="new-groups release-groups"'):]
     assert sorted(classes(release_list)) == ["HostileError", "ReportError"]
-    assert re.search(r'href="/projects/acme/errors/\d+"><span class="exception-class">'
-                     r'ReportError', release_list)
+    assert re.search(rf'href="/projects/{listing.project}/errors/\d+">'
+                     r'<span class="exception-class">ReportError', release_list)
     without = text[text.index('data-sha="def456"'):]
     assert "first seen in release" not in without[:without.index("</section>")]

@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
 
 import pytest
 import requests
 
 from tests.dashboard.data import ADMIN_TOKEN, XSS, error, post_ok
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 XSRF = re.compile(r'name="_xsrf" value="([^"]+)"')
 
 
 @pytest.fixture
-def server(start: Callable[..., Server], db_url: str) -> Server:
-    server = start(db_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+def server(dash_projects: Projects) -> Server:
+    """The module's collector, as a project of this test's own sees it."""
+    server = dash_projects.take()
     post_ok(server, "/ingest/errors/batch", {"errors": [
         error("checkout", exception_class="CheckoutError", message="card declined",
               release="1.0"),
@@ -47,7 +47,7 @@ def rows(text: str) -> dict[str, str]:
 
 
 def listing(session: requests.Session, server: Server, **params: str) -> str:
-    response = session.get(server.base + "/projects/acme/errors", params=params, timeout=10)
+    response = session.get(server.project_url("/errors"), params=params, timeout=10)
     assert response.status_code == 200, response.text
     return response.text
 
@@ -63,11 +63,11 @@ def test_search_narrows_the_list_and_stays_in_its_box(server: Server) -> None:
     hostile = listing(session, server, q=XSS + "!")
     assert XSS not in hostile and html.escape(XSS) in hostile  # escaped, not run
     assert "matching" in hostile and not rows(hostile)
-    too_long = session.get(server.base + "/projects/acme/errors", params={"q": "x" * 201},
+    too_long = session.get(server.project_url("/errors"), params={"q": "x" * 201},
                            timeout=10)
     assert too_long.status_code == 400
     assert "'q' must be at most 200" in html.unescape(too_long.text)
-    api = session.get(server.base + "/api/v1/projects/acme/error-groups",
+    api = session.get(server.project_api("/error-groups"),
                       params={"q": "report"}, timeout=10).json()
     assert [g["group"]["fingerprint"] for g in api["items"]] == ["report"] and api["q"] == "report"
     assert api["culprits"] == {"report": "app/billing.py in total"}
@@ -91,10 +91,10 @@ def test_bulk_resolve_then_reopen_records_who_did_it(server: Server) -> None:
     ids = rows(text)
     xsrf = XSRF.search(text)
     assert xsrf is not None
-    url = server.base + "/projects/acme/errors/bulk-status"
+    url = server.project_url("/errors/bulk-status")
     form = {"_xsrf": xsrf.group(1), "status": "resolved",
             "group": [ids["CheckoutError"], ids["ReportError"]],
-            "back": "/projects/acme/errors?q=error"}
+            "back": f"/projects/{server.project}/errors?q=error"}
     forged = session.post(url, data={k: v for k, v in form.items() if k != "_xsrf"},
                           timeout=10, allow_redirects=False)
     assert forged.status_code == 403
@@ -102,19 +102,20 @@ def test_bulk_resolve_then_reopen_records_who_did_it(server: Server) -> None:
         "CheckoutError", "HostileError", "ReportError"]
     done = session.post(url, data=form, timeout=10, allow_redirects=False)
     assert done.status_code == 303
-    assert done.headers["Location"] == "/projects/acme/errors?q=error"
+    assert done.headers["Location"] == f"/projects/{server.project}/errors?q=error"
     assert list(rows(listing(session, server))) == ["HostileError"]
     assert sorted(rows(listing(session, server, status="resolved"))) == [
         "CheckoutError", "ReportError"]
-    group = session.get(f"{server.base}/projects/acme/errors/{ids['CheckoutError']}",
+    group = session.get(server.project_url(f"/errors/{ids['CheckoutError']}"),
                         timeout=10).text
     assert '<span class="actor">admin token</span>' in group
     # Reopened: the header says Open, and no longer "Resolved <time>".
     reopened = session.post(url, data={**form, "status": "open", "back": "//evil.example"},
                             timeout=10, allow_redirects=False)
     assert reopened.status_code == 303
-    assert reopened.headers["Location"] == "/projects/acme/errors"  # only back to the list
-    group = session.get(f"{server.base}/projects/acme/errors/{ids['CheckoutError']}",
+    # Only back to the list.
+    assert reopened.headers["Location"] == f"/projects/{server.project}/errors"
+    group = session.get(server.project_url(f"/errors/{ids['CheckoutError']}"),
                         timeout=10).text
     assert 'id="group-status">Open<' in group and "<dt>Resolved</dt>" not in group
     assert len(re.findall(r'class="actor">admin token<', group)) == 2
@@ -131,7 +132,7 @@ def test_bad_bulk_requests_are_a_400_naming_the_problem(
     session = logged_in(server)
     xsrf = XSRF.search(listing(session, server))
     assert xsrf is not None
-    response = session.post(server.base + "/projects/acme/errors/bulk-status",
+    response = session.post(server.project_url("/errors/bulk-status"),
                             data={**data, "_xsrf": xsrf.group(1)}, timeout=10,
                             allow_redirects=False)
     assert response.status_code == 400 and problem in html.unescape(response.text)
@@ -141,7 +142,7 @@ def test_an_id_beyond_any_group_changes_nothing(server: Server) -> None:
     session = logged_in(server)
     xsrf = XSRF.search(listing(session, server))
     assert xsrf is not None
-    response = session.post(server.base + "/projects/acme/errors/bulk-status",
+    response = session.post(server.project_url("/errors/bulk-status"),
                             data={"_xsrf": xsrf.group(1), "status": "resolved",
                                   "group": ["9" * 19, "4294967296"]},
                             timeout=10, allow_redirects=False)
@@ -160,13 +161,13 @@ def test_resolve_in_next_release_from_the_group_page_the_list_and_the_api(
     ids = rows(text)
     xsrf = XSRF.search(text)
     assert xsrf is not None and 'class="bulk-resolved-next"' in text
-    bulk = session.post(server.base + "/projects/acme/errors/bulk-status?next_release=1",
+    bulk = session.post(server.project_url("/errors/bulk-status?next_release=1"),
                         data={"_xsrf": xsrf.group(1), "status": "resolved",
                               "group": [ids["NextA"]]}, timeout=10, allow_redirects=False)
     assert bulk.status_code == 303
-    page = session.get(f"{server.base}/projects/acme/errors/{ids['NextA']}", timeout=10).text
+    page = session.get(server.project_url(f"/errors/{ids['NextA']}"), timeout=10).text
     assert '<span class="resolved-release">in the release after 3.0</span>' in page
-    group_url = f"{server.base}/projects/acme/errors/{ids['NextB']}/status"
+    group_url = server.project_url(f"/errors/{ids['NextB']}/status")
     one = session.post(group_url, data={"_xsrf": xsrf.group(1), "status": "resolved",
                                         "next_release": "1"}, timeout=10,
                        allow_redirects=False)
@@ -174,7 +175,7 @@ def test_resolve_in_next_release_from_the_group_page_the_list_and_the_api(
     bad = session.post(group_url, data={"_xsrf": xsrf.group(1), "status": "resolved",
                                         "next_release": "yes"}, timeout=10)
     assert bad.status_code == 400 and "next_release must be 1 or 0" in bad.text
-    api = f"{server.base}/api/v1/projects/acme/error-groups/{ids['NextC']}/status"
+    api = server.project_api(f"/error-groups/{ids['NextC']}/status")
     bearer = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     wrong = requests.post(api, json={"status": "resolved", "next_release": "yes"},
                           headers=bearer, timeout=10)
@@ -197,7 +198,7 @@ def test_snooze_from_the_group_page(server: Server) -> None:
     group_id = rows(text)["SnoozyError"]
     xsrf = XSRF.search(text)
     assert xsrf is not None
-    url = f"{server.base}/projects/acme/errors/{group_id}/status"
+    url = server.project_url(f"/errors/{group_id}/status")
     form = {"_xsrf": xsrf.group(1), "status": "ignored", "snooze_events": "2",
             "snooze_hours": "", "snooze_per_hour": "50"}
     for bad, problem in (({"snooze_events": "x"}, "'snooze_events' must be an integer"),
@@ -207,13 +208,13 @@ def test_snooze_from_the_group_page(server: Server) -> None:
         assert response.status_code == 400 and problem in html.unescape(response.text)
     assert session.post(url, data=form, timeout=10,
                         allow_redirects=False).status_code == 303
-    page = session.get(f"{server.base}/projects/acme/errors/{group_id}", timeout=10).text
+    page = session.get(server.project_url(f"/errors/{group_id}"), timeout=10).text
     assert 'class="snoozed">3 events in all, or more than 50 in an hour<' in page
     post_ok(server, "/ingest/errors", error("snoozy", exception_class="SnoozyError"))
     assert "SnoozyError" not in rows(listing(session, server, q="snoozy"))
     post_ok(server, "/ingest/errors", error("snoozy", exception_class="SnoozyError"))
     assert "SnoozyError" in rows(listing(session, server, q="snoozy"))
-    page = session.get(f"{server.base}/projects/acme/errors/{group_id}", timeout=10).text
+    page = session.get(server.project_url(f"/errors/{group_id}"), timeout=10).text
     assert "the snooze ended" in page and 'id="group-status">Open<' in page
 
 
@@ -221,7 +222,7 @@ def test_snooze_through_the_api(server: Server) -> None:
     post_ok(server, "/ingest/errors", error("snooze-api", exception_class="SnoozeApiError"))
     session = logged_in(server)
     group_id = rows(listing(session, server, q="snooze-api"))["SnoozeApiError"]
-    api = f"{server.base}/api/v1/projects/acme/error-groups/{group_id}/status"
+    api = server.project_api(f"/error-groups/{group_id}/status")
     bearer = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     for body, problem in (
             ({"status": "ignored", "snooze": {"weeks": 1}}, "snooze must be an object"),

@@ -5,7 +5,6 @@ PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -13,18 +12,17 @@ import pytest
 import requests
 
 from tests.dashboard.data import ADMIN_TOKEN, error, post_ok
-from tests.support.server import Server
-
-API = "/api/v1/projects/acme"
+from tests.support.server import Projects, Server
 
 
 @pytest.fixture
-def api_server(start: Callable[..., Server], db_url: str) -> Server:
-    return start(db_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+def api_server(dash_projects: Projects) -> Server:
+    """The module's collector, as a project of this test's own sees it."""
+    return dash_projects.take()
 
 
 def get(server: Server, path: str, **params: str) -> requests.Response:
-    return requests.get(server.base + API + path, params=params, timeout=10,
+    return requests.get(server.project_api(path), params=params, timeout=10,
                         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
 
 

@@ -7,21 +7,27 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Iterator
 
 import pytest
 import requests
 
 from tests.dashboard.data import ADMIN_TOKEN, XSS, error, post_ok
-from tests.dashboard.sentry_data import post_event, sentry_event, start_dash_sentry
-from tests.support.server import Server
+from tests.dashboard.sentry_data import post_event, sentry_event
+from tests.support.server import Projects, Server, collectors, project_keys
 
-API = "/api/v1/projects/acme"
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Projects]:
+    """One SQLite collector for the module, with the tests' admin token."""
+    with collectors(tmp_path_factory.mktemp("group-page")) as start:
+        yield Projects(start(keys=project_keys(), env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN}))
 
 
 @pytest.fixture
-def sentry(start: Callable[..., Server], sqlite_url: str) -> Server:
-    return start_dash_sentry(start, sqlite_url)
+def sentry(projects: Projects) -> Server:
+    """The module's collector, as a project of this test's own sees it."""
+    return projects.take()
 
 
 def admin() -> dict[str, str]:
@@ -30,11 +36,11 @@ def admin() -> dict[str, str]:
 
 def group_page(server: Server, exception_class: str | None = None) -> str:
     """The page of the one group (of `exception_class`, when given)."""
-    listed = requests.get(server.base + API + "/error-groups", headers=admin(), timeout=10,
+    listed = requests.get(server.project_api("/error-groups"), headers=admin(), timeout=10,
                           params={"status": "all"}).json()["items"]
     (group,) = [i["group"] for i in listed
                 if exception_class in (None, i["group"]["exception_class"])]
-    response = requests.get(f"{server.base}/projects/acme/errors/{group['id']}",
+    response = requests.get(server.project_url(f"/errors/{group['id']}"),
                             headers=admin(), timeout=10)
     assert response.status_code == 200, response.text
     return response.text
@@ -138,8 +144,7 @@ def test_a_message_event_shows_its_logentry(sentry: Server) -> None:
 
 def test_an_error_without_a_chain_keeps_the_source_and_backtrace_view(sentry: Server) -> None:
     post_ok(sentry, "/ingest/errors", error("plain", exception_class="PlainError",
-                                            tags={"region": "eu"}),
-            key="0123456789abcdef0123456789abcdef")
+                                            tags={"region": "eu"}))
     page = group_page(sentry, "PlainError")
     assert 'class="chain"' not in page
     assert re.search(r'<tr class="failing"><td class="lineno">42</td><td><code>    return '

@@ -5,16 +5,16 @@ PostgreSQL, read back through the read API and the pages."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
 
-from tests.dashboard.apm_support import API, api, get, run_app
+from tests.dashboard.apm_support import api, get, run_app
 from tests.dashboard.data import ADMIN_TOKEN
-from tests.receiver.sentry.helpers import dsn, start_sentry
-from tests.support.server import Server
+from tests.receiver.sentry.helpers import ORIGIN, dsn
+from tests.support.server import Projects, Server, collectors, project_keys
 
 REQUESTS = 4
 
@@ -27,14 +27,25 @@ def _api(server: Server, path: str, **params: str) -> Any:
     return api(server, path, **{"range": "1h", **params})
 
 
+@pytest.fixture(scope="module")
+def apm_projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+                 ) -> Iterator[Projects]:
+    """One collector per module and store, as the Sentry door's tests start it."""
+    with collectors(tmp_path_factory.mktemp("apm")) as start:
+        yield Projects(start(module_db_url, keys=project_keys(),
+                             env={"SOUNDING_CORS_ORIGINS": ORIGIN,
+                                  "SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN}))
+
+
 @pytest.fixture
-def apm_server(start: Callable[..., Server], db_url: str) -> Server:
-    return start_sentry(start, db_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+def apm_server(apm_projects: Projects) -> Server:
+    """The module's collector, as a project of this test's own sees it."""
+    return apm_projects.take()
 
 
 def test_otel_services_their_database_and_the_call_between_them(apm_server: Server) -> None:
     sent = run_app("apm_app.py", apm_server.base + "/ingest/v1/traces",
-                next(iter(apm_server.keys.values())), str(REQUESTS))
+                apm_server.key, str(REQUESTS))
     assert sent["flushed"]
     found = _api(apm_server, "/service-map")
     nodes = {n["id"]: n for n in found["nodes"]}
@@ -63,16 +74,18 @@ def test_otel_services_their_database_and_the_call_between_them(apm_server: Serv
     assert ("database", "SELECT n FROM stock WHERE item = ?") in {
         (o["kind"], o["name"]) for o in stock}
 
-    page = _get(apm_server, "/projects/acme/service-map")
+    home = f"/projects/{apm_server.project}"
+    page = _get(apm_server, home + "/service-map")
     assert page.status_code == 200
-    assert "/projects/acme/traces?" in page.text and "service=inventory" in page.text
-    listed = _get(apm_server, "/projects/acme/operations", service="shop", sort="failing")
+    assert home + "/traces?" in page.text and "service=inventory" in page.text
+    listed = _get(apm_server, home + "/operations", service="shop", sort="failing")
     assert listed.status_code == 200
     assert "SELECT item FROM lines WHERE id = ?" in listed.text
 
 
 def test_sentry_transactions_feed_the_same_rollups(apm_server: Server) -> None:
-    sent = run_app("apm_sentry_app.py", dsn(apm_server), str(REQUESTS))
+    sent = run_app("apm_sentry_app.py", dsn(apm_server, apm_server.key, apm_server.project),
+                   str(REQUESTS))
     found = _api(apm_server, "/service-map")
     nodes = {n["id"]: n for n in found["nodes"]}
     assert nodes["service:checkout"]["stats"]["count"] == REQUESTS
@@ -88,10 +101,12 @@ def test_sentry_transactions_feed_the_same_rollups(apm_server: Server) -> None:
 
 
 def test_bad_arguments_are_400s_naming_them(apm_server: Server) -> None:
-    assert "'service' is required" in _get(apm_server, API + "/operations").text
-    answer = _get(apm_server, API + "/operations", service="x", sort="sideways")
+    read_api = f"/api/v1/projects/{apm_server.project}"
+    assert "'service' is required" in _get(apm_server, read_api + "/operations").text
+    answer = _get(apm_server, read_api + "/operations", service="x", sort="sideways")
     assert answer.status_code == 400 and "sort must be one of" in answer.text
-    assert _get(apm_server, "/projects/acme/operations", sort="x").status_code == 400
+    home = f"/projects/{apm_server.project}"
+    assert _get(apm_server, home + "/operations", sort="x").status_code == 400
 
 
 def test_names_a_client_sent_are_escaped(apm_server: Server) -> None:
@@ -105,8 +120,9 @@ def test_names_a_client_sent_are_escaped(apm_server: Server) -> None:
         {"key": "service.name", "value": {"stringValue": evil}}]},
         "scopeSpans": [{"spans": [span]}]}]}
     assert apm_server.post("/ingest/v1/traces", json=body).status_code in (200, 202)
-    for path, params in (("/projects/acme/service-map", {}),
-                         ("/projects/acme/operations", {"service": evil})):
+    home = f"/projects/{apm_server.project}"
+    for path, params in ((home + "/service-map", {}),
+                         (home + "/operations", {"service": evil})):
         page = _get(apm_server, path, **params)
         assert page.status_code == 200 and evil not in page.text
         assert "&lt;script&gt;" in page.text

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 import requests
@@ -15,7 +15,7 @@ import requests
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.receiver.sentry.envelopes import envelope, item
 from tests.receiver.sentry.helpers import post_envelope
-from tests.support.server import Server
+from tests.support.server import Projects, Server, collectors, project_keys
 
 DSN = re.compile(r'<code id="dsn">(http://([0-9a-f]{32})@([^/<]+)/(\d+))</code>')
 # A key created on the page is seen by the door at the next refresh of its key set.
@@ -49,20 +49,28 @@ def accepted_within(server: Server, key: str, project: int, seconds: float = 10)
     return False
 
 
+@pytest.fixture(scope="module")
+def setup_projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+                   ) -> Iterator[Projects]:
+    with collectors(tmp_path_factory.mktemp("setup")) as start:
+        yield Projects(start(module_db_url, keys=project_keys(), env=FAST_KEYS))
+
+
 @pytest.fixture
-def dash(start: Callable[..., Server], db_url: str) -> Server:
-    return start(db_url, env=FAST_KEYS)
+def dash(setup_projects: Projects) -> Server:
+    """The module's collector, as a project of this test's own sees it."""
+    return setup_projects.take()
 
 
 def test_create_a_dsn_shown_once_that_the_sentry_door_accepts(dash: Server) -> None:
     session = logged_in(dash)
-    setup = session.get(dash.base + "/projects/acme/setup", timeout=10)
+    setup = session.get(dash.project_url("/setup"), timeout=10)
     assert setup.status_code == 200
-    pid = project_id(dash, "acme")
+    pid = dash.project_id()
     host = dash.base.removeprefix("http://")
     assert f'dsn="http://&lt;key&gt;@{host}/{pid}"' in setup.text  # the snippets' example
     created = session.post(dash.base + "/setup", timeout=10, allow_redirects=False,
-                           data={"project": "acme", "_xsrf": xsrf_of(setup.text)})
+                           data={"project": dash.project, "_xsrf": xsrf_of(setup.text)})
     assert created.status_code == 200
     found = DSN.search(created.text)
     assert found is not None, created.text
@@ -71,7 +79,7 @@ def test_create_a_dsn_shown_once_that_the_sentry_door_accepts(dash: Server) -> N
     assert f'dsn="{full}"' in created.text and f'dsn: "{full}"' in created.text
     assert accepted_within(dash, key, pid)
     # Shown once: kept only as a hash, never in a later page or the log.
-    assert key not in session.get(dash.base + "/projects/acme/setup", timeout=10).text
+    assert key not in session.get(dash.project_url("/setup"), timeout=10).text
     assert dash.query("SELECT count(*) FROM api_keys WHERE key_hash LIKE :k",
                       k=f"%{key}%")[0][0] == 0
     assert key not in dash.log()
@@ -79,12 +87,12 @@ def test_create_a_dsn_shown_once_that_the_sentry_door_accepts(dash: Server) -> N
 
 def test_the_post_needs_the_sessions_xsrf_token(dash: Server) -> None:
     session = logged_in(dash)
-    forged = session.post(dash.base + "/setup", data={"project": "acme"}, timeout=10,
+    forged = session.post(dash.base + "/setup", data={"project": dash.project}, timeout=10,
                           allow_redirects=False)
     assert forged.status_code == 403
     assert DSN.search(forged.text) is None
     keys_before = dash.query("SELECT count(*) FROM api_keys")[0][0]
-    anonymous = requests.post(dash.base + "/setup", data={"project": "acme"}, timeout=10,
+    anonymous = requests.post(dash.base + "/setup", data={"project": dash.project}, timeout=10,
                               allow_redirects=False)
     assert anonymous.status_code == 401
     assert dash.query("SELECT count(*) FROM api_keys")[0][0] == keys_before
@@ -117,6 +125,6 @@ def test_a_configured_public_url_is_the_dsns_address(start: Callable[..., Server
 
 
 def test_the_empty_error_list_points_to_the_setup_page(dash: Server) -> None:
-    page = requests.get(dash.base + "/projects/acme/errors", timeout=10,
+    page = requests.get(dash.project_url("/errors"), timeout=10,
                         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}).text
-    assert 'class="setup-link" href="/projects/acme/setup"' in page
+    assert f'class="setup-link" href="/projects/{dash.project}/setup"' in page

@@ -19,10 +19,13 @@ from tests.support.server import Server
 
 
 def stored_logs(server: Server, trace_id: str | None = None,
-                service: str | None = None) -> list[dict[str, Any]]:
-    """The stored records of a trace (hex) or a service, oldest first."""
+                service: str | None = None, project: int | None = None
+                ) -> list[dict[str, Any]]:
+    """The stored records of a trace (hex), a service or a project (id), oldest first."""
     table = schema.logs
     query = select(*lq.COLUMNS)
+    if project is not None:
+        query = query.where(table.c.project_id == project)
     if trace_id is not None:
         query = query.where(table.c.trace_id == bytes.fromhex(trace_id))
     if service is not None:

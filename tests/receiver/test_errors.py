@@ -7,7 +7,7 @@ import json
 import pytest
 import requests
 
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 
 def error(**overrides: object) -> dict[str, object]:
@@ -21,6 +21,13 @@ def error(**overrides: object) -> dict[str, object]:
     return record
 
 
+@pytest.fixture
+def server(module_projects: Projects) -> Server:
+    """The module's collector (SQLite, then PostgreSQL), as a project of this test's own
+    sees it."""
+    return module_projects.take()
+
+
 def test_single_error_is_stored_with_every_field(server: Server) -> None:
     sent = error(
         request_id="req-1", user_id="user-9", params={"a": 1, "nested": {"b": [1, 2]}},
@@ -30,7 +37,7 @@ def test_single_error_is_stored_with_every_field(server: Server) -> None:
     response = server.post("/ingest/errors", sent)
     assert response.status_code == 202
     assert response.content == b""
-    (row,) = server.query("SELECT * FROM error_events")
+    (row,) = server.project_rows("error_events")
     assert row.exception_class == "ZeroDivisionError"
     assert row.message == "division by zero"
     assert _json(row.backtrace) == sent["backtrace"]
@@ -50,13 +57,13 @@ def test_environment_release_service_and_tags_are_stored_and_counted(server: Ser
     assert server.post("/ingest/errors/batch", {"errors": [
         error(environment="staging", timestamp="2026-11-20T11:00:00Z"),
         error(fingerprint="other")]}).status_code == 202
-    rows = server.query("SELECT * FROM error_events ORDER BY id")
+    rows = server.project_rows("error_events", order_by="id")
     assert [(r.environment, r.release, r.service) for r in rows] == [
         ("prod", "2.4.1", "checkout"), ("staging", None, None), (None, None, None)]
     assert _json(rows[0].tags) == tags
     assert rows[1].tags is None and rows[0].level is None
     facets = {(r.fingerprint, r.facet, r.value): (r.count, r.first_seen_us, r.last_seen_us)
-              for r in server.query("SELECT * FROM error_group_facets")}
+              for r in server.project_rows("error_group_facets")}
     ten, eleven = 1_795_168_800_000_000, 1_795_172_400_000_000
     assert facets == {
         ("zde-divide", "environment", "prod"): (1, ten, ten),
@@ -71,7 +78,7 @@ def test_timestamp_defaults_to_receipt_and_offsets_are_honoured(server: Server) 
     assert server.post("/ingest/errors", error(fingerprint="a")).status_code == 202
     assert server.post("/ingest/errors", error(
         fingerprint="b", timestamp="2026-11-20T12:00:00+02:00")).status_code == 202
-    rows = {r.fingerprint: r for r in server.query("SELECT * FROM error_events")}
+    rows = {r.fingerprint: r for r in server.project_rows("error_events")}
     assert abs(rows["a"].ts_us - rows["a"].received_us) < 5_000_000
     assert rows["b"].ts_us == 1_795_168_800_000_000  # 10:00 UTC
 
@@ -154,7 +161,7 @@ def test_batch_stores_valid_items_and_reports_the_rest(server: Server) -> None:
     assert [item["index"] for item in payload["rejected_items"]] == [1, 3]
     assert {"field": "errors[3].backtrace", "error": "is required"} in \
         payload["rejected_items"][1]["details"]
-    stored = {r.fingerprint for r in server.query("SELECT fingerprint FROM error_events")}
+    stored = {r.fingerprint for r in server.project_rows("error_events", "fingerprint")}
     assert stored == {"one", "two"}
 
 
@@ -188,7 +195,7 @@ def test_traceparent_links_errors_to_the_trace(server: Server) -> None:
     for bad in ("00-xyz", f"ff-{trace_id}-{span_id}-01", f"00-{'0' * 32}-{span_id}-01"):
         assert server.post("/ingest/errors", error(fingerprint="unlinked"),
                            headers={"traceparent": bad}).status_code == 202
-    rows = server.query("SELECT fingerprint, trace_id, span_id FROM error_events")
+    rows = server.project_rows("error_events", "fingerprint, trace_id, span_id")
     linked = {(r.trace_id, r.span_id) for r in rows if r.fingerprint in ("linked", "b1")}
     assert linked == {(trace_id, span_id)}
     assert {(r.trace_id, r.span_id) for r in rows if r.fingerprint == "unlinked"} == {(None, None)}
@@ -220,13 +227,13 @@ def test_level_exceptions_context_and_event_id_are_stored_and_a_retry_counts_onc
     for _ in range(2):  # a client retrying: one occurrence
         assert server.post("/ingest/errors", sent).status_code == 202
     assert server.post("/ingest/errors/batch", {"errors": [sent]}).status_code == 202
-    (row,) = server.query("SELECT * FROM error_events")
+    (row,) = server.project_rows("error_events")
     assert (row.level, row.occurrence_key) == ("warning", "ab" * 16)
     assert _json(row.exceptions) == [{**EXCEPTIONS[0]}, {**EXCEPTIONS[1]}]
     assert _json(row.context) == {"user": {"id": "u-1"},
                                   "request": {"headers": {"Cookie": "[Filtered]"}},
                                   "breadcrumbs": [{"message": "opened the cart"}]}
-    (group,) = server.query("SELECT count FROM error_groups")
+    (group,) = server.project_rows("error_groups", "count")
     assert group.count == 1
 
 

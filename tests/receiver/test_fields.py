@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from receiver.fields import value_problem
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 RANGE = "must be between 1970-01-01T00:00:00Z and 2262-04-11T23:47:16.854775Z"
 OUT_OF_RANGE = ["9999-12-31T23:59:59.999999Z", "0001-01-01T00:00:00+14:00",
@@ -77,7 +77,8 @@ def test_the_ends_of_the_range_are_kept(sqlite_server: Server) -> None:
     ({"x": [1, {"y": -1e400}]}, "must hold finite numbers only, got -inf"),
 ])
 def test_params_too_deep_or_not_finite_reject_the_item_alone(
-        server: Server, params: dict[str, Any], problem: str) -> None:
+        module_projects: Projects, params: dict[str, Any], problem: str) -> None:
+    server = module_projects.take()
     body = json.dumps({"errors": [error(fingerprint="bad", params=params),
                                   error(fingerprint="good", params=nested(16))]})
     raw = body.replace("Infinity", "1e400")  # json.dumps writes inf as Infinity
@@ -86,8 +87,8 @@ def test_params_too_deep_or_not_finite_reject_the_item_alone(
     assert response.status_code == 202, response.text
     assert response.json()["rejected_items"] == [
         {"index": 0, "details": [{"field": "errors[0].params", "error": problem}]}]
-    assert [r.fingerprint for r in server.query("SELECT fingerprint FROM error_events")] \
-        == ["good"]
+    assert [r.fingerprint for r in server.project_rows("error_events", "fingerprint")] == [
+        "good"]
 
 
 def test_params_nested_600_levels_are_refused_with_the_body(shared_server: Server) -> None:

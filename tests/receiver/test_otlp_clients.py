@@ -22,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_serv
 
 from model.fingerprint import fingerprint
 from tests.receiver.otlp_helpers import assert_stored_as_sent, collector_request, random_trace_id
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 HERE = Path(__file__).resolve().parent
 JS_DIR = HERE.parent / "js"
@@ -61,6 +61,13 @@ def run_js_sdk(**otel: str) -> list[dict[str, Any]]:
     return spans
 
 
+@pytest.fixture
+def server(module_projects: Projects) -> Server:
+    """The module's collector (SQLite, then PostgreSQL), as a project of this test's own
+    sees it."""
+    return module_projects.take()
+
+
 def key_header(server: Server) -> str:
     # OTEL_EXPORTER_OTLP_HEADERS values are URL-encoded, hence %20.
     return f"Authorization=Bearer%20{server.key}"
@@ -78,8 +85,8 @@ def assert_exception_became_an_error(server: Server, spans: list[dict[str, Any]]
     assert row.fingerprint == fingerprint(attributes["exception.type"],
                                           attributes["exception.stacktrace"],
                                           attributes["exception.message"])
-    (group,) = server.query("SELECT count FROM error_groups WHERE fingerprint = :f",
-                            f=row.fingerprint)
+    (group,) = server.query("SELECT count FROM error_groups WHERE fingerprint = :f "
+                            "AND project_id = :p", f=row.fingerprint, p=row.project_id)
     assert group.count == 1
 
 

@@ -28,7 +28,7 @@ from tests.receiver.test_otlp_clients import (
     _client_env,
     key_header,
 )
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 
 def run_python_sdk(protocol: str, **otel: str) -> list[dict[str, Any]]:
@@ -65,11 +65,18 @@ def _order(record: dict[str, Any]) -> str:
 def assert_logs_stored_as_sent(server: Server, sent: list[dict[str, Any]]) -> None:
     """Every record the client sent is stored with every field as sent, and nothing else."""
     assert sent, "the client sent no record"
-    stored = stored_logs(server)
+    stored = stored_logs(server, project=server.project_id())
     assert all(record.pop("unreadable") == [] for record in stored)
     ids = {record.pop("id") for record in stored}
     assert len(ids) == len(stored)
     assert sorted(stored, key=_order) == sorted(sent, key=_order)
+
+
+@pytest.fixture
+def server(module_projects: Projects) -> Server:
+    """The module's collector (SQLite, then PostgreSQL), as a project of this test's own
+    sees it."""
+    return module_projects.take()
 
 
 def test_python_sdk_logs_over_http_protobuf(server: Server) -> None:

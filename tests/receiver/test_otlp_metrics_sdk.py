@@ -23,7 +23,7 @@ import pytest
 
 from storage.queries import metric_series, performance
 from storage.store import Store
-from tests.support.server import Server
+from tests.support.server import Projects, Server, collectors, project_keys
 
 HERE = Path(__file__).resolve().parent
 # Three export intervals: 60 fast requests, 30 more with 10 server errors, then 10
@@ -69,13 +69,24 @@ def sdk_app(endpoint: str, key: str, **otel: str) -> Iterator[SdkApp]:
         proc.stdout.close()
 
 
-def assert_performance(db_url: str, total: int = 100, errors: int = 10) -> None:
+@pytest.fixture(scope="module")
+def projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[Projects]:
+    """The module's collector per store, the OTLP port open too; a project per test."""
+    with collectors(tmp_path_factory.mktemp("metrics")) as start:
+        yield Projects(start(module_db_url, keys=project_keys(), wait_for=2,
+                             env={"SOUNDING__RECEIVERS__OTLP_HTTP__ENABLED": "true"}))
+
+
+def assert_performance(server: Server, total: int = 100, errors: int = 10) -> None:
     now = int(time.time())
-    store = Store(db_url)
+    store = Store(server.db_url)
+    project = server.project_id()
     try:
-        window = performance.window(store, 1, now // 60 * 60 - 3600, now + 3600, "shop")
+        window = performance.window(store, project, now // 60 * 60 - 3600, now + 3600,
+                                    "shop")
         routes = {r.route: (r.count, r.error_count)
-                  for r in performance.routes(store, 1, now - 3600, now + 3600)}
+                  for r in performance.routes(store, project, now - 3600, now + 3600)}
     finally:
         store.dispose()
     assert (window.count, window.error_count) == (total, errors)
@@ -92,15 +103,14 @@ def assert_performance(db_url: str, total: int = 100, errors: int = 10) -> None:
     {"OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION":
      "base2_exponential_bucket_histogram"},
 ], ids=["cumulative", "delta", "exponential"])
-def test_sdk_durations_feed_performance_exactly(start: Callable[..., Server], db_url: str,
+def test_sdk_durations_feed_performance_exactly(projects: Projects,
                                                 otel: dict[str, str]) -> None:
-    server = start(db_url, env={"SOUNDING__RECEIVERS__OTLP_HTTP__ENABLED": "true"},
-                   wait_for=2)
+    server = projects.take()
     with sdk_app(server.urls[1], server.key, **otel) as app:
         for requests in INTERVALS:
             app.export(requests)
         app.export([])  # an interval with nothing new: a cumulative SDK sends it all again
-    assert_performance(db_url)
+    assert_performance(server)
 
 
 def _free_port() -> int:
@@ -120,7 +130,7 @@ def test_a_collector_restart_between_exports_neither_double_counts_nor_loses(
         server = start(sqlite_url, env=env)  # same file, same port
         app.export(INTERVALS[1])
         app.export(INTERVALS[2])
-    assert_performance(sqlite_url)
+    assert_performance(server)
 
 
 # Issue 23: 30 requests at 30 ms and 7 at 300 ms over several exports. p95 (rank 36
@@ -141,7 +151,7 @@ SLOW_TAIL = [
 OUTLIER = [SLOW_TAIL[0], [*SLOW_TAIL[1], [2.0, 200, "/cart"]], []]
 
 
-def _quantiles(db_url: str) -> dict[str, tuple[int, float | None, float | None]]:
+def _quantiles(server: Server) -> dict[str, tuple[int, float | None, float | None]]:
     """(count, p50, p95) in ms, for service shop, as each read of the latency
     rollups gives them, over a short range (per-minute rollups, fine buckets) and a
     long one (hourly rollups, coarse buckets): the performance API's window, route
@@ -152,23 +162,24 @@ def _quantiles(db_url: str) -> dict[str, tuple[int, float | None, float | None]]
     ranges = {"minutes": (now // 60 * 60 - 3600, now // 60 * 60 + 120),
               "hours": (hour - 7 * 3600, hour + 3600)}
     out: dict[str, tuple[int, float | None, float | None]] = {}
-    store = Store(db_url)
+    store = Store(server.db_url)
+    project = server.project_id()
     try:
         for name, (start_s, end_s) in ranges.items():
-            w = performance.window(store, 1, start_s, end_s, "shop")
+            w = performance.window(store, project, start_s, end_s, "shop")
             out[f"window {name}"] = (w.count, w.p50_ms, w.p95_ms)
-            (route,) = performance.routes(store, 1, start_s, end_s, "shop")
+            (route,) = performance.routes(store, project, start_s, end_s, "shop")
             out[f"routes {name}"] = (route.count, None, route.p95_ms)
             step = end_s - start_s if name == "minutes" else 3600
-            s = performance.series(store, 1, start_s, end_s, step, "shop")
+            s = performance.series(store, project, start_s, end_s, step, "shop")
             (i,) = [i for i, c in enumerate(s.count) if c]
             out[f"series {name}"] = (s.count[i], s.p50_ms[i], s.p95_ms[i])
-            a = performance.window_by_service(store, 1, start_s, end_s)["shop"]
+            a = performance.window_by_service(store, project, start_s, end_s)["shop"]
             out[f"alerts {name}"] = (a.count, a.p50_ms, a.p95_ms)
         start_s, end_s = ranges["minutes"]
         read = {}
         for agg in ("count", "p50", "p95"):
-            data = metric_series.metric_data(store, 1, metric_series.Query(
+            data = metric_series.metric_data(store, project, metric_series.Query(
                 "http.server.request.duration", start_s * 10**9, end_s * 10**9,
                 end_s - start_s, agg))
             assert data is not None
@@ -180,8 +191,8 @@ def _quantiles(db_url: str) -> dict[str, tuple[int, float | None, float | None]]
     return out
 
 
-def assert_slow_tail(db_url: str, total: int) -> None:
-    quantiles = _quantiles(db_url)
+def assert_slow_tail(server: Server, total: int) -> None:
+    quantiles = _quantiles(server)
     for read, (count, p50, p95) in quantiles.items():
         assert count == total, (read, quantiles)
         assert p50 is None or 25 < p50 <= 50, (read, quantiles)
@@ -200,14 +211,13 @@ def _otel(protocol: str, server: Server) -> tuple[str, dict[str, str]]:
 @pytest.mark.parametrize(("protocol", "recording"), [
     ("http", SLOW_TAIL), ("grpc", SLOW_TAIL), ("http", OUTLIER)],
     ids=["http", "grpc", "http-outlier"])
-def test_a_slow_tail_reads_in_its_bucket(start: Callable[..., Server], db_url: str,
-                                         protocol: str, recording: list[list[Any]],
-                                         temporality: str) -> None:
-    server = start(db_url, env={"SOUNDING__RECEIVERS__OTLP_HTTP__ENABLED": "true"},
-                   wait_for=2)
+def test_a_slow_tail_reads_in_its_bucket(projects: Projects, protocol: str,
+                                         recording: list[list[Any]], temporality: str
+                                         ) -> None:
+    server = projects.take()
     endpoint, otel = _otel(protocol, server)
     otel["OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"] = temporality
     with sdk_app(endpoint, server.key, **otel) as app:
         for requests in recording:
             app.export(requests)
-    assert_slow_tail(db_url, sum(map(len, recording)))
+    assert_slow_tail(server, sum(map(len, recording)))

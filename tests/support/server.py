@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -56,6 +57,38 @@ class Server:
     @property
     def key(self) -> str:
         return next(iter(self.keys.values()))
+
+    @property
+    def project(self) -> str:
+        """The project of `key`: the first of `keys`."""
+        return next(iter(self.keys))
+
+    def project_id(self) -> int:
+        """The project's id in the store."""
+        return int(self.query("SELECT id FROM projects WHERE name = :name",
+                              name=self.project)[0][0])
+
+    def project_rows(self, table: str, columns: str = "*", order_by: str | None = None
+                     ) -> list[Any]:
+        """The rows of `table` that are the project's."""
+        order = f" ORDER BY {order_by}" if order_by else ""
+        return self.query(f"SELECT {columns} FROM {table} WHERE project_id = :project{order}",
+                          project=self.project_id())
+
+    def project_url(self, path: str = "") -> str:
+        """A page of the project's on the dashboard: /projects/<project><path>."""
+        return f"{self.base}/projects/{self.project}{path}"
+
+    def project_api(self, path: str = "") -> str:
+        """The project's read API: /api/v1/projects/<project><path>."""
+        return f"{self.base}/api/v1/projects/{self.project}{path}"
+
+    def for_project(self, project: str) -> Server:
+        """This collector as one of its projects sees it: `key`, `project` and what is
+        posted with them are that project's (see `Projects`)."""
+        # The same engine: its connections are closed when this collector stops.
+        return dataclasses.replace(self, keys={project: self.keys[project]},
+                                   _engine=self.db())
 
     def headers(self, key: str | None = None, **extra: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key or self.key}",
@@ -125,6 +158,31 @@ class Server:
         if self._engine is not None:
             self._engine.dispose()
         return code
+
+
+def project_keys(count: int = 40) -> dict[str, str]:
+    """`count` projects and their keys, for a collector whose tests each take one (40:
+    more than any module has tests for one store)."""
+    return {f"project-{n}": f"test-key-project-{n}" for n in range(count)}
+
+
+class Projects:
+    """One collector shared by a module's tests, a project of its keys to each test: what
+    a test stores and changes is then in a project no other test reads, and each test
+    still starts from an empty project, whatever ran before it. A collector start costs
+    seconds of CPU; the suite used to make one for each such test."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self._unused = iter(server.keys)
+
+    def take(self) -> Server:
+        """The collector as seen by a project no test has taken yet."""
+        project = next(self._unused, None)
+        if project is None:
+            raise AssertionError(f"all {len(self.server.keys)} projects are taken: start "
+                                 "the module's collector with more (project_keys)")
+        return self.server.for_project(project)
 
 
 def start_server(db_url: str, keys: dict[str, str] | None = None,
