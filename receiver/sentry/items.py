@@ -100,7 +100,7 @@ def summary(envelope: Envelope) -> tuple[str, Counter[str]]:
         if event_id:
             break
         if item.type in ("event", "transaction"):
-            event_id = _event_id(_payload(item, index).get("event_id"))
+            event_id = _event_id(_payload(item, index, item.type == "event").get("event_id"))
     return event_id or uuid.uuid4().hex, items
 
 
@@ -116,7 +116,7 @@ def decode_envelope(envelope: Envelope, now_us: int, body: bytes = b"") -> Decod
         kind = item.type
         decoded.items[kind if kind in KNOWN_TYPES else "unknown"] += 1
         if kind == "event":
-            event = _payload(item, index)
+            event = _payload(item, index, bounded=True)
             decoded.errors.append(decode_event(event, now_us))
         elif kind == "transaction":
             event = _payload(item, index)
@@ -170,10 +170,13 @@ def decode_store(event: Any, now_us: int) -> Decoded:
     return decoded
 
 
-def _payload(item: Item, index: int) -> dict[str, Any]:
+def _payload(item: Item, index: int, bounded: bool = False) -> dict[str, Any]:
+    """`bounded`: an event's, which its decoder reads within bounds of its own
+    (receiver/jsonbody.parse_json), so that nesting past MAX_DEPTH is cut, as Sentry
+    normalises an event, rather than refused."""
     field_name = f"items[{index}]"
     try:
-        value = parse_json(item.payload)
+        value = parse_json(item.payload, bounded)
     except InvalidInput as exc:
         problem = exc.details[0]["error"] if exc.details else exc.message
         raise InvalidInput("the envelope is malformed", [
