@@ -7,14 +7,15 @@ tags, extra and modules; captured once from the real SDK, its ids replaced by
 bench/payloads_sentry.py's marks so that each copy gets its own):
 
 - decode: envelope bytes to the error record (receiver/sentry/items.py);
-- all: decode + Sounding's processors + the wire encoding (as bench/decode_cost.py);
+- all: decode + the default pipeline's stages (filters and scrub included, with the
+  default policy) + the wire encoding, as the serve process runs them for the door;
 - write: the writer's commit of those wire batches on a fresh SQLite file, BATCH
   events a transaction, each a new occurrence of the one group.
 
 The minimum of several runs of process CPU time, in microseconds per event. Run it
-on two commits to compare them; or count instructions with
-`valgrind --tool=callgrind python -m bench.sentry_cost 1 all` (one case: decode, all
-or write), less the same count for `... 0 all` (the set-up alone).
+on two commits to compare them; or count instructions with `python -m bench.sentry_cost
+instructions` (callgrind: each case run over 20 events in a process of its own, less
+the same process over none; steady whatever else the machine runs).
 """
 
 from __future__ import annotations
@@ -29,10 +30,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import callgrind
 from bench.decode_cost import PROCESSORS, per_record
 from bench.payloads_sentry import Envelopes
 from model.records import Batch
+from processors.filters import FiltersProcessor
 from processors.logexceptions import LogExceptionsProcessor
+from processors.scrub import ScrubProcessor
 from receiver.sentry.items import decode_envelope_body
 from storage import keys, sqlite
 from storage.store import Store
@@ -43,7 +47,9 @@ ENVELOPE = Path(__file__).with_name("sentry_event_10k.envelope")
 EVENTS = 200  # per timed run
 BATCH = 1  # events per commit: one request's envelope, as the door commits it
 NOW_US = 1_795_168_800 * 1_000_000
-STAGES = [*PROCESSORS[:3], LogExceptionsProcessor("logexceptions"), *PROCESSORS[3:]]
+# The default pipeline (sounding/config.py DEFAULT_PROCESSORS), in its order.
+STAGES = [FiltersProcessor("filters"), ScrubProcessor("scrub"), *PROCESSORS[:3],
+          LogExceptionsProcessor("logexceptions"), *PROCESSORS[3:]]
 
 
 def pipeline(body: bytes, project_id: int = 1) -> Any:
@@ -91,19 +97,20 @@ class WriterRuns:
             conn.close()
 
 
-def main(repeats: int = 7, only: str = "") -> None:
+def main(repeats: int = 7, only: str = "", events: int = EVENTS) -> None:
     envelopes = Envelopes([ENVELOPE.read_bytes()])
-    bodies = [envelopes.render(n) for n in range(EVENTS)]
+    bodies = [envelopes.render(n) for n in range(events)]
     body = bodies[0]
     print(f"envelope: {len(body)} bytes")
     cases: list[tuple[str, Callable[[], Any], int]] = [
-        ("decode", lambda: [decode_envelope_body(b, NOW_US) for b in bodies], EVENTS),
-        ("all", lambda: [pipeline(b) for b in bodies], EVENTS),
+        ("decode", lambda: [decode_envelope_body(b, NOW_US) for b in bodies], events),
+        ("all", lambda: [pipeline(b) for b in bodies], events),
     ]
     for name, run, records in cases:
         if only and name != only:
             continue
-        print(f"{name:8s} {per_record(run, records, repeats):8.1f} us/event")
+        if repeats:
+            print(f"{name:8s} {per_record(run, records, repeats):8.1f} us/event")
     if only and only != "write":
         return
     with tempfile.TemporaryDirectory() as directory:
@@ -114,5 +121,20 @@ def main(repeats: int = 7, only: str = "") -> None:
         print(f"{'write':8s} {min(write.timings) / EVENTS * 1e6:8.1f} us/event")
 
 
+def count_instructions(events: int = 20) -> None:
+    """Instructions per event of each case, by callgrind (`main(0, case)` is the
+    set-up alone: the envelopes rendered, the modules imported)."""
+    for case in ("decode", "all"):
+        counts = [callgrind.instructions("bench.sentry_cost", str(n), case, str(events))
+                  for n in (0, 1)]
+        print(f"{case:8s} {(counts[1] - counts[0]) / events:10.0f} instructions/event",
+              flush=True)
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7, sys.argv[2] if len(sys.argv) > 2 else "")
+    if sys.argv[1:2] == ["instructions"]:
+        count_instructions()
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 7,
+             sys.argv[2] if len(sys.argv) > 2 else "",
+             int(sys.argv[3]) if len(sys.argv) > 3 else EVENTS)

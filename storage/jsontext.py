@@ -67,7 +67,8 @@ def dumps_column(value: Any, by_parts: bool = False) -> str:
             data = _by_parts(value)
         else:
             data = orjson.dumps(value, option=_PASSTHROUGH)
-            if b"null" in data and not _nulls_are_none(value, data):
+            # `find`, not `in`: on bytes Python 3.11 raises and clears a TypeError first.
+            if data.find(b"null") >= 0 and not _nulls_are_none(value, data):
                 return dumps(value)
     except (orjson.JSONEncodeError, _Unlike):
         return dumps(value)
@@ -84,7 +85,7 @@ def _by_parts(value: dict[Any, Any]) -> bytes:
         if type(key) is not str:
             raise _Unlike  # dumps writes 1 as "1"; orjson would write 1
         text = orjson.dumps(member, option=_PASSTHROUGH)
-        if b"null" in text and not _nulls_are_none(member, text):
+        if text.find(b"null") >= 0 and not _nulls_are_none(member, text):
             raise _Unlike
         members.append(orjson.dumps(key) + b":" + text)
     return b"{" + b",".join(members) + b"}"
@@ -100,7 +101,7 @@ def _nulls_are_none(value: Any, data: bytes) -> bool:
     if len(data) > _READ_BACK and (kind is dict or kind is list):
         return all(_nulls_are_none(item, text)
                    for item in (value.values() if kind is dict else value)
-                   if b"null" in (text := orjson.dumps(item, option=_PASSTHROUGH)))
+                   if (text := orjson.dumps(item, option=_PASSTHROUGH)).find(b"null") >= 0)
     return bool(orjson.loads(data) == value)
 
 

@@ -28,25 +28,32 @@ Found = tuple[tuple[bytes, ...], bool, bool, bool]
 NAME_STEMS = tuple(w for w in HINT_WORDS if w not in (b"bearer", b"basic"))
 
 
+# Bytes looked for in bytes with `find`, or by their value as one byte (`_DOT in
+# data`), never as `b"." in data`: on bytes Python 3.11 then raises and clears a
+# TypeError first (model/secretnames.py).
+_DOT, _COLON, _AT, _EQUALS = b".:@="
+
+
 def card_hint(data: bytes, found: Found | None = None) -> bool:
     if found is not None and not found[1]:
         return False
-    return _CARD_RUN in data.translate(_CARD_TABLE, b" -")
+    return data.translate(_CARD_TABLE, b" -").find(_CARD_RUN) >= 0
 
 
 def ip_hint(data: bytes, found: Found | None = None) -> bool:
     if found is not None and not found[2]:
         return False
-    return (b"." in data or b":" in data) and len(data) != len(data.translate(None, DIGITS))
+    return (_DOT in data or _COLON in data) and len(data) != len(data.translate(None, DIGITS))
 
 
 def email_hint(data: bytes, found: Found | None = None) -> bool:
-    return (found is None or found[3]) and b"@" in data
+    return (found is None or found[3]) and _AT in data
 
 
 def credentials_hint(data: bytes, found: Found | None = None) -> bool:
     words = (b"bearer", b"basic") if found is None else found[0]
-    return (b"bearer" in words and b"bearer" in data) or (b"basic" in words and b"basic" in data)
+    return (b"bearer" in words and data.find(b"bearer") >= 0) or (
+        b"basic" in words and data.find(b"basic") >= 0)
 
 
 # The name and its `=` or `:` of model/secretnames.ASSIGNMENT, on lowercased bytes:
@@ -56,7 +63,7 @@ _ASSIGNED = re.compile(rb"[\w.-]*[\"']?\s*[=:]")
 
 
 def assignment_hint(data: bytes, found: Found | None = None) -> bool:
-    if b"=" not in data and b":" not in data:
+    if _EQUALS not in data and _COLON not in data:
         return False
     for stem in NAME_STEMS if found is None else found[0]:
         if stem in (b"bearer", b"basic"):

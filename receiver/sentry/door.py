@@ -43,7 +43,6 @@ from receiver.sentry.items import (
     decode_store,
     summary,
 )
-from receiver.sentry.sessions import envelope_digest
 from receiver.signals.outcome import Origin
 from receiver.status import sentry_http_error
 from runtime import drops, telemetry, usage
@@ -122,7 +121,7 @@ class SentryHandler(DoorHandler):
                     and not _maps_frames(envelope)):
                 event_id, items = await self._offload(body, envelope)
             else:
-                decoded = decode_envelope(envelope, now_us(), envelope_digest(body))
+                decoded = decode_envelope(envelope, now_us(), body)
                 await self._commit(decoded, len(body))
                 event_id, items = decoded.event_id, decoded.items
         else:
@@ -234,12 +233,14 @@ def _has_records(envelope: Envelope) -> bool:
 # An event that names a source map's debug id, or a JavaScript event (which a legacy
 # upload may map by its release), is processed on the event loop: symbolication
 # (processors/symbolicate.py) reads the uploaded maps from the store, which a decode
-# worker does not have. A byte search, so that other events pay next to nothing.
+# worker does not have. A byte search, so that other events pay next to nothing (`find`,
+# not `in`: on bytes Python 3.11 raises and clears a TypeError first).
 _MAPPED_MARKS = (b'"sourcemap"', b'"platform":"javascript"', b'"platform":"node"')
 
 
 def _maps_frames(envelope: Envelope) -> bool:
-    return any(item.type == "event" and any(mark in item.payload for mark in _MAPPED_MARKS)
+    return any(item.type == "event" and any(item.payload.find(mark) >= 0
+                                            for mark in _MAPPED_MARKS)
                for item in envelope.items)
 
 

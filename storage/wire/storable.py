@@ -41,7 +41,6 @@ REPLACEMENT = "\ufffd"
 # queries read these columns with, refuse a document nested deeper than 1000 (since
 # SQLite 3.45; 2000 before).
 JSON_DEPTH = 1000
-_BRACKETS = str.maketrans("", "", "[{")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NESTING = re.compile(r"[\[\]{}]")
 
@@ -209,10 +208,12 @@ def _check_lengths(rows: Sequence[tuple[Any, ...]], columns: Columns) -> None:
 def _check_nesting(texts: Iterable[str]) -> None:
     """Unstorable if a JSON text nests deeper than JSON_DEPTH. Each level takes two
     characters, so only a text longer than twice that can, and only one with more
-    opening brackets than that is measured."""
+    opening brackets than that is measured. Counted with `count`, a scan in C: a
+    `translate` by a table, as before, cost a Sentry event's 8 KB context 100,000
+    instructions (str.translate takes its slow path for a dict)."""
     for text in texts:
         if (len(text) > 2 * JSON_DEPTH
-                and len(text) - len(text.translate(_BRACKETS)) > JSON_DEPTH
+                and text.count("[") + text.count("{") > JSON_DEPTH
                 and json_depth(text) > JSON_DEPTH):
             raise Unstorable(f"a JSON value nests deeper than {JSON_DEPTH} levels")
 

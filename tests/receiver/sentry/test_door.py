@@ -162,3 +162,27 @@ def test_json_of_the_store_endpoint_must_be_an_object(sentry: Server) -> None:
     response = post_envelope(sentry, json.dumps([1, 2]).encode(), path="store")
     assert response.status_code == 400
     assert "JSON object" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(("levels", "status"), [(600, 200), (1100, 400)])
+def test_an_event_nested_past_the_body_bound_is_cut_up_to_orjsons_limit(
+        sentry: Server, levels: int, status: int) -> None:
+    """An event item is read within the door's own bounds (receiver/jsonbody.parse_json,
+    `bounded`): nesting past the 128 levels of other JSON bodies is cut, as Sentry
+    normalises it, up to the parser's 1,024 levels; past that, a 400 naming the item."""
+    event_id = f"{levels:032x}"
+    deep = b'{"d":' * levels + b'"leaf"' + b"}" * levels
+    payload = (b'{"event_id":"' + event_id.encode() + b'","message":"deep",'
+               b'"contexts":{"deep":' + deep + b"}}")
+    response = post_envelope(sentry, envelope({"event_id": event_id}, [item("event", payload)]))
+    assert response.status_code == status, response.text
+    if status == 400:
+        assert response.json()["causes"][0].startswith("items[0]: the event payload")
+        return
+    context = sentry.query("SELECT context FROM error_events WHERE occurrence_key = :k",
+                           k=event_id)[0][0]
+    kept = (json.loads(context) if isinstance(context, str) else context)["contexts"]["deep"]
+    levels_kept = 0
+    while isinstance(kept, dict):
+        kept, levels_kept = kept["d"], levels_kept + 1
+    assert kept == "[…]" and levels_kept < 8
