@@ -36,6 +36,7 @@ from typing import Any
 
 from bench import payloads_metrics
 from bench.decode_cost import pipeline
+from exporters.sql.writer import collect_less
 from model.records import Batch
 from receiver.otlp.decode_metrics import decode_metrics_body
 from storage import sqlite
@@ -58,9 +59,11 @@ def per_point(run: Callable[[], Any], points: int, repeats: int) -> float:
 
 
 class Writing:
-    """The writer process's side: wire batches in, one transaction per commit."""
+    """The writer process's side: wire batches in, one transaction per commit, with
+    the writer process's garbage collection (exporters/sql/writer.py)."""
 
     def __init__(self, folder: str, per_commit: int = PER_COMMIT) -> None:
+        collect_less()
         self.per_commit = per_commit
         path = Path(folder) / "metrics.db"
         Store(f"sqlite:///{path}").upgrade()

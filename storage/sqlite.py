@@ -18,6 +18,11 @@ from typing import Any
 # instructions a column more (bench/span_stages.py writer). For the process: the
 # writer's inserts and the store's queries alike.
 sqlite3.register_adapter(bytes, bytes.__bytes__)
+# None too goes through that search, and a miss formats and clears two AttributeErrors
+# (about 4,000 instructions): 13% of the writer's CPU for metric points, which bind
+# three or four NULLs each (callgrind, bench/RESULTS.md, issue 23 evening). Its adapter
+# gives None back, bound as NULL as before.
+sqlite3.register_adapter(type(None), lambda _: None)
 
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 # Milliseconds a connection waits for another's write lock before failing: long

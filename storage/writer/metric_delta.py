@@ -15,15 +15,37 @@ series in the store and applies these rules inside the commit's transaction:
   process restarted (a reset); the point's whole value is the delta;
 - otherwise the delta is the point minus the state.
 
-A value here is the JSON-able dict the state column holds: {"value"} for a sum,
-{"count", "sum", "buckets"} for a histogram, `buckets` as stored in metric_points.
+A sum whose value is not finite (stored as null) is no point to convert: the writer
+stores it as it came and keeps the state; a state without a value (written so before)
+is as no state for a point without a start time: the point only becomes the state.
+
+The values of a point or a state, as the writer keeps them in memory (`Values`): a
+sum's value (a number); an explicit histogram's (count, sum, bounds, counts), lists
+as the bucket columns hold them, so that the buckets subtract in one pass over two
+lists; an exponential histogram's dict {"count", "sum", "buckets"}, `buckets` as
+stored in metric_points. The state column holds them as JSON ({"value"} for a sum,
+{"count", "sum", "buckets"} for a histogram): `from_json` reads it back.
 """
 
 from __future__ import annotations
 
+from operator import sub
 from typing import Any
 
+Values = Any  # see the module: a number, a Histogram or a dict, by kind
+Histogram = tuple[int, float | None, list[float], list[int]]
 State = dict[str, Any]
+
+
+def from_json(kind: str, state: State) -> Values:
+    """The values of a state column's JSON, as `delta` takes them for `kind`."""
+    if kind == "sum":
+        return state["value"]
+    if kind == "histogram":
+        buckets = state.get("buckets") or {}
+        return (state["count"], state.get("sum"), buckets.get("bounds") or [],
+                buckets.get("counts") or [])
+    return state
 
 
 class Skip(Exception):
@@ -57,21 +79,9 @@ def _minus(offset: int, counts: list[int], old_offset: int, old: list[int]
     return offset, out
 
 
-def _buckets_delta(kind: str, new: dict[str, Any], old: dict[str, Any]
-                   ) -> dict[str, Any] | None:
-    """The buckets of new minus old, or None when they do not subtract (a reset, or
-    explicit bounds that changed)."""
-    if kind == "histogram":
-        if new.get("bounds") != old.get("bounds"):
-            return None
-        counts, before = new.get("counts") or [], old.get("counts") or []
-        if not before:
-            return dict(new)
-        if len(counts) != len(before):
-            return None
-        delta = [a - b for a, b in zip(counts, before, strict=True)]
-        return None if any(d < 0 for d in delta) else {**new, "counts": delta}
-    # Exponential: compare at the lower of the two scales (an SDK only lowers it).
+def _exponential_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any] | None:
+    """The exponential buckets of new minus old, or None when they do not subtract (a
+    reset). Compared at the lower of the two scales (an SDK only lowers it)."""
     scale = min(new["scale"], old["scale"])
     out = {**new, "scale": scale, "zero_count": new["zero_count"] - old["zero_count"]}
     if out["zero_count"] < 0:
@@ -86,8 +96,29 @@ def _buckets_delta(kind: str, new: dict[str, Any], old: dict[str, Any]
     return out
 
 
-def delta(kind: str, start_ns: int, time_ns: int, point: State,
-          state: tuple[int, int, State] | None) -> tuple[int, State, bool] | None:
+def _histogram_delta(point: Histogram, old: Histogram) -> Histogram | None:
+    """An explicit histogram's point minus its state, or None when they do not
+    subtract (a count or a bucket that went down, or other bounds: a reset)."""
+    count, total, bounds, counts = point
+    old_count, old_total, old_bounds, before = old
+    if count < old_count or bounds != old_bounds:
+        return None
+    if before:
+        if len(counts) != len(before):
+            return None
+        counts = list(map(sub, counts, before))  # one pass, in C
+        if min(counts) < 0:
+            return None
+    return (count - old_count, _total(total, old_total), bounds, counts)
+
+
+def _total(total: float | None, old: float | None) -> float | None:
+    """A histogram's sum minus its state's: None when either has none."""
+    return None if total is None or old is None else total - old
+
+
+def delta(kind: str, start_ns: int, time_ns: int, point: Values,
+          state: tuple[int, int, Values] | None) -> tuple[int, Values, bool] | None:
     """(the delta's start, its values, whether it is the point's whole value) for a
     cumulative `point` of a series whose last state is `state` ((start_ns, time_ns,
     values), or None); None when there is no delta to store (a first point without a
@@ -100,15 +131,18 @@ def delta(kind: str, start_ns: int, time_ns: int, point: State,
     if start_ns != old_start:
         return start_ns, point, True
     if kind == "sum":
-        diff = point["value"] - old["value"]
-        return (start_ns, point, True) if diff < 0 else (old_time, {"value": diff}, False)
+        if old is None:  # a state without a value: as no state without a start time
+            return None
+        diff = point - old
+        return (start_ns, point, True) if diff < 0 else (old_time, diff, False)
+    if kind == "histogram":
+        found = _histogram_delta(point, old)
+        return (start_ns, point, True) if found is None else (old_time, found, False)
     count = point["count"] - old["count"]
     if count < 0:
         return start_ns, point, True
-    buckets = _buckets_delta(kind, point["buckets"], old["buckets"])
+    buckets = _exponential_delta(point["buckets"], old["buckets"])
     if buckets is None:
         return start_ns, point, True
-    total = None
-    if point.get("sum") is not None and old.get("sum") is not None:
-        total = point["sum"] - old["sum"]
-    return old_time, {"count": count, "sum": total, "buckets": buckets}, False
+    return old_time, {"count": count, "sum": _total(point.get("sum"), old.get("sum")),
+                      "buckets": buckets}, False

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -58,6 +59,7 @@ _COUNT, _SUM, _MIN, _MAX, _BUCKETS = (
     POINT_FIELDS.index(name) for name in ("count", "sum", "min", "max", "buckets"))
 SERVER_ERROR = 500
 IN_CHUNK = 500
+ROWS_A_STEP = 32
 # Series keys remembered as committed; past this many the memory starts again empty.
 MAX_KNOWN_SERIES = 200_000
 StateKey = tuple[int, bytes]
@@ -89,6 +91,10 @@ class MetricsWriter:
                                           returning=("project_id", "series_key", "time_ns"))
         self.series_sql = _sql(dialect, SERIES, SERIES_COLUMNS, "ON CONFLICT DO NOTHING")
         self.points_sql = _sql(dialect, POINTS, POINT_COLUMNS, "ON CONFLICT DO NOTHING")
+        # SQLite: ROWS_A_STEP points a statement, stepped once for them all.
+        row = f"({marks(dialect, len(POINT_COLUMNS))})"
+        self.points_rows_sql = (f'INSERT INTO "{POINTS}" ({", ".join(POINT_COLUMNS)}) VALUES '
+                                f'{", ".join([row] * ROWS_A_STEP)} ON CONFLICT DO NOTHING')
         self.counted_sql = _sql(dialect, POINTS, POINT_COLUMNS,
                                 "ON CONFLICT DO NOTHING RETURNING time_ns")
         # PostgreSQL: lock each series' state row, made first if new, so that two
@@ -148,8 +154,7 @@ class MetricsWriter:
             if counted:
                 self._rollups(cursor, counted)
             return
-        if plain:
-            cursor.executemany(self.points_sql, plain)
+        self._insert_points(cursor, plain)
         # Converted points are new (the state skips what was counted); a delta point
         # is counted only if this insert stored it.
         delta_counted = []
@@ -158,12 +163,25 @@ class MetricsWriter:
             cursor.execute(self.counted_sql, (project_id, *values, received_us))
             if cursor.fetchone() is not None:
                 delta_counted.append((project_id, p, values, parsed))
-        if counted:
-            cursor.executemany(self.points_sql, [(project_id, *values, received_us)
-                                                 for project_id, _, values, _ in counted])
+        self._insert_points(cursor, [(project_id, *values, received_us)
+                                     for project_id, _, values, _ in counted])
         counted += delta_counted
         if counted:
             self._rollups(cursor, counted)
+
+    def _insert_points(self, cursor: Any, points: list[Row]) -> None:
+        """SQLite: insert `points` (ON CONFLICT DO NOTHING), ROWS_A_STEP a statement
+        and the rest one by one. A statement started, bound and ended once for
+        ROWS_A_STEP points rather than for each cut the writer's instructions per
+        metric point by 8% (callgrind, bench/RESULTS.md, issue 23 evening). One fixed
+        size, so that the statement is prepared once."""
+        whole = len(points) - len(points) % ROWS_A_STEP
+        if whole:
+            cursor.executemany(self.points_rows_sql, [
+                list(chain.from_iterable(points[i:i + ROWS_A_STEP]))
+                for i in range(0, whole, ROWS_A_STEP)])
+        if whole < len(points):
+            cursor.executemany(self.points_sql, points[whole:])
 
     def _insert_counted(self, cursor: Any, requests: list[Stored], received_us: int
                         ) -> list[Stored]:
@@ -181,7 +199,10 @@ class MetricsWriter:
 
     # --- cumulative to delta ---------------------------------------------------
 
-    def _states(self, cursor: Any, keys: list[StateKey]) -> dict[StateKey, Any]:
+    def _states(self, cursor: Any, kinds: dict[StateKey, str]) -> dict[StateKey, Any]:
+        """The state of each series in `kinds` (its kind), None for one without."""
+        # PostgreSQL locks them in key order; SQLite has one writer: any order.
+        keys = sorted(kinds) if self.lock else list(kinds)
         if self.lock:
             upsert_rows(cursor, self.dialect, STATE, _STATE_COLUMNS, _STATE_TYPES,
                         "ON CONFLICT DO NOTHING",
@@ -202,23 +223,29 @@ class MetricsWriter:
                     f"ORDER BY series_key{' FOR UPDATE' if self.lock else ''}",
                     (project_id, *chunk))
                 for key, start_ns, time_ns, state in cursor.fetchall():
-                    found[(project_id, bytes(key))] = (
-                        None if time_ns < 0 else (start_ns, time_ns, orjson.loads(state)))
+                    skey = (project_id, bytes(key))
+                    found[skey] = None if time_ns < 0 else (
+                        start_ns, time_ns, metric_delta.from_json(kinds[skey], orjson.loads(state)))
         return found
 
     def _deltas(self, cursor: Any, points: list[tuple[int, Row]]) -> list[Stored]:
-        # Per series, oldest first: several points of one series in one commit follow
-        # one another.
-        points.sort(key=lambda item: (item[0], item[1][_KEY], item[1][_TIME]))
-        keys = sorted({(project_id, p[_KEY]) for project_id, p in points})
-        states = self._states(cursor, keys)
-        out = []
+        kinds = {(project_id, p[_KEY]): _KIND(p) for project_id, p in points}
+        if len(kinds) < len(points):
+            # Several points of a series in one commit: oldest first, each the next's state.
+            points.sort(key=_point_time)
+        states = self._states(cursor, kinds)
+        out: list[Stored] = []
         changed: dict[StateKey, tuple[str, tuple[Any, ...]]] = {}
         for project_id, p in points:
             skey = (project_id, p[_KEY])
             values = _POINT(p)
-            kind = _KIND(p)
+            kind = kinds[skey]
             cumulative = _cumulative(kind, values)
+            if cumulative is None:
+                # A sum without a finite value (NaN or an infinity, stored as null)
+                # counts nothing: stored as it came, the state left for the next point.
+                out.append((project_id, p, values, None))
+                continue
             try:
                 found = metric_delta.delta(kind, values[_START], p[_TIME], cumulative,
                                            states.get(skey))
@@ -229,13 +256,14 @@ class MetricsWriter:
             if found is None:
                 continue
             start_ns, diff, whole = found
-            if not whole:  # a whole point is stored as it came, its start included
+            if whole:  # stored as it came, its start included
+                diff = cumulative
+            else:
                 delta_values = list(values)
                 delta_values[_START] = start_ns
                 _apply(kind, delta_values, diff)
                 values = tuple(delta_values)
-            out.append((project_id, p, values,
-                        None if kind == "sum" else (cumulative if whole else diff)["buckets"]))
+            out.append((project_id, p, values, _buckets(kind, diff) if _TO_MS(p) else None))
         if self.cache is not None:  # every state of this write, read or changed
             self.cache.pending = states
         if changed:
@@ -245,7 +273,8 @@ class MetricsWriter:
                         "state = excluded.state", [
                             (skey[0], skey[1], states[skey][0], states[skey][1],
                              _state_text(kind, values))
-                            for skey, (kind, values) in sorted(changed.items())])
+                            for skey, (kind, values) in (
+                                sorted(changed.items()) if self.lock else changed.items())])
         return out
 
     # --- HTTP server durations into request rollups -------------------------------
@@ -355,9 +384,14 @@ class StateCache:
             self.version = self.seen
 
 
+def _point_time(item: tuple[int, Row]) -> int:
+    return item[1][_TIME]
+
+
 def _number(value: float | None) -> str:
-    """A finite float or None as JSON (the wire form has no other)."""
-    return "null" if value is None else repr(value)
+    """A finite float or None as JSON (the wire form has no other), as orjson writes
+    it: a few times cheaper than repr."""
+    return "null" if value is None else orjson.dumps(value).decode()
 
 
 def _state_text(kind: str, values: Sequence[Any]) -> str:
@@ -368,14 +402,28 @@ def _state_text(kind: str, values: Sequence[Any]) -> str:
             f'"buckets":{values[_BUCKETS]}}}')
 
 
-def _cumulative(kind: str, values: Sequence[Any]) -> dict[str, Any]:
+def _cumulative(kind: str, values: Sequence[Any]) -> metric_delta.Values:
+    """A cumulative point's values as metric_delta takes them."""
     if kind == "sum":
-        return {"value": values[_VALUE]}
-    return {"count": values[_COUNT], "sum": values[_SUM],
-            "buckets": orjson.loads(values[_BUCKETS])}
+        return values[_VALUE]
+    buckets = orjson.loads(values[_BUCKETS]) if values[_BUCKETS] else {}
+    if kind == "histogram":
+        return (values[_COUNT], values[_SUM], buckets.get("bounds") or [],
+                buckets.get("counts") or [])
+    return {"count": values[_COUNT], "sum": values[_SUM], "buckets": buckets}
 
 
-def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
+def _buckets(kind: str, found: metric_delta.Values) -> dict[str, Any] | None:
+    """The buckets of a histogram's values (metric_delta's form) as stored, parsed;
+    None for a sum."""
+    if kind == "sum":
+        return None
+    if kind == "histogram":
+        return {"bounds": found[2], "counts": found[3]}
+    return found["buckets"]
+
+
+def _apply(kind: str, values: list[Any], diff: metric_delta.Values) -> None:
     """The stored row's values set to the delta. The min and max of a cumulative
     histogram are over its whole time, not the delta's own, so the row has none. They
     still bound every value in the delta: _rollups keeps the delta's counts within
@@ -384,8 +432,12 @@ def _apply(kind: str, values: list[Any], diff: dict[str, Any]) -> None:
     requests in (250 ms, 500 ms] read as about 490 ms, where a delta temporality
     SDK's read 300 ms."""
     if kind == "sum":
-        values[_VALUE] = diff["value"]
+        values[_VALUE] = diff
+        return
+    values[_MIN] = values[_MAX] = None
+    if kind == "histogram":
+        values[_COUNT], values[_SUM] = diff[0], diff[1]
+        values[_BUCKETS] = orjson.dumps({"bounds": diff[2], "counts": diff[3]}).decode()
         return
     values[_COUNT], values[_SUM] = diff["count"], diff["sum"]
-    values[_MIN] = values[_MAX] = None
     values[_BUCKETS] = orjson.dumps(diff["buckets"]).decode()

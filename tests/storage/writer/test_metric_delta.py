@@ -5,40 +5,61 @@ from __future__ import annotations
 
 import pytest
 
-from storage.writer.metric_delta import Skip, _downscale, delta
+from storage.writer.metric_delta import Skip, _downscale, delta, from_json
 
 
-def hist(count: int, counts: list[int], bounds: list[float] | None = None) -> dict[str, object]:
-    return {"count": count, "sum": float(count),
-            "buckets": {"bounds": bounds or [1.0, 2.0], "counts": counts}}
+def hist(count: int, counts: list[int], bounds: list[float] | None = None
+         ) -> tuple[int, float, list[float], list[int]]:
+    return (count, float(count), bounds or [1.0, 2.0], counts)
 
 
 def test_first_point_counts_whole_only_with_a_start_time() -> None:
-    assert delta("sum", 5, 10, {"value": 3}, None) == (5, {"value": 3}, True)
-    assert delta("sum", 0, 10, {"value": 3}, None) is None
+    assert delta("sum", 5, 10, 3.0, None) == (5, 3.0, True)
+    assert delta("sum", 0, 10, 3.0, None) is None
 
 
 def test_same_or_older_time_is_counted_already() -> None:
     for time_ns in (10, 9):
         with pytest.raises(Skip):
-            delta("sum", 5, time_ns, {"value": 4}, (5, 10, {"value": 3}))
+            delta("sum", 5, time_ns, 4.0, (5, 10, 3.0))
 
 
 def test_sums_subtract_and_reset_on_a_new_start_or_a_lower_value() -> None:
-    state = (5, 10, {"value": 3})
-    assert delta("sum", 5, 20, {"value": 7}, state) == (10, {"value": 4}, False)
-    assert delta("sum", 15, 20, {"value": 7}, state) == (15, {"value": 7}, True)
-    assert delta("sum", 5, 20, {"value": 2}, state) == (5, {"value": 2}, True)
+    state = (5, 10, 3.0)
+    assert delta("sum", 5, 20, 7.0, state) == (10, 4.0, False)
+    assert delta("sum", 15, 20, 7.0, state) == (15, 7.0, True)
+    assert delta("sum", 5, 20, 2.0, state) == (5, 2.0, True)
+
+
+def test_a_sum_state_without_a_value_is_no_baseline() -> None:
+    # Stored so by a point without a finite value and without a start time.
+    assert delta("sum", 5, 20, 7.0, (5, 10, None)) is None
 
 
 def test_histograms_subtract_bucket_by_bucket() -> None:
     state = (5, 10, hist(3, [1, 2, 0]))
     assert delta("histogram", 5, 20, hist(6, [1, 4, 1]), state) == (
-        10, {"count": 3, "sum": 3.0, "buckets": {"bounds": [1.0, 2.0], "counts": [0, 2, 1]}},
-        False)
+        10, (3, 3.0, [1.0, 2.0], [0, 2, 1]), False)
     # A bucket that went down, or other bounds: the sender started again.
     assert delta("histogram", 5, 20, hist(6, [0, 5, 1]), state)[2] is True
     assert delta("histogram", 5, 20, hist(6, [1, 4, 1], [1.0, 3.0]), state)[2] is True
+    # So does a lower count, or another number of buckets.
+    assert delta("histogram", 5, 20, hist(2, [1, 2, 0]), state)[2] is True
+    assert delta("histogram", 5, 20, hist(6, [1, 4, 1, 0]), state)[2] is True
+
+
+def test_a_histogram_state_without_buckets_or_a_sum_subtracts_what_it_has() -> None:
+    state = (5, 10, (3, None, [1.0, 2.0], []))
+    assert delta("histogram", 5, 20, hist(6, [1, 4, 1]), state) == (
+        10, (3, None, [1.0, 2.0], [1, 4, 1]), False)
+
+
+def test_states_read_back_from_their_json() -> None:
+    assert from_json("sum", {"value": 2.5}) == 2.5
+    assert from_json("histogram", {"count": 3, "sum": 1.5, "buckets": {
+        "bounds": [1.0], "counts": [1, 2]}}) == (3, 1.5, [1.0], [1, 2])
+    exp = {"count": 1, "sum": 1.0, "buckets": {"scale": 0}}
+    assert from_json("exponential_histogram", exp) == exp
 
 
 def test_exponential_histograms_subtract_at_the_lower_scale() -> None:

@@ -131,6 +131,35 @@ def test_a_reset_starts_again_from_the_whole_value(store: Store) -> None:
     assert values(store) == [(60, 5.0), (120, 3.0), (180, 2.0), (240, 1.0)]
 
 
+def test_a_sum_without_a_finite_value_is_stored_as_null_and_counts_nothing(
+        store: Store) -> None:
+    # It made the writer's subtraction raise (None - float), failing the commit.
+    write(store, point(value=5), point(time_s=120, value=float("nan")))
+    write(store, point(time_s=180, value=float("inf")))
+    write(store, point(time_s=240, value=9))
+    assert values(store) == [(60, 5.0), (120, None), (180, None), (240, 4.0)]
+    # The delta after them starts at the last point that had a value.
+    assert (stored(store)[-1]["start_ns"] - T0) // S == 60
+
+
+def test_several_points_of_a_series_in_one_commit_follow_one_another(store: Store) -> None:
+    write(store, point(time_s=180, value=9), point(value=5), point(time_s=120, value=8))
+    assert values(store) == [(60, 5.0), (120, 3.0), (180, 1.0)]
+
+
+def test_many_points_of_one_commit_are_each_stored_once(store: Store) -> None:
+    # More than the writer inserts in one SQLite statement (points.ROWS_A_STEP), one
+    # of them twice in the same commit and one sent again in the next.
+    gauges = [point(GAUGE, name="g", value=float(i), monotonic=False, temporality=0,
+                    attributes={"i": i}) for i in range(70)]
+    write(store, *gauges, gauges[40])
+    write(store, gauges[3], point(GAUGE, 120, name="g", value=7.0, monotonic=False,
+                                  temporality=0, attributes={"i": 3}))
+    rows = stored(store, "g")
+    assert len(rows) == 71
+    assert sorted(r["value"] for r in rows) == sorted([*map(float, range(70)), 7.0])
+
+
 def test_a_first_point_without_start_time_is_only_a_baseline(store: Store) -> None:
     write(store, point(start_s=0, value=100))
     write(store, point(time_s=120, start_s=0, value=104))
