@@ -8,7 +8,7 @@ converted series inside the commit's transaction. On PostgreSQL the state rows a
 locked (a row is first made, empty, for a new series, so there is one to lock), in
 key order: two collectors behind one load balancer take turns per series, and
 neither counts an interval twice nor loses one. SQLite has one writer at a time: the
-writer keeps the states it committed in memory (`StateCache`) and reads from the
+writer keeps the states it committed in memory (metric_states.py) and reads from the
 store only those it does not have, as long as no other connection has committed to
 the file since its own last commit (PRAGMA data_version; another collector on the
 same file, or a tool); the store stays the truth, written in every commit.
@@ -38,6 +38,7 @@ from storage.writer import metric_delta
 from storage.writer.copy import StagedTable, Staging, upsert_rows
 from storage.writer.groups import RollupKey, upsert_rollups
 from storage.writer.metric_buckets import explicit_targets, sounding_buckets
+from storage.writer.metric_states import MAX_KNOWN_SERIES, StateCache, StateKey
 from storage.writer.placeholders import mark, marks
 
 SERIES, POINTS = rows.METRIC_SERIES.table, rows.METRIC_POINTS.table
@@ -60,10 +61,6 @@ _COUNT, _SUM, _MIN, _MAX, _BUCKETS = (
 SERVER_ERROR = 500
 IN_CHUNK = 500
 ROWS_A_STEP = 32
-# Series keys remembered as committed; past this many the memory starts again empty.
-MAX_KNOWN_SERIES = 200_000
-StateKey = tuple[int, bytes]
-State = tuple[int, int, Any]  # (start_ns, time_ns, cumulative values) or None
 Stored = tuple[int, Row, tuple[Any, ...], Any]
 
 
@@ -342,46 +339,6 @@ def _plausible(count: int, total_ms: float) -> bool:
     """Whether a point's requests go into the rollups (see MAX_POINT_REQUESTS); a
     duration total that is not finite (a sum past float range) is left out too."""
     return count <= MAX_POINT_REQUESTS and math.isfinite(total_ms)
-
-
-class StateCache:
-    """The conversion states this writer committed to a SQLite file, valid while no
-    other connection commits to it: at each transaction's start (the write lock held,
-    so no one commits before this one does) PRAGMA data_version says whether another
-    connection has committed since; if one has, or the connection is another, the
-    states are read from the store again. States of a write not committed (rolled
-    back) never reach it."""
-
-    def __init__(self) -> None:
-        self.states: dict[StateKey, State | None] = {}
-        self.pending: dict[StateKey, State | None] = {}
-        self.connection: Any = None
-        self.version: int | None = None
-        self.seen: int | None = None
-
-    def take(self, cursor: Any, keys: list[StateKey], found: dict[StateKey, Any]
-             ) -> list[StateKey]:
-        """Known states put in `found`; the keys still to read from the store."""
-        cursor.execute("PRAGMA data_version")
-        self.seen = cursor.fetchone()[0]
-        if cursor.connection is not self.connection or self.seen != self.version:
-            self.states.clear()
-            self.connection, self.version = cursor.connection, None
-        states, missing = self.states, []
-        for key in keys:
-            if key in states:
-                found[key] = states[key]
-            else:
-                missing.append(key)
-        return missing
-
-    def committed(self) -> None:
-        if len(self.states) + len(self.pending) > MAX_KNOWN_SERIES:
-            self.states.clear()
-        self.states.update(self.pending)
-        self.pending = {}
-        if self.seen is not None:
-            self.version = self.seen
 
 
 def _point_time(item: tuple[int, Row]) -> int:

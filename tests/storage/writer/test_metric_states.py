@@ -1,4 +1,4 @@
-"""The SQLite writer's memory of conversion states (storage/writer/points.py's
+"""The SQLite writer's memory of conversion states (storage/writer/metric_states.py's
 StateCache): used only while it is the store's truth. Written as the writer process
 writes (exporters/sql/writer.py): one long-lived BatchWriter and connection,
 BEGIN IMMEDIATE, COMMIT, then `committed()`."""
