@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +18,10 @@ import requests
 from extensions.alerts.admin import AlertsAdmin
 from storage.store import Store
 from tests.dashboard.data import ADMIN_TOKEN, XSS, error, post_ok
-from tests.dashboard.test_setup import logged_in, project_id, xsrf_of
+from tests.dashboard.test_setup import logged_in, xsrf_of
 from tests.extensions.alerts.test_delivery import wait_until
 from tests.support.alert_receiver import receiving
-from tests.support.server import Server
+from tests.support.server import Projects, Server, collectors, project_keys
 
 KEY_A = "alerts-secrets-key-A-0123456789abcdef"
 KEY_B = "alerts-secrets-key-B-0123456789abcdef"
@@ -42,8 +42,8 @@ def env(key: str | None = KEY_A) -> dict[str, str]:
     return {**LOUD, **({"SOUNDING__ALERTS__SECRETS_KEY": key} if key else {})}
 
 
-def page_url(server: Server, project: str = "acme") -> str:
-    return f"{server.base}/projects/{project}/alerts"
+def page_url(server: Server) -> str:
+    return server.project_url("/alerts")
 
 
 def post(session: requests.Session, server: Server, path: str,
@@ -70,9 +70,26 @@ def no_secret_in(text: str) -> None:
         assert secret not in text
 
 
+@pytest.fixture(scope="module")
+def alert_projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+                   ) -> Iterator[Projects]:
+    """One collector per module and store (`env()`: loud, with a secrets key), handing
+    each test a project of its own: destinations, rules, facts and deliveries are all a
+    project's, and the tests read only theirs. Its log is every test's, so a test's
+    no_secret_in(log) holds for what ran before it too."""
+    with collectors(tmp_path_factory.mktemp("alerts")) as start:
+        yield Projects(start(module_db_url, keys=project_keys(), env=env()))
+
+
 @pytest.fixture
-def dash(start: Callable[..., Server], db_url: str) -> Server:
-    return start(db_url, env=env())
+def dash(alert_projects: Projects) -> Server:
+    """The module's collector, as a project of this test's own sees it."""
+    return alert_projects.take()
+
+
+def count(server: Server, table: str) -> int:
+    """The project's rows in `table`."""
+    return int(server.project_rows(table, "count(*)")[0][0])
 
 
 def test_the_page_is_admin_only(dash: Server) -> None:
@@ -86,9 +103,9 @@ def test_the_page_is_admin_only(dash: Server) -> None:
                               headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert api_client.status_code == 200 and "Add a destination" in api_client.text
     wrong = requests.get(page_url(dash), timeout=10, allow_redirects=False,
-                         headers={"Authorization": "Bearer test-key-acme"})  # an ingest key
+                         headers={"Authorization": f"Bearer {dash.key}"})  # an ingest key
     assert wrong.status_code == 302
-    assert dash.query("SELECT count(*) FROM alert_destinations")[0][0] == 0
+    assert count(dash, "alert_destinations") == 0
 
 
 def test_a_post_without_the_sessions_token_is_refused(dash: Server) -> None:
@@ -102,9 +119,9 @@ def test_a_post_without_the_sessions_token_is_refused(dash: Server) -> None:
         other = session.post(page_url(dash) + path, data={**data, "_xsrf": "2|00|11|22"},
                              timeout=10, allow_redirects=False)
         assert other.status_code == 403, path
-    assert dash.query("SELECT count(*) FROM alert_destinations")[0][0] == 0
-    assert dash.query("SELECT count(*) FROM alert_rules")[0][0] == 0
-    assert dash.query("SELECT count(*) FROM alert_facts")[0][0] == 0
+    assert count(dash, "alert_destinations") == 0
+    assert count(dash, "alert_rules") == 0
+    assert count(dash, "alert_facts") == 0
 
 
 def test_add_list_and_remove_destinations_and_rules(dash: Server) -> None:
@@ -134,7 +151,7 @@ def test_add_list_and_remove_destinations_and_rules(dash: Server) -> None:
     rule_id, row = found.groups()
     assert '<td class="on">frequency</td>' in row and '<td class="to">hook</td>' in row
     assert "production" in row and "count 50, minutes 5" in row
-    stored = dash.query("SELECT rule FROM alert_rules")
+    stored = dash.project_rows("alert_rules", "rule")
     assert len(stored) == 1
 
     in_use = post(session, dash, f"/destinations/{dest_id(dash, 'hook')}/remove", {})
@@ -144,20 +161,21 @@ def test_add_list_and_remove_destinations_and_rules(dash: Server) -> None:
     assert post(session, dash, f"/rules/{rule_id}/remove", {}).status_code == 404
     assert post(session, dash, f"/destinations/{dest_id(dash, 'hook')}/remove",
                 {}).status_code == 303
-    names = {row[0] for row in dash.query("SELECT name FROM alert_destinations")}
+    names = {row[0] for row in dash.project_rows("alert_destinations", "name")}
     assert names == {"team-slack", "mail"}
     assert 'data-name="hook"' not in session.get(page_url(dash), timeout=10).text
 
 
 def dest_id(server: Server, name: str) -> int:
-    return int(server.query("SELECT id FROM alert_destinations WHERE name = :n", n=name)[0][0])
+    return int(server.query("SELECT id FROM alert_destinations WHERE project_id = :p "
+                            "AND name = :n", p=server.project_id(), n=name)[0][0])
 
 
 def test_credentials_are_never_in_the_page_the_log_or_the_table(dash: Server) -> None:
     session = logged_in(dash)
     add_destinations(session, dash)
     no_secret_in(session.get(page_url(dash), timeout=10).text)
-    rows = dash.query("SELECT name, type, config, sealed FROM alert_destinations")
+    rows = dash.project_rows("alert_destinations", "name, type, config, sealed")
     assert len(rows) == 3
     for name, _kind, config, sealed in rows:
         raw = bytes(sealed)
@@ -183,7 +201,7 @@ def test_credentials_are_never_in_the_page_the_log_or_the_table(dash: Server) ->
         runtime = AlertsAdmin(store, {"secrets_key": KEY_A}).runtime()
     finally:
         store.dispose()
-    pid = project_id(dash, "acme")
+    pid = dash.project_id()
     opened = {d["name"]: d for d in runtime.destinations}
     assert opened[f"{pid}/spaced"] == {"name": f"{pid}/spaced", "type": "webhook",
                                        "url": "https://h.example/in", "secret": spaced}
@@ -208,7 +226,7 @@ def test_a_refused_destination_names_the_field_and_echoes_no_credential(dash: Se
     bad_name = post(session, dash, "/destinations", {"name": "a/b", "type": "slack",
                                                      "url": SLACK_URL})
     assert bad_name.status_code == 400 and "destination.name must be" in bad_name.text
-    assert dash.query("SELECT count(*) FROM alert_destinations")[0][0] == 0
+    assert count(dash, "alert_destinations") == 0
     no_secret_in(dash.log())
 
 
@@ -228,12 +246,12 @@ def test_a_refused_rule_names_the_field(dash: Server) -> None:
         refused = post(session, dash, "/rules", form)
         assert refused.status_code == 400, form
         assert message in refused.text, (form, refused.text)
-    assert dash.query("SELECT count(*) FROM alert_rules")[0][0] == 0
+    assert count(dash, "alert_rules") == 0
     ok = post(session, dash, "/rules", {"on": "latency", "destinations": ["hook", "mail"],
                                         "p95_ms": "750", "minutes": "10",
                                         "service": "checkout"})
     assert ok.status_code == 303
-    (rule,) = [r[0] for r in dash.query("SELECT rule FROM alert_rules")]
+    (rule,) = [r[0] for r in dash.project_rows("alert_rules", "rule")]
     stored = rule if isinstance(rule, dict) else json.loads(rule)
     assert stored == {"on": "latency", "destinations": ["hook", "mail"], "service": "checkout",
                       "p95_ms": 750.0, "minutes": 10}
@@ -245,15 +263,15 @@ def test_send_a_test_alert_records_a_test_fact_for_that_destination(dash: Server
     sent = post(session, dash, "/test", {"destination": "team-slack"})
     assert sent.status_code == 303
     assert sent.headers["Location"].endswith("/alerts?done=test-sent")
-    pid = project_id(dash, "acme")
-    facts = dash.query("SELECT kind, subject, dedupe_key, details FROM alert_facts")
+    pid = dash.project_id()
+    facts = dash.project_rows("alert_facts", "kind, subject, dedupe_key, details")
     assert len(facts) == 1
     kind, subject, dedupe_key, details = facts[0]
     assert (kind, subject) == ("test", f"{pid}/team-slack")
     assert re.fullmatch(r"test:[0-9a-f]{32}", dedupe_key)
     assert f'"destination": "{pid}/team-slack"' in str(details).replace("'", '"')
     assert post(session, dash, "/test", {"destination": "team-slack"}).status_code == 303
-    assert dash.query("SELECT count(*) FROM alert_facts")[0][0] == 2  # one per press
+    assert count(dash, "alert_facts") == 2  # one per press
     unknown = post(session, dash, "/test", {"destination": "nowhere"})
     assert unknown.status_code == 400 and "no destination is named" in unknown.text
     page = session.get(page_url(dash), timeout=10).text
@@ -308,8 +326,9 @@ def test_the_latest_alerts_show_each_delivery_and_why_one_failed(dash: Server) -
         assert post(session, dash, "/test", {"destination": "team-slack"}).status_code == 303
         post_ok(dash, "/ingest/errors", error("alert-xss", message=XSS))
         wait_until(lambda: dash.query(
-            "SELECT 1 FROM alert_deliveries WHERE status = 'failed' UNION ALL "
-            "SELECT 1 FROM alert_deliveries WHERE destination LIKE '%/hook'"
+            "SELECT 1 FROM alert_deliveries WHERE project_id = :p AND status = 'failed' "
+            "UNION ALL SELECT 1 FROM alert_deliveries WHERE project_id = :p "
+            "AND destination LIKE '%/hook'", p=dash.project_id()
             ) == [(1,), (1,)], "the deliveries", dash)
     page = session.get(page_url(dash), timeout=10).text
     test_row = re.search(r'<tr class="fact kind-test">(.*?)</tr>', page, re.S)

@@ -13,34 +13,34 @@ import pytest
 from model.keyhash import key_id
 from tests.dashboard.data import ADMIN_TOKEN, XSS, error, post_ok
 from tests.dashboard.test_setup import logged_in
-from tests.support.server import Server
-
-KEY = "test-key-acme"
+from tests.support.server import Projects, Server
 
 
 @pytest.fixture
-def dash(start: Callable[..., Server], db_url: str) -> Server:
-    return start(db_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+def dash(dash_projects: Projects) -> Server:
+    """The module's collector, as a project of this test's own (empty) sees it."""
+    return dash_projects.take()
 
 
-def errors_page(server: Server, project: str = "acme") -> str:
-    response = logged_in(server).get(server.base + f"/projects/{project}/errors", timeout=10)
+def errors_page(server: Server, project: str | None = None) -> str:
+    response = logged_in(server).get(
+        server.base + f"/projects/{project or server.project}/errors", timeout=10)
     assert response.status_code == 200, response.text
     return response.text
 
 
 def test_an_empty_project_shows_how_to_send_with_its_endpoint_and_key_id(dash: Server) -> None:
     text = html.unescape(errors_page(dash))
-    kid = key_id(KEY)
-    assert "No data in" in text and KEY not in text
+    kid = key_id(dash.key)
+    assert "No data in" in text and dash.key not in text
     placeholder = f"<your key, id {kid}…>"
-    project_id = dash.query("SELECT id FROM projects WHERE name = 'acme'")[0][0]
+    project_id = dash.project_id()
     assert f"OTEL_EXPORTER_OTLP_ENDPOINT={dash.base}/ingest" in text
     assert f'OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer {placeholder}"' in text
     assert f'dsn="http://{placeholder}@{dash.base.removeprefix("http://")}/{project_id}"' in text
     assert f"curl -X POST {dash.base}/ingest/errors" in text
     assert f'-H "Authorization: Bearer {placeholder}"' in text
-    assert 'href="/projects/acme/setup"' in text
+    assert f'href="/projects/{dash.project}/setup"' in text
 
 
 def test_once_data_arrives_the_error_list_is_shown(dash: Server) -> None:

@@ -17,7 +17,7 @@ import requests
 from sqlalchemy import text
 
 from tests.dashboard.data import ADMIN_TOKEN
-from tests.support.server import REPO, Server
+from tests.support.server import REPO, Projects, Server
 
 TOKEN = re.compile(r"^\s+(sadm_\S+)$", re.MULTILINE)
 
@@ -113,9 +113,10 @@ def test_logout_ends_the_session_on_every_collector(start: Callable[..., Server]
     assert reads(first, again) == 200
 
 
-def test_expired_sessions_are_refused_and_removed(start: Callable[..., Server],
-                                                  db_url: str) -> None:
-    server = dashboard(start, db_url)
+def test_expired_sessions_are_refused_and_removed(dash_projects: Projects) -> None:
+    # Every session of the module's collector expires here: the fresh login's is then
+    # the only one, whatever ran before.
+    server = dash_projects.take()
     old = login(server)
     with server.db().begin() as conn:
         conn.execute(text("UPDATE dashboard_sessions SET expires_us = 1"))
@@ -181,16 +182,16 @@ def test_cookies_are_secure_behind_a_trusted_tls_proxy(sqlite_url: str,
 
 
 def test_a_forgery_token_not_derived_from_the_session_is_refused(
-        start: Callable[..., Server], db_url: str) -> None:
-    server = dashboard(start, db_url)
+        dash_projects: Projects) -> None:
+    server = dash_projects.take()
     server.post("/ingest/errors", {"exception_class": "E", "message": "m", "backtrace": [],
                                    "fingerprint": "xsrf-bound"})
-    (group,) = server.query("SELECT id FROM error_groups WHERE fingerprint = 'xsrf-bound'")
-    url = f"{server.base}/projects/acme/errors/{group.id}/status"
-    api = f"{server.base}/api/v1/projects/acme/error-groups/{group.id}/status"
+    (group,) = server.project_rows("error_groups", "id")
+    url = server.project_url(f"/errors/{group.id}/status")
+    api = server.project_api(f"/error-groups/{group.id}/status")
     victim = login(server)
     attacker = login(server)
-    theirs = xsrf_of(attacker.get(server.base + "/projects/acme/errors", timeout=10).text)
+    theirs = xsrf_of(attacker.get(server.project_url("/errors"), timeout=10).text)
     # The double-submit pair an attacker can plant: a cookie and a field they chose.
     victim.cookies.set("_xsrf", "attacker-chosen")
     for token in ("attacker-chosen", theirs, ""):
@@ -202,7 +203,7 @@ def test_a_forgery_token_not_derived_from_the_session_is_refused(
         assert forged_api.status_code == 403, token
     assert server.query("SELECT status FROM error_groups WHERE id = :i", i=group.id)[0][0] \
         == "open"
-    mine = xsrf_of(victim.get(server.base + "/projects/acme/errors", timeout=10).text)
+    mine = xsrf_of(victim.get(server.project_url("/errors"), timeout=10).text)
     assert victim.post(api, json={"status": "ignored"}, headers={"X-XSRFToken": mine},
                        timeout=10).status_code == 200
     genuine = victim.post(url, data={"status": "resolved", "_xsrf": mine}, timeout=10,
@@ -210,8 +211,9 @@ def test_a_forgery_token_not_derived_from_the_session_is_refused(
     assert genuine.status_code == 303
 
 
-def test_login_needs_the_forms_own_token(start: Callable[..., Server], db_url: str) -> None:
-    server = dashboard(start, db_url)
+def test_login_needs_the_forms_own_token(dash_projects: Projects) -> None:
+    server = dash_projects.take()
+    sessions = server.query("SELECT token_hash FROM dashboard_sessions")
     # A cross-site form posting the attacker's own token (login CSRF): no nonce cookie
     # of this browser matches it, whatever _xsrf cookie the attacker managed to plant.
     attacker = requests.Session()
@@ -223,4 +225,4 @@ def test_login_needs_the_forms_own_token(start: Callable[..., Server], db_url: s
         assert answer.status_code == 403, (cookies, token)
         assert "sounding_session" not in answer.cookies
         assert "Try again" in answer.text
-    assert server.query("SELECT token_hash FROM dashboard_sessions") == []
+    assert server.query("SELECT token_hash FROM dashboard_sessions") == sessions  # none made

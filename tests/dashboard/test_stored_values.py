@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from sqlalchemy import text
 
 from tests.dashboard.data import ADMIN_TOKEN
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -83,8 +82,7 @@ class Rows:
     def __init__(self, server: Server) -> None:
         self.server = server
         self.pg = server.db_url.startswith("postgres")
-        (self.project,) = [r.id for r in server.query(
-            "SELECT id FROM projects WHERE name = 'acme'")]
+        self.project = server.project_id()
 
     def json(self, name: str) -> str:
         return f"CAST(:{name} AS json)" if self.pg else f":{name}"
@@ -100,7 +98,8 @@ class Rows:
                  " 9223372036854775807, :s, :b, 2, :a)",
                  f=fingerprint, s=status, a=first_us, b=last_us)
         (group_id,) = [r.id for r in self.server.query(
-            "SELECT id FROM error_groups WHERE fingerprint = :f", f=fingerprint)]
+            "SELECT id FROM error_groups WHERE project_id = :p AND fingerprint = :f",
+            p=self.project, f=fingerprint)]
         return int(group_id)
 
     def event(self, fingerprint: str, ts_us: int, params: str | None = None,
@@ -169,12 +168,14 @@ def fill(rows: Rows) -> dict[str, int]:
         rows.run("INSERT INTO error_group_hourly (project_id, fingerprint, hour, count)"
                  " VALUES (:p, 'edge-open', :h, 1)", h=hour)
     resource = '{"service.name": "edge-svc", "deep": ' + nested(600) + "}"
-    rows.run("INSERT INTO resources (id, project_id, attributes) VALUES (77, :p, "
-             f"{rows.json('a')})", a=resource)
+    # An id of the project's own: the module's projects share the table.
+    resource_id = 1000 + rows.project
+    rows.run("INSERT INTO resources (id, project_id, attributes) VALUES (:r, :p, "
+             f"{rows.json('a')})", r=resource_id, a=resource)
     rows.span(TRACE_EDGE, "01" * 8, INT64_MAX - 10, INT64_MAX, body_with_event_at(2**64 - 1))
     rows.span(TRACE_EDGE, "02" * 8, INT64_MIN, INT64_MAX, b"", parent="01" * 8)
     rows.span(TRACE_EDGE, "03" * 8, 0, INT64_MIN, b"", parent="99" * 8)
-    rows.span(TRACE_BROKEN, "04" * 8, 10, 20, body_nested(101), resource_id=77)
+    rows.span(TRACE_BROKEN, "04" * 8, 10, 20, body_nested(101), resource_id=resource_id)
     rows.span(TRACE_BROKEN, "05" * 8, 10, 30, b"\xff\xff\xff\xff garbage", parent="04" * 8)
     now_ns = time.time_ns()
     rows.span(TRACE_NOW, "06" * 8, now_ns - 10**9, INT64_MIN, body_nested(101))
@@ -183,8 +184,10 @@ def fill(rows: Rows) -> dict[str, int]:
 
 
 @pytest.fixture
-def stored(start: Callable[..., Server], db_url: str) -> tuple[Server, dict[str, int]]:
-    server = start(db_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+def stored(dash_projects: Projects) -> tuple[Server, dict[str, int]]:
+    """The module's collector, as a project of this test's own sees it, that project
+    holding the rows of `fill`."""
+    server = dash_projects.take()
     return server, fill(Rows(server))
 
 
@@ -206,19 +209,20 @@ def test_pages_show_stored_rows_at_the_calendar_edges_and_odd_values(
         stored: tuple[Server, dict[str, int]]) -> None:
     server, groups = stored
     session = admin()
-    base = server.base + "/projects/acme"
+    base = server.project_url()
     for status in ("open", "resolved", "ignored"):
         for sort in ("last_seen", "first_seen", "count"):
             html = page(session, f"{base}/errors?status={status}&sort={sort}")
             assert "EdgeError" in html
-    event_ids = [r.id for r in server.query("SELECT id FROM error_events")]
+    event_ids = [r.id for r in server.project_rows("error_events", "id")]
     for group_id in groups.values():
         page(session, f"{base}/errors/{group_id}")
         page(session, f"{base}/errors/{group_id}?range=30d")
     for event_id in event_ids:
         fingerprint = server.query("SELECT fingerprint FROM error_events WHERE id = :i",
                                    i=event_id)[0].fingerprint
-        group_id = server.query("SELECT id FROM error_groups WHERE fingerprint = :f",
+        group_id = server.query("SELECT id FROM error_groups WHERE project_id = :p "
+                                "AND fingerprint = :f", p=server.project_id(),
                                 f=fingerprint)[0].id
         page(session, f"{base}/errors/{group_id}?event={event_id}")
     broken = page(session, f"{base}/traces/{TRACE_BROKEN}")
@@ -247,11 +251,12 @@ def test_pages_show_stored_rows_at_the_calendar_edges_and_odd_values(
 def test_group_pages_mark_values_that_cannot_be_shown(
         stored: tuple[Server, dict[str, int]]) -> None:
     server, groups = stored
-    base = f"{server.base}/projects/acme/errors/{groups['recent']}"
-    api = f"{server.base}/api/v1/projects/acme/error-groups/{groups['recent']}"
+    base = server.project_url(f"/errors/{groups['recent']}")
+    api = server.project_api(f"/error-groups/{groups['recent']}")
     session = admin()
     by_params = {r.id: r for r in server.query(
-        "SELECT id, params FROM error_events WHERE fingerprint = 'edge-recent'")}
+        "SELECT id, params FROM error_events WHERE project_id = :p "
+        "AND fingerprint = 'edge-recent'", p=server.project_id())}
     for event_id in by_params:
         html = page(session, f"{base}?event={event_id}")
         document = strict_json(session.get(f"{api}?event={event_id}", timeout=30))
@@ -272,42 +277,43 @@ def test_read_api_answers_valid_json_for_every_stored_row(
         stored: tuple[Server, dict[str, int]]) -> None:
     server, groups = stored
     session = admin()
-    api = server.base + "/api/v1/projects"
-    strict_json(session.get(api, timeout=30))
-    listed = strict_json(session.get(api + "/acme/error-groups?status=all&limit=500",
+    strict_json(session.get(server.base + "/api/v1/projects", timeout=30))
+    api = server.project_api()
+    listed = strict_json(session.get(api + "/error-groups?status=all&limit=500",
                                       timeout=30))
     assert {item["group"]["id"] for item in listed["items"]} >= set(groups.values())
     for sort in ("first_seen", "count"):
-        strict_json(session.get(api + f"/acme/error-groups?status=all&sort={sort}",
+        strict_json(session.get(api + f"/error-groups?status=all&sort={sort}",
                                 timeout=30))
     for event in server.query("SELECT e.id, g.id AS gid FROM error_events e JOIN error_groups"
-                              " g ON g.fingerprint = e.fingerprint"):
-        strict_json(session.get(api + f"/acme/error-groups/{event.gid}?event={event.id}",
+                              " g ON g.project_id = e.project_id AND g.fingerprint ="
+                              " e.fingerprint WHERE e.project_id = :p", p=server.project_id()):
+        strict_json(session.get(api + f"/error-groups/{event.gid}?event={event.id}",
                                 timeout=30))
     for group_id in groups.values():
-        strict_json(session.get(api + f"/acme/error-groups/{group_id}?range=30d", timeout=30))
+        strict_json(session.get(api + f"/error-groups/{group_id}?range=30d", timeout=30))
     for trace_id in (TRACE_EDGE, TRACE_BROKEN, TRACE_NOW):
-        document = strict_json(session.get(api + f"/acme/traces/{trace_id}", timeout=30))
+        document = strict_json(session.get(api + f"/traces/{trace_id}", timeout=30))
         assert document["rows"]
-    broken = strict_json(session.get(api + f"/acme/traces/{TRACE_BROKEN}", timeout=30))
+    broken = strict_json(session.get(api + f"/traces/{TRACE_BROKEN}", timeout=30))
     assert [row["span"]["unreadable"] for row in broken["rows"]] == [
         ["attributes", "events"], ["attributes", "events"]]
-    edge = strict_json(session.get(api + f"/acme/traces/{TRACE_EDGE}", timeout=30))
+    edge = strict_json(session.get(api + f"/traces/{TRACE_EDGE}", timeout=30))
     (late,) = [row["span"] for row in edge["rows"] if row["span"]["events"]]
     assert late["events"][0]["time_unix_nano"] == 2**64 - 1
     assert late["attributes"] == {"ratio": "NaN"}
-    found = strict_json(session.get(api + "/acme/traces?min_duration_ms=1", timeout=30))
+    found = strict_json(session.get(api + "/traces?min_duration_ms=1", timeout=30))
     assert TRACE_NOW in [t["trace_id"] for t in found["page"]["items"]]
-    strict_json(session.get(api + "/acme/traces?status=error&range=30d", timeout=30))
-    last = strict_json(session.get(api + "/acme/traces", timeout=30, params={
+    strict_json(session.get(api + "/traces?status=error&range=30d", timeout=30))
+    last = strict_json(session.get(api + "/traces", timeout=30, params={
         "range": "custom", "from": "2262-04-01", "to": "2262-04-11T23:47:16Z"}))
     assert [t["trace_id"] for t in last["page"]["items"]] == [TRACE_EDGE]
-    performance = strict_json(session.get(api + "/acme/performance?range=1h", timeout=30))
+    performance = strict_json(session.get(api + "/performance?range=1h", timeout=30))
     assert [r["route"] for r in performance["routes"]] == ["/edge"]
-    strict_json(session.get(api + "/acme/performance?method=GET&route=/edge", timeout=30))
-    deploys = strict_json(session.get(api + "/acme/deploys?range=30d", timeout=30))
+    strict_json(session.get(api + "/performance?method=GET&route=/edge", timeout=30))
+    deploys = strict_json(session.get(api + "/deploys?range=30d", timeout=30))
     assert len(deploys["deploys"]) == 1
-    strict_json(session.get(api + "/acme/deploys?env=production&window=24h", timeout=30))
-    changed = session.post(api + f"/acme/error-groups/{groups['extreme']}/status",
+    strict_json(session.get(api + "/deploys?env=production&window=24h", timeout=30))
+    changed = session.post(api + f"/error-groups/{groups['extreme']}/status",
                            json={"status": "resolved"}, timeout=30)
     assert changed.status_code == 200, changed.text

@@ -7,19 +7,19 @@ import hashlib
 import hmac
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import requests
 
 from extensions.alerts import rules, signature
 from storage.alerts import outbox as alerts
 from storage.groups import status as groups
 from storage.store import Store
 from tests.support import smtp
-from tests.support.alert_receiver import AlertReceiver, free_port, receiving
-from tests.support.server import Server, start_server
+from tests.support.alert_receiver import AlertReceiver, Received, free_port, receiving
+from tests.support.server import Projects, Server, collectors, project_keys, start_server
 
 SECRET = "a-secret-of-32-characters-at-least"
 WAIT_S = 30
@@ -66,106 +66,157 @@ def settled(server: Server) -> bool:
         "SELECT 1 FROM alert_deliveries WHERE status = 'pending'")
 
 
-def alerts_of(receiver: AlertReceiver, kind: str | None = None) -> list[dict[str, Any]]:
+@dataclass
+class Since:
+    """The module's receiver (`hook`) as one test sees it: what came after `start`."""
+    receiver: AlertReceiver
+    start: int
+
+    @property
+    def received(self) -> list[Received]:
+        return self.receiver.received[self.start:]
+
+    def accepted(self) -> list[Received]:
+        return [r for r in self.received if r.answered == 200]
+
+    def attempts(self) -> int:
+        return len(self.received)
+
+    def answer(self, *statuses: int) -> None:
+        """Answer the next requests with `statuses`, in order."""
+        with self.receiver.lock:
+            self.receiver.answers.extend((status, {}) for status in statuses)
+
+
+def alerts_of(receiver: AlertReceiver | Since, kind: str | None = None
+              ) -> list[dict[str, Any]]:
     documents = [r.json() for r in receiver.accepted()]
     singles = [d for d in documents if d["type"] == "alert"]
     return [d for d in singles if kind is None or d["kind"] == kind]
 
 
-def test_a_new_group_alerts_once_and_a_regression_once(db_url: str, start: Callable[
-        ..., Server]) -> None:
+@pytest.fixture(scope="module")
+def hook() -> Iterator[AlertReceiver]:
+    """The receiver of the module's collectors (`hook_projects`)."""
     with receiving() as receiver:
-        collector = start(db_url, env=alerts_env(receiver.url))
-        assert collector.post("/ingest/errors", error("fp-new", environment="production",
-                                                      release="1.4.2")).status_code == 202
-        wait_until(lambda: alerts_of(receiver), "the new_group alert", collector)
-        for _ in range(3):  # more of the same group: nothing new
-            assert collector.post("/ingest/errors", error("fp-new")).status_code == 202
-        wait_until(lambda: settled(collector), "delivery", collector)
-        (alert,) = alerts_of(receiver)
-        assert alert["kind"] == "new_group"
-        assert alert["group"]["fingerprint"] == "fp-new"
-        assert (alert["environment"], alert["release"]) == ("production", "1.4.2")
-        assert alert["project"]["name"] == "acme"
-        (group_id,) = collector.query("SELECT id FROM error_groups")[0]
-        assert alert["group"]["id"] == group_id
-        assert alert["link"] == f"https://sounding.example.com/projects/acme/errors/{group_id}"
+        yield receiver
 
-        store = Store(collector.db_url)
-        try:
-            (project_id,) = collector.query("SELECT id FROM projects WHERE name = 'acme'")[0]
-            resolved_at = int(time.time() * 1e6)
-            assert groups.set_status(store, project_id, "fp-new", "resolved",
-                                     resolved_at) == "open"
-        finally:
-            store.dispose()
-        # A late event, dated before the resolution, does not reopen: no alert.
-        late = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(resolved_at / 1e6 - 3600))
-        assert collector.post("/ingest/errors", error("fp-new", timestamp=late)
-                              ).status_code == 202
-        wait_until(lambda: settled(collector), "routing", collector)
-        assert collector.query("SELECT status FROM error_groups")[0][0] == "resolved"
-        # A later one reopens the group: one regression alert.
+
+@pytest.fixture(scope="module")
+def hook_projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory,
+                  hook: AlertReceiver) -> Iterator[Projects]:
+    """One collector per module and store alerting `hook` on new groups and
+    regressions, handing each test a project of its own. Its rate is high enough that
+    the alerts of the module's tests in one minute are never folded into a digest."""
+    with collectors(tmp_path_factory.mktemp("alerts")) as start:
+        yield Projects(start(module_db_url, keys=project_keys(),
+                             env=alerts_env(hook.url, rate_per_minute="1000")))
+
+
+@pytest.fixture
+def hooked(hook_projects: Projects, hook: AlertReceiver) -> tuple[Server, Since]:
+    """A project of the module's collector, and what `hook` receives from now on: the
+    earlier tests' deliveries all finished first, so none of them comes after."""
+    server = hook_projects.take()
+    wait_until(lambda: settled(server), "the earlier tests' deliveries", server)
+    return server, Since(hook, hook.attempts())
+
+
+def alerts_total(server: Server, status: str) -> float:
+    return server.metric("sounding_alerts_total", destination="hook", status=status) or 0
+
+
+def test_a_new_group_alerts_once_and_a_regression_once(hooked: tuple[Server, Since]
+                                                       ) -> None:
+    collector, receiver = hooked
+    assert collector.post("/ingest/errors", error("fp-new", environment="production",
+                                                  release="1.4.2")).status_code == 202
+    wait_until(lambda: alerts_of(receiver), "the new_group alert", collector)
+    for _ in range(3):  # more of the same group: nothing new
         assert collector.post("/ingest/errors", error("fp-new")).status_code == 202
-        wait_until(lambda: alerts_of(receiver, "regression"), "the regression alert",
-                   collector)
-        assert collector.post("/ingest/errors", error("fp-new")).status_code == 202
-        wait_until(lambda: settled(collector), "delivery", collector)
-        assert [a["kind"] for a in alerts_of(receiver)] == ["new_group", "regression"]
-        assert len({a["id"] for a in alerts_of(receiver)}) == 2
+    wait_until(lambda: settled(collector), "delivery", collector)
+    (alert,) = alerts_of(receiver)
+    assert alert["kind"] == "new_group"
+    assert alert["group"]["fingerprint"] == "fp-new"
+    assert (alert["environment"], alert["release"]) == ("production", "1.4.2")
+    assert alert["project"]["name"] == collector.project
+    (group_id,) = collector.project_rows("error_groups", "id")[0]
+    assert alert["group"]["id"] == group_id
+    assert alert["link"] == ("https://sounding.example.com/projects/"
+                             f"{collector.project}/errors/{group_id}")
+
+    store = Store(collector.db_url)
+    try:
+        resolved_at = int(time.time() * 1e6)
+        assert groups.set_status(store, collector.project_id(), "fp-new", "resolved",
+                                 resolved_at) == "open"
+    finally:
+        store.dispose()
+    # A late event, dated before the resolution, does not reopen: no alert.
+    late = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(resolved_at / 1e6 - 3600))
+    assert collector.post("/ingest/errors", error("fp-new", timestamp=late)
+                          ).status_code == 202
+    wait_until(lambda: settled(collector), "routing", collector)
+    assert collector.project_rows("error_groups", "status")[0][0] == "resolved"
+    # A later one reopens the group: one regression alert.
+    assert collector.post("/ingest/errors", error("fp-new")).status_code == 202
+    wait_until(lambda: alerts_of(receiver, "regression"), "the regression alert",
+               collector)
+    assert collector.post("/ingest/errors", error("fp-new")).status_code == 202
+    wait_until(lambda: settled(collector), "delivery", collector)
+    assert [a["kind"] for a in alerts_of(receiver)] == ["new_group", "regression"]
+    assert len({a["id"] for a in alerts_of(receiver)}) == 2
 
 
-def test_the_signature_verifies_with_the_documented_recipe(sqlite_url: str, start: Callable[
-        ..., Server]) -> None:
-    with receiving() as receiver:
-        collector = start(sqlite_url, env=alerts_env(receiver.url))
-        assert collector.post("/ingest/errors", error("fp-signed")).status_code == 202
-        (received,) = wait_until(receiver.accepted, "the alert", collector)
-        header = received.headers[signature.HEADER]
-        assert signature.verify(SECRET, received.body, header, time.time())
-        # The documented recipe, written out: HMAC-SHA256 over "<t>." + body.
-        fields = dict(part.split("=", 1) for part in header.split(","))
-        expected = hmac.new(SECRET.encode(), fields["t"].encode() + b"." + received.body,
-                            hashlib.sha256).hexdigest()
-        assert hmac.compare_digest(expected, fields["v1"])
-        assert abs(int(fields["t"]) - time.time()) < 300
-        assert received.headers["Sounding-Alert-Id"] == received.json()["id"]
-        assert not signature.verify("another-secret-of-32-characters!", received.body,
-                                    header, time.time())
-        assert not signature.verify(SECRET, received.body + b" ", header, time.time())
+def test_the_signature_verifies_with_the_documented_recipe(hooked: tuple[Server, Since]
+                                                           ) -> None:
+    collector, receiver = hooked
+    assert collector.post("/ingest/errors", error("fp-signed")).status_code == 202
+    (received,) = wait_until(receiver.accepted, "the alert", collector)
+    header = received.headers[signature.HEADER]
+    assert signature.verify(SECRET, received.body, header, time.time())
+    # The documented recipe, written out: HMAC-SHA256 over "<t>." + body.
+    fields = dict(part.split("=", 1) for part in header.split(","))
+    expected = hmac.new(SECRET.encode(), fields["t"].encode() + b"." + received.body,
+                        hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(expected, fields["v1"])
+    assert abs(int(fields["t"]) - time.time()) < 300
+    assert received.headers["Sounding-Alert-Id"] == received.json()["id"]
+    assert not signature.verify("another-secret-of-32-characters!", received.body,
+                                header, time.time())
+    assert not signature.verify(SECRET, received.body + b" ", header, time.time())
 
 
 def test_a_receiver_failing_three_times_gets_the_alert_once_after_the_retries(
-        sqlite_url: str, start: Callable[..., Server]) -> None:
-    with receiving(statuses=[500, 500, 500]) as receiver:
-        collector = start(sqlite_url, env=alerts_env(receiver.url))
-        assert collector.post("/ingest/errors", error("fp-retry")).status_code == 202
-        wait_until(receiver.accepted, "the delivery", collector)
-        wait_until(lambda: settled(collector), "delivery", collector)
-        assert [r.status for r in receiver.received] == [500, 500, 500, 200]
-        assert len({r.json()["id"] for r in receiver.received}) == 1  # one alert, retried
-        ((status, attempts),) = collector.query(
-            "SELECT status, attempts FROM alert_deliveries")
-        assert (status, attempts) == ("sent", 4)  # three failed, one sent
-        metrics = requests.get(collector.base + "/metrics", timeout=10).text
-        assert 'sounding_alerts_total{destination="hook",status="retried"} 3.0' in metrics
-        assert 'sounding_alerts_total{destination="hook",status="sent"} 1.0' in metrics
+        hooked: tuple[Server, Since]) -> None:
+    collector, receiver = hooked
+    receiver.answer(500, 500, 500)
+    retried, sent = alerts_total(collector, "retried"), alerts_total(collector, "sent")
+    assert collector.post("/ingest/errors", error("fp-retry")).status_code == 202
+    wait_until(receiver.accepted, "the delivery", collector)
+    wait_until(lambda: settled(collector), "delivery", collector)
+    assert [r.status for r in receiver.received] == [500, 500, 500, 200]
+    assert len({r.json()["id"] for r in receiver.received}) == 1  # one alert, retried
+    ((status, attempts),) = collector.project_rows("alert_deliveries", "status, attempts")
+    assert (status, attempts) == ("sent", 4)  # three failed, one sent
+    assert alerts_total(collector, "retried") - retried == 3
+    assert alerts_total(collector, "sent") - sent == 1
 
 
 def test_a_receiver_refusing_for_good_marks_the_delivery_failed(
-        sqlite_url: str, start: Callable[..., Server]) -> None:
-    with receiving(statuses=[400]) as receiver:
-        collector = start(sqlite_url, env=alerts_env(receiver.url))
-        assert collector.post("/ingest/errors", error("fp-refused")).status_code == 202
-        wait_until(lambda: settled(collector) and receiver.attempts(), "the attempt",
-                   collector)
-        assert receiver.attempts() == 1  # a 400 is not retried
-        ((status, error_text),) = collector.query(
-            "SELECT status, last_error FROM alert_deliveries")
-        assert (status, error_text) == ("failed", "http 400")
-        metrics = requests.get(collector.base + "/metrics", timeout=10).text
-        assert 'sounding_alerts_total{destination="hook",status="failed"} 1.0' in metrics
-        assert "/hook" not in collector.log()  # the URL's path is never logged
+        hooked: tuple[Server, Since]) -> None:
+    collector, receiver = hooked
+    receiver.answer(400)
+    failed = alerts_total(collector, "failed")
+    assert collector.post("/ingest/errors", error("fp-refused")).status_code == 202
+    wait_until(lambda: settled(collector) and receiver.attempts(), "the attempt",
+               collector)
+    assert receiver.attempts() == 1  # a 400 is not retried
+    ((status, error_text),) = collector.project_rows("alert_deliveries",
+                                                     "status, last_error")
+    assert (status, error_text) == ("failed", "http 400")
+    assert alerts_total(collector, "failed") - failed == 1
+    assert "/hook" not in collector.log()  # the URL's path is never logged
 
 
 def test_a_collector_killed_before_delivery_delivers_after_restart(
