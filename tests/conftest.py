@@ -128,6 +128,14 @@ def module_projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
         yield Projects(start(module_db_url, keys=project_keys()))
 
 
+@pytest.fixture(scope="module")
+def sqlite_projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Projects]:
+    """`module_projects` on SQLite alone: for tests whose behaviour does not depend on
+    the store (as `sqlite_server`), each reading what it stored in its own project."""
+    with collectors(tmp_path_factory.mktemp("sqlite-projects")) as start:
+        yield Projects(start(keys=project_keys()))
+
+
 @pytest.fixture
 def server(start: Callable[..., Server], db_url: str) -> Server:
     """One collector, on SQLite and again on PostgreSQL."""

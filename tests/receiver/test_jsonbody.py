@@ -1,5 +1,6 @@
 """The one JSON parse of every JSON door (receiver/jsonbody.py): its rules as a pure
-function, then the same rules at every JSON endpoint of the real server."""
+function, then the same rules at every JSON endpoint of the real server (one collector
+per module and store, a project per test: `module_projects`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from model.errors import InvalidInput
 from receiver.jsonbody import MAX_DEPTH, depth_of, parse_json, surely_shallow
 from tests.receiver.otlp_helpers import random_trace_id, stored_spans
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.text()
@@ -118,17 +119,17 @@ def post_raw(server: Server, path: str, body: bytes) -> requests.Response:
 
 @pytest.mark.parametrize("path", JSON_DOORS)
 @pytest.mark.parametrize("depth", [1000, 200])
-def test_deep_bodies_are_a_400_at_every_json_door(shared_server: Server, path: str,
+def test_deep_bodies_are_a_400_at_every_json_door(module_projects: Projects, path: str,
                                                   depth: int) -> None:
-    response = post_raw(shared_server, path, nested(depth))
+    response = post_raw(module_projects.take(), path, nested(depth))
     assert response.status_code == 400, response.text
     assert response.json()["details"] == [
         {"field": "body", "error": f"nested deeper than {MAX_DEPTH} levels"}]
 
 
 @pytest.mark.parametrize("path", JSON_DOORS)
-def test_nan_is_a_400_at_every_json_door(shared_server: Server, path: str) -> None:
-    response = post_raw(shared_server, path, b'{"x": NaN}')
+def test_nan_is_a_400_at_every_json_door(module_projects: Projects, path: str) -> None:
+    response = post_raw(module_projects.take(), path, b'{"x": NaN}')
     assert response.status_code == 400, response.text
     assert response.json()["details"][0]["field"] == "body"
 
@@ -140,7 +141,8 @@ def error(**overrides: object) -> dict[str, object]:
     return record
 
 
-def test_a_lone_surrogate_beside_a_valid_error_keeps_both(server: Server) -> None:
+def test_a_lone_surrogate_beside_a_valid_error_keeps_both(module_projects: Projects) -> None:
+    server = module_projects.take()
     body = json.dumps({"errors": [error(exception_class="E\ud800", fingerprint="bad\udfff"),
                                   error(fingerprint="good")]}).encode()
     assert b"\\ud800" in body
@@ -148,28 +150,31 @@ def test_a_lone_surrogate_beside_a_valid_error_keeps_both(server: Server) -> Non
     assert response.status_code == 202, response.text
     assert response.json()["accepted"] == 2
     rows = {r.fingerprint: r.exception_class
-            for r in server.query("SELECT fingerprint, exception_class FROM error_events")}
+            for r in server.project_rows("error_events", "fingerprint, exception_class")}
     assert rows == {"bad\ufffd": "E\ufffd", "good": "KeyError"}
     assert "Traceback" not in server.log()
 
 
-def test_raw_cesu8_surrogate_bytes_in_a_string_are_replaced(server: Server) -> None:
+def test_raw_cesu8_surrogate_bytes_in_a_string_are_replaced(module_projects: Projects) -> None:
+    server = module_projects.take()
     body = json.dumps({"errors": [error(message="MARK"), error(fingerprint="g")]}).encode()
     response = post_raw(server, "/ingest/errors/batch",
                         body.replace(b"MARK", b"x\xed\xa0\x80y"))
     assert response.status_code == 202, response.text
-    messages = sorted(r.message for r in server.query("SELECT message FROM error_events"))
+    messages = sorted(r.message for r in server.project_rows("error_events", "message"))
     assert messages == ["m", "x\ufffd\ufffd\ufffdy"]
 
 
-def test_a_span_name_and_attribute_with_a_lone_surrogate_are_kept(sqlite_server: Server) -> None:
+def test_a_span_name_and_attribute_with_a_lone_surrogate_are_kept(
+        module_projects: Projects) -> None:
+    server = module_projects.take()
     trace_id = random_trace_id()
     doc = {"resourceSpans": [{"scopeSpans": [{"spans": [
         {"traceId": trace_id, "spanId": "00000000000000a1", "name": "GET \ud800",
          "attributes": [{"key": "k\udc00", "value": {"stringValue": "v\ud800"}}]},
         {"traceId": trace_id, "spanId": "00000000000000a2", "name": "fine"}]}]}]}
-    response = post_raw(sqlite_server, "/ingest/v1/traces", json.dumps(doc).encode())
+    response = post_raw(server, "/ingest/v1/traces", json.dumps(doc).encode())
     assert response.status_code == 202, response.text
-    spans = {s["name"]: s for s in stored_spans(sqlite_server, trace_id)}
+    spans = {s["name"]: s for s in stored_spans(server, trace_id)}
     assert set(spans) == {"GET \ufffd", "fine"}
     assert spans["GET \ufffd"]["attributes"] == {"k\ufffd": "v\ufffd"}

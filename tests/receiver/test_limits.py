@@ -2,14 +2,16 @@
 refuses in its own protocol (429 + Retry-After; gRPC RESOURCE_EXHAUSTED with RetryInfo;
 Sentry's X-Sentry-Rate-Limits naming the categories), another project is not
 touched, a request is refused before its body once its category is closed, and what
-was accepted and refused is counted per project in usage_hourly, on both stores."""
+was accepted and refused is counted per project in usage_hourly, on both stores.
+The collector is one per module and store (`limited`), each test's limits those of a
+project of its own (LIMITS): limits, buckets and usage are all per project."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +25,8 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_serv
 from proto.sounding.v1 import ingest_pb2, ingest_pb2_grpc
 from tests.receiver.otlp_helpers import random_trace_id, request_of, rpc_error, span_pb, trailer
 from tests.receiver.sentry.envelopes import envelope, item
-from tests.receiver.sentry.helpers import KEY, KEYS, OTHER_KEY, post_envelope, project_id
-from tests.support.server import Server
+from tests.receiver.sentry.helpers import post_envelope, project_id
+from tests.support.server import Server, collectors
 
 ERROR = {"exception_class": "KeyError", "message": "'k'", "backtrace": ["app.py:1 in f"],
          "fingerprint": "limits-test"}
@@ -46,26 +48,51 @@ auth:
     return str(path)
 
 
-def start_limited(start: Callable[..., Server], db_url: str, tmp_path: Path, limits: str
-                  ) -> Server:
-    return start(db_url, keys=KEYS, config=config(tmp_path, limits))
+# Each test's project and its limits; "other" has none.
+LIMITS = {
+    "rates": "error: " + SLOW % 2,
+    "spans": "span: " + SLOW % 3,
+    "quota": "error: {quota: 3, period: day}",
+    "bytes": "bytes: " + SLOW % 200,
+    "usage": "span: {rate: 1000}",
+}
+# Keys of 32 hex digits, as a Sentry DSN's.
+KEYS = {name: f"{n + 1:032x}" for n, name in enumerate([*LIMITS, "other"])}
 
 
-def post_error(server: Server, key: str = KEY) -> requests.Response:
+@pytest.fixture(scope="module")
+def limited(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[Server]:
+    """One collector per module and store with every project of LIMITS limited."""
+    folder = tmp_path_factory.mktemp("limits")
+    path = folder / "limits.yaml"
+    projects = "".join(f"      {name}:\n        {limits}\n" for name, limits in LIMITS.items())
+    path.write_text(f"auth:\n  limits:\n    usage_flush_seconds: 0.3\n    projects:\n"
+                    f"{projects}")
+    with collectors(folder) as start:
+        yield start(module_db_url, keys=KEYS, config=str(path))
+
+
+def post_error(server: Server, key: str | None = None) -> requests.Response:
     return requests.post(server.base + "/ingest/errors", json=ERROR, timeout=30,
-                         headers={"Authorization": f"Bearer {key}"})
+                         headers={"Authorization": f"Bearer {key or server.key}"})
 
 
-def usage(server: Server, name: str = "acme") -> dict[tuple[str, str], tuple[int, int]]:
+def sentry(server: Server, body: bytes) -> requests.Response:
+    """An envelope posted to the server's project with its key."""
+    return post_envelope(server, body, key=server.key, project=server.project_id())
+
+
+def usage(server: Server, name: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
     """{(category, outcome): (records, requests)} of a project, once flushed."""
     rows = server.query("SELECT category, outcome, SUM(records), SUM(requests) FROM "
                         "usage_hourly WHERE project_id = :p GROUP BY category, outcome",
-                        p=project_id(server, name))
+                        p=project_id(server, name or server.project))
     return {(r[0], r[1]): (int(r[2]), int(r[3])) for r in rows}
 
 
 def wait_usage(server: Server, expect: Callable[[dict[Any, Any]], bool],
-               name: str = "acme") -> dict[tuple[str, str], tuple[int, int]]:
+               name: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
     deadline = time.monotonic() + 10
     while True:
         found = usage(server, name)
@@ -75,8 +102,8 @@ def wait_usage(server: Server, expect: Callable[[dict[Any, Any]], bool],
 
 
 def test_the_custom_sentry_and_grpc_doors_each_refuse_in_their_protocol(
-        start: Callable[..., Server], db_url: str, tmp_path: Path) -> None:
-    server = start_limited(start, db_url, tmp_path, "        error: " + SLOW % 2)
+        limited: Server) -> None:
+    server = limited.for_project("rates")
     assert [post_error(server).status_code for _ in range(2)] == [202, 202]
     refused = post_error(server)
     assert refused.status_code == 429
@@ -85,17 +112,18 @@ def test_the_custom_sentry_and_grpc_doors_each_refuse_in_their_protocol(
     assert post_error(server).status_code == 429  # now from the key alone, before the body
 
     event = envelope({"event_id": "a" * 32}, [item("event", {"message": "hi"})])
-    sentry = post_envelope(server, event)
-    assert sentry.status_code == 429
-    seconds, categories, scope, reason = sentry.headers["X-Sentry-Rate-Limits"].split(":")
-    assert seconds == sentry.headers["Retry-After"]
+    refused = sentry(server, event)
+    assert refused.status_code == 429
+    seconds, categories, scope, reason = refused.headers["X-Sentry-Rate-Limits"].split(":")
+    assert seconds == refused.headers["Retry-After"]
     assert categories.split(";") == ["error", "default", "security"]
     assert (scope, reason) == ("project", "rate_limited")
 
     with grpc.insecure_channel(server.grpc_target) as channel:
         stub = ingest_pb2_grpc.ErrorServiceStub(channel)
-        error = rpc_error(lambda: stub.Report(ParseDict(ERROR, ingest_pb2.ErrorRecord()),
-                                              metadata=(("authorization", f"Bearer {KEY}"),)))
+        record = ParseDict(ERROR, ingest_pb2.ErrorRecord())
+        error = rpc_error(lambda: stub.Report(
+            record, metadata=(("authorization", f"Bearer {server.key}"),)))
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     alone = error_details_pb2.RetryInfo.FromString(trailer(error, "google.rpc.retryinfo-bin"))
     assert alone.retry_delay.seconds >= 1
@@ -104,12 +132,12 @@ def test_the_custom_sentry_and_grpc_doors_each_refuse_in_their_protocol(
     assert details[0].Unpack(inside) and inside == alone
 
     # Another project is not touched, and the limited one's other categories neither.
-    assert [post_error(server, OTHER_KEY).status_code for _ in range(5)] == [202] * 5
+    assert [post_error(server, KEYS["other"]).status_code for _ in range(5)] == [202] * 5
     transaction = envelope({"event_id": "b" * 32}, [item("transaction", {
         "type": "transaction", "transaction": "GET /", "start_timestamp": time.time() - 1,
         "timestamp": time.time(), "contexts": {"trace": {
             "trace_id": random_trace_id(), "span_id": "00f067aa0ba902b7", "op": "http"}}})])
-    assert post_envelope(server, transaction).status_code == 200
+    assert sentry(server, transaction).status_code == 200
 
     found = wait_usage(server, lambda u: u.get(("span", "accepted"), (0, 0))[0] >= 1
                        and ("error", "rate_limited") in u)
@@ -123,12 +151,11 @@ def test_the_custom_sentry_and_grpc_doors_each_refuse_in_their_protocol(
         ("error", "accepted")] == (5, 0)
 
 
-def test_otlp_spans_over_http_and_grpc_are_refused_past_the_burst(
-        start: Callable[..., Server], sqlite_url: str, tmp_path: Path) -> None:
-    server = start_limited(start, sqlite_url, tmp_path, "        span: " + SLOW % 3)
+def test_otlp_spans_over_http_and_grpc_are_refused_past_the_burst(limited: Server) -> None:
+    server = limited.for_project("spans")
     three = request_of(*(span_pb(random_trace_id(), f"{i:016x}") for i in range(1, 4)))
     body = three.SerializeToString()
-    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/x-protobuf"}
+    headers = {"Authorization": f"Bearer {server.key}", "Content-Type": "application/x-protobuf"}
     first = requests.post(server.base + "/ingest/v1/traces", data=body, headers=headers,
                           timeout=30)
     assert first.status_code == 202
@@ -139,15 +166,13 @@ def test_otlp_spans_over_http_and_grpc_are_refused_past_the_burst(
         stub = trace_service_pb2_grpc.TraceServiceStub(channel)
         error = rpc_error(lambda: stub.Export(
             trace_service_pb2.ExportTraceServiceRequest.FromString(body),
-            metadata=(("authorization", f"Bearer {KEY}"),)))
+            metadata=(("authorization", f"Bearer {server.key}"),)))
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert server.query("SELECT COUNT(*) FROM spans")[0][0] == 3
+    assert server.project_rows("spans", "COUNT(*)")[0][0] == 3
 
 
-def test_a_quota_refuses_until_the_period_ends_and_counts_over_quota(
-        start: Callable[..., Server], db_url: str, tmp_path: Path) -> None:
-    server = start_limited(start, db_url, tmp_path,
-                           "        error: {quota: 3, period: day}")
+def test_a_quota_refuses_until_the_period_ends_and_counts_over_quota(limited: Server) -> None:
+    server = limited.for_project("quota")
     assert [post_error(server).status_code for _ in range(3)] == [202] * 3
     refused = post_error(server)
     assert refused.status_code == 429
@@ -160,18 +185,17 @@ def test_a_quota_refuses_until_the_period_ends_and_counts_over_quota(
     assert sum(found[("error", "over_quota")]) == 1
 
 
-def test_a_bytes_limit_refuses_every_category_of_the_project(
-        start: Callable[..., Server], sqlite_url: str, tmp_path: Path) -> None:
-    server = start_limited(start, sqlite_url, tmp_path, "        bytes: " + SLOW % 200)
+def test_a_bytes_limit_refuses_every_category_of_the_project(limited: Server) -> None:
+    server = limited.for_project("bytes")
     assert post_error(server).status_code == 202  # about 100 bytes: into debt
     assert post_error(server).status_code == 202
     refused = post_error(server)
     assert refused.status_code == 429
     event = envelope({"event_id": "c" * 32}, [item("event", {"message": "hi"})])
-    sentry = post_envelope(server, event)
-    assert sentry.status_code == 429
+    refused = sentry(server, event)
+    assert refused.status_code == 429
     # No category named: an SDK stops sending everything.
-    assert sentry.headers["X-Sentry-Rate-Limits"].split(":")[1] == ""
+    assert refused.headers["X-Sentry-Rate-Limits"].split(":")[1] == ""
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -190,15 +214,14 @@ def test_a_bad_limit_stops_the_collector_naming_it(tmp_path: Path, sqlite_url: s
     assert message in result.stdout + result.stderr
 
 
-def test_usage_counts_invalid_records_apart_from_accepted_ones(
-        start: Callable[..., Server], db_url: str, tmp_path: Path) -> None:
-    server = start_limited(start, db_url, tmp_path, "        span: {rate: 1000}")
+def test_usage_counts_invalid_records_apart_from_accepted_ones(limited: Server) -> None:
+    server = limited.for_project("usage")
     batch = {"errors": [ERROR, {**ERROR, "backtrace": None}, ERROR]}
     answer = requests.post(server.base + "/ingest/errors/batch", json=batch, timeout=30,
-                           headers={"Authorization": f"Bearer {KEY}"})
+                           headers={"Authorization": f"Bearer {server.key}"})
     assert answer.status_code == 202 and answer.json()["rejected"] == 1
     good, bad = span_pb(random_trace_id(), "00000000000000aa"), span_pb("00", "01")
-    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/x-protobuf"}
+    headers = {"Authorization": f"Bearer {server.key}", "Content-Type": "application/x-protobuf"}
     assert requests.post(server.base + "/ingest/v1/traces", headers=headers, timeout=30,
                          data=request_of(good, bad).SerializeToString()).status_code == 202
     found = wait_usage(server, lambda u: ("span", "invalid") in u

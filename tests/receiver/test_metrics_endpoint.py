@@ -4,14 +4,14 @@ and `health.token` guarding it and /health's details, on the real server."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 import sounding
-from tests.support.server import Server
+from tests.support.server import Server, collectors
 
 TOKEN = "metrics-token-0123456789"
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
@@ -60,9 +60,11 @@ def test_openmetrics_when_the_scraper_asks_for_it(shared_server: Server, accept:
     assert "_created" not in response.text
 
 
-@pytest.fixture
-def guarded(start: Callable[..., Server], sqlite_url: str) -> Server:
-    return start(sqlite_url, env={"SOUNDING_HEALTH_TOKEN": TOKEN})
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One guarded collector for the module: its tests only read /metrics and /health."""
+    with collectors(tmp_path_factory.mktemp("guarded")) as start:
+        yield start(env={"SOUNDING_HEALTH_TOKEN": TOKEN})
 
 
 def test_a_token_guards_metrics_with_401(guarded: Server) -> None:

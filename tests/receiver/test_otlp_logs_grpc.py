@@ -1,6 +1,7 @@
 """The gRPC door of logs, LogsService/Export, against the real server on SQLite and
 PostgreSQL: records stored with every field, gzip, authentication, partial success
-(`rejected_log_records`), INVALID_ARGUMENT naming the field, a retry stored once."""
+(`rejected_log_records`), INVALID_ARGUMENT naming the field, a retry stored once. One
+collector per module and store, a project per test (`module_projects`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.receiver.otlp_helpers import (
     rpc_error,
     trailer,
 )
-from tests.support.server import Server
+from tests.support.server import Projects, Server
 
 
 @pytest.fixture
@@ -36,7 +37,9 @@ def stub_for() -> Iterator[Callable[[Server], logs_service_pb2_grpc.LogsServiceS
         channel.close()
 
 
-def test_export_stores_every_field_and_a_retry_once(server: Server, stub_for: Any) -> None:
+def test_export_stores_every_field_and_a_retry_once(module_projects: Projects,
+                                                    stub_for: Any) -> None:
+    server = module_projects.take()
     trace_id = random_trace_id()
     record = log_pb(trace_id, flags=1, event_name="e", observed_time_unix_nano=5,
                     dropped_attributes_count=4)
@@ -49,7 +52,7 @@ def test_export_stores_every_field_and_a_retry_once(server: Server, stub_for: An
         response = stub.Export(request, metadata=grpc_auth(server),
                                compression=grpc.Compression.Gzip)
         assert response == logs_service_pb2.ExportLogsServiceResponse()
-    (stored,) = stored_logs(server, trace_id)
+    (stored,) = stored_logs(server, trace_id, project=server.project_id())
     assert stored == {
         "id": stored["id"], "time_ns": 1_795_168_800_000_000_000, "observed_ns": 5,
         "severity_number": 9, "severity_text": "INFO", "body": [0.25],
@@ -60,28 +63,32 @@ def test_export_stores_every_field_and_a_retry_once(server: Server, stub_for: An
 
 
 @pytest.mark.parametrize("metadata", [(), (("authorization", "Bearer wrong-key"),)])
-def test_missing_or_unknown_key_is_unauthenticated(sqlite_server: Server, stub_for: Any,
+def test_missing_or_unknown_key_is_unauthenticated(module_projects: Projects, stub_for: Any,
                                                    metadata: Any) -> None:
+    server = module_projects.take()
     trace_id = random_trace_id()
-    error = rpc_error(lambda: stub_for(sqlite_server).Export(
+    error = rpc_error(lambda: stub_for(server).Export(
         logs_request(log_pb(trace_id)), metadata=metadata))
     assert error.code() == grpc.StatusCode.UNAUTHENTICATED  # type: ignore[attr-defined]
-    assert stored_logs(sqlite_server, trace_id) == []
+    assert stored_logs(server, trace_id) == []
 
 
-def test_records_that_cannot_be_kept_are_a_partial_success(sqlite_server: Server,
+def test_records_that_cannot_be_kept_are_a_partial_success(module_projects: Projects,
                                                            stub_for: Any) -> None:
+    server = module_projects.take()
     trace_id = random_trace_id()
     bad = log_pb(trace_id, "bad", span_id=b"\x01" * 3)
-    stub = stub_for(sqlite_server)
+    stub = stub_for(server)
+    dropped = dropped_logs(server)  # the collector's, counted for every project
     response = stub.Export(logs_request(log_pb(trace_id, "good"), bad),
-                           metadata=grpc_auth(sqlite_server))
+                           metadata=grpc_auth(server))
     assert response.partial_success.rejected_log_records == 1
     assert "spanId must be empty or 8 bytes" in response.partial_success.error_message
-    assert [r["body"] for r in stored_logs(sqlite_server, trace_id)] == ["good"]
-    assert dropped_logs(sqlite_server) == 1
+    assert [r["body"] for r in stored_logs(server, trace_id, project=server.project_id())] \
+        == ["good"]
+    assert dropped_logs(server) == dropped + 1
     # Nothing keepable at all: INVALID_ARGUMENT naming the record, as HTTP answers 400.
-    error = rpc_error(lambda: stub.Export(logs_request(bad), metadata=grpc_auth(sqlite_server)))
+    error = rpc_error(lambda: stub.Export(logs_request(bad), metadata=grpc_auth(server)))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
     status = status_pb2.Status.FromString(trailer(error, "grpc-status-details-bin"))
     bad_request = error_details_pb2.BadRequest()
@@ -89,9 +96,10 @@ def test_records_that_cannot_be_kept_are_a_partial_success(sqlite_server: Server
     assert bad_request.field_violations[0].field == "resourceLogs[0].scopeLogs[0].logRecords[0]"
 
 
-def test_undecodable_data_is_invalid_argument(sqlite_server: Server) -> None:
-    with grpc.insecure_channel(sqlite_server.grpc_target) as channel:
+def test_undecodable_data_is_invalid_argument(module_projects: Projects) -> None:
+    server = module_projects.take()
+    with grpc.insecure_channel(server.grpc_target) as channel:
         export = channel.unary_unary("/opentelemetry.proto.collector.logs.v1.LogsService/Export")
-        error = rpc_error(lambda: export(b"\xff\xff\xff\xff", metadata=grpc_auth(sqlite_server)))
+        error = rpc_error(lambda: export(b"\xff\xff\xff\xff", metadata=grpc_auth(server)))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
-    assert sqlite_server.query("SELECT count(*) FROM logs")[0][0] == 0
+    assert server.project_rows("logs", "count(*)")[0][0] == 0

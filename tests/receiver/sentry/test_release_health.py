@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from tests.receiver.sentry.e2e import api, replay, start_with_api
 from tests.receiver.sentry.helpers import KEY, project_id
 from tests.receiver.sentry.test_sentry_node import envelope_items
 from tests.support.recorder import Recorded, recording
-from tests.support.server import Server
+from tests.support.server import Server, collectors
 
 HERE = Path(__file__).parent
 
@@ -45,17 +45,24 @@ def page(server: Server, path: str) -> str:
     return response.text
 
 
-@pytest.fixture
-def sent(start: Callable[..., Server], db_url: str
-         ) -> tuple[Server, dict[str, Any], list[Recorded]]:
-    """A collector, and what health_app.py's SDK sent (recorded, then sent to it once)."""
-    server = start_with_api(start, db_url)
-    with recording() as recorder:
-        result = run_health_app(recorder.url.replace("http://", f"http://{KEY}@")
-                                + f"/{project_id(server)}")
-    for request in recorder.requests:
-        assert replay(server, request).status_code == 200
-    return server, result, recorder.requests
+@pytest.fixture(scope="module")
+def sent(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+         ) -> Iterator[tuple[Server, dict[str, Any], list[Recorded]]]:
+    """A collector per module and store, and what health_app.py's SDK sent (recorded,
+    then sent to it once). Its tests read it; the one that sends it all again (a
+    retry) must leave it as it was, which it asserts."""
+    with collectors(tmp_path_factory.mktemp("health")) as start:
+        server = start_with_api(start, module_db_url)
+        try:
+            with recording() as recorder:
+                result = run_health_app(recorder.url.replace("http://", f"http://{KEY}@")
+                                        + f"/{project_id(server)}")
+            for request in recorder.requests:
+                assert replay(server, request).status_code == 200
+        except BaseException:
+            server.stop()  # `collectors` stops its collectors only after a clean yield
+            raise
+        yield server, result, recorder.requests
 
 
 # By hand from health_app.py: per release, (sessions, exited, errored, crashed,

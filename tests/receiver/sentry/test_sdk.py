@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ import pytest
 
 from tests.receiver.sentry.helpers import OTHER_KEY, dsn, sentry_items, start_sentry
 from tests.receiver.sentry.test_door_transport import hold_body_budget
-from tests.support.server import Server
+from tests.support.server import Server, collectors
 
 HERE = Path(__file__).resolve().parent
 
@@ -34,25 +34,36 @@ def run_app(server_dsn: str, scenario: str, compression: str = "none",
     return result
 
 
-@pytest.fixture
-def sentry(start: Callable[..., Server], sqlite_url: str) -> Server:
-    return start_sentry(start, sqlite_url)
+@pytest.fixture(scope="module")
+def sentry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One SQLite collector for the module's tests of its usual settings: each reads the
+    items counted while it ran (`counted`)."""
+    with collectors(tmp_path_factory.mktemp("sentry")) as start:
+        yield start_sentry(start)
+
+
+def counted(server: Server, before: dict[str, float]) -> dict[str, float]:
+    """The Sentry items counted since `before` (sentry_items), by type."""
+    return {kind: value - before.get(kind, 0) for kind, value in sentry_items(server).items()
+            if value != before.get(kind, 0)}
 
 
 @pytest.mark.parametrize("compression", ["none", "gzip", "br"])
 def test_the_sdks_transport_compressed_or_not_is_read(sentry: Server, compression: str) -> None:
+    before = sentry_items(sentry)
     result = run_app(dsn(sentry), "sessions", compression)
     assert result["compression"] == (None if compression == "none" else compression)
     assert not [line for line in result["log"] if line.startswith("ERROR")], result["log"]
-    assert sentry_items(sentry) == {"session": 1, "client_report": 1, "attachment": 1}
+    assert counted(sentry, before) == {"session": 1, "client_report": 1, "attachment": 1}
 
 
 def test_a_wrong_key_is_refused_and_the_sdk_logs_it(sentry: Server) -> None:
+    before = sentry_items(sentry)
     for key, status in [("0" * 32, 401), (OTHER_KEY, 403)]:
         result = run_app(dsn(sentry, key), "sessions")
         assert any(f"Unexpected status code: {status}" in line for line in result["log"]), \
             result["log"]
-    assert sentry_items(sentry) == {}
+    assert counted(sentry, before) == {}
 
 
 def test_overload_makes_the_sdk_back_off(start: Callable[..., Server], sqlite_url: str) -> None:

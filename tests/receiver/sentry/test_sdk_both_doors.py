@@ -4,19 +4,31 @@ group on the real server, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
 
 import pytest
 
 from tests.receiver.sentry.e2e import send, start_with_api, wait_for
 from tests.receiver.sentry.helpers import KEY
-from tests.support.server import Server
+from tests.support.server import Server, collectors
 
 
-@pytest.fixture
-def both_sent(start: Callable[..., Server], db_url: str) -> Server:
-    """sdk_scenarios.py's `both_doors`: two exceptions, each through both doors."""
-    server = start_with_api(start, db_url)
+@pytest.fixture(scope="module")
+def both_sent(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+              ) -> Iterator[Server]:
+    """sdk_scenarios.py's `both_doors`: two exceptions, each through both doors; sent
+    once per store for the module's tests, which only read what it stored."""
+    with collectors(tmp_path_factory.mktemp("both-doors")) as start:
+        server = start_with_api(start, module_db_url)
+        try:
+            _sent(server)
+        except BaseException:
+            server.stop()  # `collectors` stops its collectors only after a clean yield
+            raise
+        yield server
+
+
+def _sent(server: Server) -> Server:
     send(server, "both_doors", env={
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": server.base + "/ingest/v1/traces",
         "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {KEY}"})

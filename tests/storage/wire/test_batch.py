@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from storage import rows
 from storage.wire.batch import encode, encode_checked
 from tests.receiver.otlp_helpers import random_trace_id, request_of, span_pb, stored_spans
 from tests.receiver.test_otlp_http import json_body, post
-from tests.support.server import Server
+from tests.support.server import Projects, Server, collectors, project_keys
 
 # The wire rows' values, read by name (storage/rows.py).
 SPAN_NAME = rows.SPANS.getter("name")
@@ -154,8 +154,8 @@ def test_every_batch_is_checked_whatever_stages_it_went_through() -> None:
 
 # --- through the real server ---------------------------------------------------------
 
-def write_config(tmp_path: Path) -> str:
-    path = tmp_path / "sounding.yaml"
+def write_config(folder: Path) -> str:
+    path = folder / "sounding.yaml"
     order = ["classify", "spanmetrics", "exceptions", "grouping", "poison", "reopen"]
     path.write_text(json.dumps({  # JSON is YAML
         "processors": {name: {} for name in order},
@@ -171,26 +171,39 @@ def unencodable(server: Server, signal: str) -> float:
     return float(match.group(1)) if match else 0.0
 
 
+@pytest.fixture(scope="module")
+def poisoned_projects(module_db_url: str, tmp_path_factory: pytest.TempPathFactory
+                      ) -> Iterator[Projects]:
+    """One collector per module and store with the poisoning plugin, a project per test:
+    the plugin touches only records named poison-<kind>."""
+    folder = tmp_path_factory.mktemp("poisoned")
+    with collectors(folder) as start:
+        yield Projects(start(module_db_url, keys=project_keys(),
+                             config=write_config(folder)))
+
+
 @pytest.fixture
-def poisoned(start: Callable[..., Server], db_url: str, tmp_path: Path) -> Server:
-    return start(db_url, config=write_config(tmp_path))
+def poisoned(poisoned_projects: Projects) -> Server:
+    return poisoned_projects.take()
 
 
 def test_records_a_plugin_made_unstorable_are_dropped_alone(poisoned: Server) -> None:
     errors = [{"exception_class": "E", "message": "m", "backtrace": [], "fingerprint": f}
               for f in ("good-1", "poison-nan", "poison-surrogate", "poison-bigint",
                         "poison-type", "poison-object", "good-2")]
+    dropped = unencodable(poisoned, "errors")  # the collector's, for every project
     response = poisoned.post("/ingest/errors/batch", {"errors": errors})
     assert response.status_code == 202, response.text
-    stored = sorted(r.fingerprint for r in poisoned.query("SELECT fingerprint FROM error_events"))
+    stored = sorted(r.fingerprint for r in poisoned.project_rows("error_events", "fingerprint"))
     assert stored == ["good-1", "good-2"]
-    groups = sorted(r.fingerprint for r in poisoned.query("SELECT fingerprint FROM error_groups"))
+    groups = sorted(r.fingerprint for r in poisoned.project_rows("error_groups", "fingerprint"))
     assert groups == ["good-1", "good-2"]
-    assert unencodable(poisoned, "errors") == 5
+    assert unencodable(poisoned, "errors") == dropped + 5
     assert "Traceback" not in poisoned.log()
 
 
 def test_spans_a_plugin_made_unstorable_are_dropped_alone(poisoned: Server) -> None:
+    dropped = unencodable(poisoned, "spans")
     trace_id = random_trace_id()
     body = request_of(span_pb(trace_id, "00000000000000a1", "fine"),
                       span_pb(trace_id, "00000000000000a2", "poison-kind"),
@@ -204,18 +217,19 @@ def test_spans_a_plugin_made_unstorable_are_dropped_alone(poisoned: Server) -> N
                            "name": "poison-kind"})
     assert post(poisoned, body_json, "application/json").status_code == 202
     assert [s["name"] for s in stored_spans(poisoned, json_trace)] == ["ok"]
-    assert unencodable(poisoned, "spans") == 4
+    assert unencodable(poisoned, "spans") == dropped + 4
 
 
-def test_nul_from_a_client_is_stored_as_the_replacement_character(server: Server) -> None:
+def test_nul_from_a_client_is_stored_as_the_replacement_character(poisoned: Server) -> None:
+    server = poisoned  # a project of its own; the plugin leaves these records alone
     # PostgreSQL's text cannot hold NUL; both stores hold the same mended text.
     body = {"exception_class": "Key\u0000Error", "message": "m\u0000", "backtrace": ["\u0000"],
             "fingerprint": "nul\u0000", "params": {"k\u0000": "v\u0000"}}
     assert server.post("/ingest/errors", body).status_code == 202
-    (row,) = server.query("SELECT * FROM error_events")
+    (row,) = server.project_rows("error_events")
     assert (row.exception_class, row.message, row.fingerprint) == (
         "Key\ufffdError", "m\ufffd", "nul\ufffd")
     params = json.loads(row.params) if isinstance(row.params, str) else row.params
     assert params == {"k\u0000": "v\u0000"}  # JSON text keeps it, escaped
-    (group,) = server.query("SELECT fingerprint, count FROM error_groups")
+    (group,) = server.project_rows("error_groups", "fingerprint, count")
     assert tuple(group) == ("nul\ufffd", 1)
