@@ -271,7 +271,14 @@ def collectors(folder: Path) -> Iterator[Callable[..., Server]]:
         servers.append(server)
         return server
 
-    yield _start
+    try:
+        yield _start
+    except BaseException:
+        # The holder failed before its tests ran (a module fixture sending data first):
+        # stop its collectors all the same, and let its own error be the one reported.
+        for server in servers:
+            server.stop()
+        raise
     for server in servers:
         code = server.stop()
         assert code == 0, f"collector exited with {code}:\n{server.log()}"
