@@ -59,8 +59,13 @@ FAILED, MISSED, RECOVERED = "cron_failed", "cron_missed", "cron_recovered"
 # Built once and run with parameters (many rows a turn): a statement built per row
 # costs more than its execution on SQLite.
 # A duration is only ever filled in (a run finished in the same turn keeps its own).
+# Marked only while the row holds the status the turn read ("s"): on PostgreSQL the
+# writer may finish the run (in_progress to ok or error, processed back to 0) between
+# the turn's read and this mark, and marking that row would lose its error or ok.
+# Left unmarked, the next turn applies it.
 _PROCESSED = update(_C).where(_C.c.project_id == bindparam("p"),
-                              _C.c.check_in_id == bindparam("i")).values(
+                              _C.c.check_in_id == bindparam("i"),
+                              _C.c.status == bindparam("s")).values(
     processed=1, duration_s=func.coalesce(bindparam("d", type_=Float), _C.c.duration_s))
 _STATE = update(_M).where(_M.c.id == bindparam("m")).values(
     status=bindparam("s"), next_expected_us=bindparam("n"), last_checkin_us=bindparam("l"),
@@ -241,7 +246,7 @@ class Checker:
         duration = row.duration_s
         key = _C.c.project_id == row.project_id
         finished: dict[str, Any] | None = {"p": row.project_id, "i": row.check_in_id,
-                                           "d": row.duration_s}
+                                           "d": row.duration_s, "s": row.status}
         if status != "in_progress" and row.latest:
             # No id (curl) or Sentry's zero id: it finishes the latest run in progress.
             run = conn.execute(select(_C).where(

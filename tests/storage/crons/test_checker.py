@@ -173,6 +173,41 @@ def test_only_the_lease_holder_checks_and_nothing_is_stored_twice(store: Store,
     assert facts(store) == ["cron_missed"]
 
 
+class FinishedMidTurn(Checker):
+    """A checker whose turn, once it has read a run in progress, sees the writer commit
+    that run's end before it marks the run applied: what a collector's writer does on
+    PostgreSQL when a job's two check-ins come a checker turn apart."""
+
+    def __init__(self, store: Store, project: int, end: CheckIn) -> None:
+        super().__init__(store, "one")
+        self.project, self.end = project, end
+
+    def _check_in(self, conn: Any, state: Any, row: Any, now: int, report: Any) -> Any:
+        if row.status == "in_progress" and self.end is not None:
+            end, self.end = self.end, None
+            send(self.store, self.project, end)  # another connection, committed
+        return super()._check_in(conn, state, row, now, report)
+
+
+@pytest.mark.postgres
+def test_a_run_finished_while_a_turn_reads_it_is_applied_by_the_next(pg_url: str) -> None:
+    store = Store(pg_url)
+    try:
+        with store.writer.begin() as conn:
+            project = keys.ensure_project(conn, "shop")
+        send(store, project, check_in("a", "in_progress", T0 + 5 * US, EVERY_MINUTE))
+        checker = FinishedMidTurn(store, project,
+                                  check_in("a", "error", T0 + 9 * US, duration_s=4.0))
+        checker.run(T0 + 10 * US)
+        # The turn applied the run as it read it (in progress) and left its end unmarked.
+        assert query(store, "SELECT status, processed FROM cron_checkins") == [("error", 0)]
+        report = checker.run(T0 + 11 * US)
+        assert (report.applied, report.opened, report.facts) == (1, 1, ["cron_failed"])
+        assert monitor(store)[:3] == ("error", T0 + MIN, 1)
+    finally:
+        store.dispose()
+
+
 def test_a_crontab_in_a_timezone(store: Store, project: int) -> None:
     config = {**EVERY_MINUTE, "schedule_type": "crontab", "schedule": "30 9 * * *",
               "unit": None, "timezone": "Europe/Riga"}
