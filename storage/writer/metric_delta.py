@@ -42,10 +42,14 @@ def from_json(kind: str, state: State) -> Values:
     if kind == "sum":
         return state["value"]
     if kind == "histogram":
-        buckets = state.get("buckets") or {}
-        return (state["count"], state.get("sum"), buckets.get("bounds") or [],
-                buckets.get("counts") or [])
+        return histogram(state["count"], state.get("sum"), state.get("buckets") or {})
     return state
+
+
+def histogram(count: int, total: float | None, buckets: dict[str, Any]) -> Histogram:
+    """An explicit histogram's values from its count, sum and buckets as stored
+    ({"bounds", "counts"}, parsed): a state's or a point's."""
+    return (count, total, buckets.get("bounds") or [], buckets.get("counts") or [])
 
 
 class Skip(Exception):

@@ -365,8 +365,7 @@ def _cumulative(kind: str, values: Sequence[Any]) -> metric_delta.Values:
         return values[_VALUE]
     buckets = orjson.loads(values[_BUCKETS]) if values[_BUCKETS] else {}
     if kind == "histogram":
-        return (values[_COUNT], values[_SUM], buckets.get("bounds") or [],
-                buckets.get("counts") or [])
+        return metric_delta.histogram(values[_COUNT], values[_SUM], buckets)
     return {"count": values[_COUNT], "sum": values[_SUM], "buckets": buckets}
 
 
@@ -392,9 +391,6 @@ def _apply(kind: str, values: list[Any], diff: metric_delta.Values) -> None:
         values[_VALUE] = diff
         return
     values[_MIN] = values[_MAX] = None
-    if kind == "histogram":
-        values[_COUNT], values[_SUM] = diff[0], diff[1]
-        values[_BUCKETS] = orjson.dumps({"bounds": diff[2], "counts": diff[3]}).decode()
-        return
-    values[_COUNT], values[_SUM] = diff["count"], diff["sum"]
-    values[_BUCKETS] = orjson.dumps(diff["buckets"]).decode()
+    values[_COUNT], values[_SUM] = ((diff[0], diff[1]) if kind == "histogram"
+                                    else (diff["count"], diff["sum"]))
+    values[_BUCKETS] = orjson.dumps(_buckets(kind, diff)).decode()
