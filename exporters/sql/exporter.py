@@ -29,6 +29,7 @@ import contextlib
 import logging
 import os
 import socket
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,9 +185,9 @@ class SqlExporter(Exporter):
                 telemetry.COMMIT_SECONDS.observe(seconds)
                 telemetry.COMMIT_RECORDS.observe(records)
             # Counted once per answer (a group commit's requests), not per request.
-            accepted: dict[str, int] = {}
+            accepted: Counter[str] = Counter()
             for seq in seqs:
-                self._settle(seq, outcome, accepted)
+                accepted.update(self._settle(seq, outcome))
             for signal_name, n in accepted.items():
                 if n:
                     telemetry.child(telemetry.ACCEPTED, signal_name).inc(n)
@@ -266,23 +267,15 @@ class SqlExporter(Exporter):
         if not self._writer.ready:
             raise StoreUnavailable("the store writer is restarting", self.retry_after)
 
-    def _settle(self, seq: int, outcome: tuple[str, str] | None,
-                accepted: dict[str, int] | None = None) -> None:
-        """Answer request `seq`. Its records committed are added to `accepted` (for the
-        caller to count), or counted here when it is None."""
+    def _settle(self, seq: int, outcome: tuple[str, str] | None) -> dict[str, int]:
+        """Answer request `seq`; its records committed, by signal, for the caller to
+        count once per answer ({} when refused or unknown)."""
         item = self._pending.pop(seq, None)
         if item is None:
-            return
+            return {}
         self.queue.remove(item.records, item.size)
         self._gauges_soon()
         if outcome is None:
-            for signal_name, n in item.counts.items():
-                if not n:
-                    continue
-                if accepted is None:
-                    telemetry.child(telemetry.ACCEPTED, signal_name).inc(n)
-                else:
-                    accepted[signal_name] = accepted.get(signal_name, 0) + n
             error: BaseException | None = None
         elif outcome[0] == "unavailable":
             error = StoreUnavailable("the store cannot be reached", self.retry_after)
@@ -293,12 +286,12 @@ class SqlExporter(Exporter):
             for signal_name, n in item.counts.items():
                 if n:
                     telemetry.RECORDS_REFUSED.labels(signal_name, reason).inc(n)
-        if item.future.done():  # the client went away; its data is committed all the same
-            return
-        if error is None:
-            item.future.set_result(None)
-        else:
-            item.future.set_exception(error)
+        if not item.future.done():  # else the client went away; committed all the same
+            if error is None:
+                item.future.set_result(None)
+            else:
+                item.future.set_exception(error)
+        return item.counts if error is None else {}
 
     def _fail_all(self, why: str) -> None:
         for seq in list(self._pending):
