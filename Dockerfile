@@ -7,6 +7,11 @@ ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
 WORKDIR /src
+# Every dependency at the version and hash of the lock `make run` installs from
+# (requirements/run.txt), as wheels; then Sounding's own, built by the locked setuptools.
+COPY requirements/run.txt ./requirements/
+RUN pip wheel --no-cache-dir --require-hashes --wheel-dir /wheels -r requirements/run.txt \
+    && pip install --no-cache-dir --require-hashes -r requirements/run.txt
 COPY pyproject.toml README.md ./
 COPY sounding ./sounding
 COPY model ./model
@@ -18,8 +23,7 @@ COPY exporters ./exporters
 COPY storage ./storage
 COPY dashboard ./dashboard
 COPY proto ./proto
-# Sounding and every dependency as wheels (binary ones as published).
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN pip wheel --no-cache-dir --no-deps --no-build-isolation --wheel-dir /wheels .
 
 FROM ${PYTHON_IMAGE} AS runtime
 # A fixed, unprivileged id: the volume's files belong to it on every host.
@@ -31,6 +35,7 @@ COPY --from=build /wheels /wheels
 # pip compiles the bytecode while installing: each start then skips compiling about
 # 170 modules (0.4 s of CPU), which the time to healthy counts. So no
 # PYTHONDONTWRITEBYTECODE here.
+# Only the locked versions are in /wheels, and nothing comes from an index.
 RUN pip install --no-cache-dir --no-index --find-links /wheels sounding && rm -rf /wheels
 ENV SOUNDING_DATABASE_URL=sqlite:////data/sounding.db \
     PYTHONUNBUFFERED=1

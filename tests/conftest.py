@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import clients
 from tests.support.postgres import fresh_database
 from tests.support.server import Projects, Server, collectors, project_keys
 from tests.support.templates import migrated_sqlite
@@ -17,6 +18,12 @@ from tests.support.templates import migrated_sqlite
 # A test's database fixtures, set up before every other fixture of the test.
 DATABASES = ("db_url", "pg_url", "sqlite_url", "empty_db_url", "empty_pg_url",
              "empty_sqlite_url")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--client", action="append", default=[], choices=clients.CLIENTS,
+                     help="run only the tests marked as driving this real client "
+                          "(tests/support/clients.py; `make test-clients`)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -40,12 +47,34 @@ def _longest_first(items: list[pytest.Item]) -> None:
     items[:] = [item for tests in ordered for item in tests]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def _clients_of(item: pytest.Item) -> set[str]:
+    named = {name for mark in item.iter_markers("clients") for name in mark.args}
+    unknown = named - set(clients.CLIENTS)
+    if unknown:
+        raise pytest.UsageError(f"{item.nodeid}: unknown clients {sorted(unknown)}: "
+                                f"tests/support/clients.py names {clients.CLIENTS}")
+    return named
+
+
+def _only_clients(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--client NAME`: the tests marked as driving that client, and no others."""
+    chosen = set(config.getoption("client"))
+    kept, dropped = [], []
+    for item in items:
+        (kept if _clients_of(item) & chosen or not chosen else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Make each test's database before the collectors that use it, so that it is
     dropped after they stopped: a fixture such as `server(start, db_url)` would
     otherwise set up `start` first, and tear the database down under a running
     collector, whose background work (alerts, source maps) then fails and logs it.
-    And hand the longest files out first (`_longest_first`)."""
+    And hand the longest files out first (`_longest_first`), keeping only a client's
+    tests with `--client`."""
+    _only_clients(config, items)
     _longest_first(items)
     for item in items:
         names = getattr(item, "fixturenames", None)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import requests
 
 from tests.dashboard.data import ADMIN_TOKEN
+from tests.support import clients
 from tests.support.server import Server
 
 HERE = Path(__file__).parent
@@ -31,8 +31,13 @@ def api(server: Server, path: str, **params: str) -> Any:
     return response.json()
 
 
+# Each application's SDK (tests/support/clients.py).
+_CLIENTS = {"apm_app.py": clients.OPENTELEMETRY_PYTHON, "apm_sentry_app.py": clients.SENTRY_SDK_2}
+
+
 def run_app(script: str, *args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True,
+    done = subprocess.run([clients.python(_CLIENTS[script]), str(HERE / script), *args],
+                          capture_output=True,
                           text=True, timeout=180, cwd=HERE.parent.parent)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]

@@ -5,13 +5,17 @@ identity provider; the Audit page shows them."""
 
 from __future__ import annotations
 
+import pytest
 import requests
 
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.dashboard.test_audit import mark, since
 from tests.dashboard.test_sso import logged_in, sso_login
+from tests.support import clients
 from tests.support.oidc_provider import IdP
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.OIDC_PROVIDER)
 
 PROVIDER = ("system", "oidc:corp", "identity provider corp")
 

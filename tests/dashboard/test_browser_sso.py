@@ -5,8 +5,13 @@ through the provider's sign-out page and back to the login page."""
 
 from __future__ import annotations
 
+import pytest
+
+from tests.support import clients
 from tests.support.oidc_provider import IdP
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.OIDC_PROVIDER)
 
 
 def test_signing_in_and_out_through_the_provider_in_a_browser(

@@ -17,8 +17,11 @@ from tests.dashboard.apm_support import API, api, get, run_app
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.extensions.alerts.test_delivery import alerts_env, alerts_of, settled, wait_until
 from tests.receiver.sentry.helpers import dsn, start_sentry
+from tests.support import clients
 from tests.support.alert_receiver import AlertReceiver, receiving
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2, clients.OPENTELEMETRY_PYTHON)
 
 REQUESTS = 3
 WAIT_S = 1  # the collector's trace_wait_s

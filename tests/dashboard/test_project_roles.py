@@ -26,8 +26,11 @@ from tests.dashboard.data import ADMIN_TOKEN, error, post_ok
 from tests.dashboard.test_audit import mark, since
 from tests.dashboard.test_sessions import xsrf_of
 from tests.dashboard.test_sso import logged_in, sso_login
+from tests.support import clients
 from tests.support.oidc_provider import IdP
 from tests.support.server import REPO, Server, collectors
+
+pytestmark = pytest.mark.clients(clients.OIDC_PROVIDER)
 
 KEYS = {"acme": "roles-key-acme", "beta": "roles-key-beta"}
 PROVIDER = ("system", "oidc:corp", "identity provider corp")

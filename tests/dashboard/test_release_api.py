@@ -21,8 +21,11 @@ from storage.accounts import tokens as api_tokens
 from storage.accounts import users
 from storage.audit.log import Actor
 from storage.store import Store
+from tests.support import clients
 from tests.support.jsbuild import esbuild, sentry_cli
 from tests.support.server import Server, collectors
+
+pytestmark = pytest.mark.clients(clients.SENTRY_CLI)
 
 API = "/api/0/organizations/sounding"
 

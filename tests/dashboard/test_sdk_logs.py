@@ -8,16 +8,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+import pytest
 import requests
 
 from tests.dashboard.data import ADMIN_TOKEN
+from tests.support import clients
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.OPENTELEMETRY_PYTHON)
 
 HERE = Path(__file__).resolve().parent
 API = "/api/v1/projects/acme"
@@ -28,7 +31,8 @@ def run_app(server: Server) -> dict[str, str]:
     env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": f"{server.base}/ingest",
                 # Values are URL-encoded, hence %20.
                 "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer%20{server.key}"})
-    done = subprocess.run([sys.executable, str(HERE / "sdk_logs_app.py")], env=env,
+    python = clients.python(clients.OPENTELEMETRY_PYTHON)
+    done = subprocess.run([python, str(HERE / "sdk_logs_app.py")], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     # The SDK logs a failed export instead of raising: its stderr must be clean.

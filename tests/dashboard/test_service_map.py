@@ -14,7 +14,10 @@ import requests
 from tests.dashboard.apm_support import api, get, run_app
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.receiver.sentry.helpers import ORIGIN, dsn
+from tests.support import clients
 from tests.support.server import Projects, Server, collectors, project_keys
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2, clients.OPENTELEMETRY_PYTHON)
 
 REQUESTS = 4
 

@@ -26,8 +26,11 @@ import requests
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.dashboard.test_roles import PASSWORD, create_user, password_login
 from tests.dashboard.test_sessions import xsrf_of
+from tests.support import clients
 from tests.support.oidc_provider import PROVIDERS, IdP
 from tests.support.server import Server, collectors
+
+pytestmark = pytest.mark.clients(clients.OIDC_PROVIDER)
 
 FORM = re.compile(r'<form[^>]*action="([^"]+)"[^>]*>(.*?)</form>', re.S)
 FIELD = re.compile(r'<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"')

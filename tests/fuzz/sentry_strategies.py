@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -22,6 +21,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz import strategies as s
 from tests.fuzz.strategies import Raw, uniform, weighted
+from tests.support import clients
 
 SENTRY_TESTS = Path(__file__).parent.parent / "receiver" / "sentry"
 
@@ -74,7 +74,7 @@ def sdk_payloads() -> dict[str, list[dict[str, Any]]]:
     message, a logged error, an exception with a fingerprint) and its transactions
     (two requests through its Tornado integration), recorded by its transport."""
     def run(script: str) -> Any:
-        done = subprocess.run([sys.executable, str(SENTRY_TESTS / script)],
+        done = subprocess.run([clients.python(clients.SENTRY_SDK_2), str(SENTRY_TESTS / script)],
                               capture_output=True, text=True, check=True, timeout=60)
         return json.loads(done.stdout)
 

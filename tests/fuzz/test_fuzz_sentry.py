@@ -33,7 +33,10 @@ from tests.fuzz import strategies as s
 from tests.fuzz.doors import expect, fuzz, logged_in, strict_json, violation
 from tests.fuzz.strategies import weighted
 from tests.receiver.sentry.helpers import KEY, OTHER_KEY, project_id
+from tests.support import clients
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 EVENT_ID = re.compile(r"[0-9a-f]{32}")
 # Bodies this small are in the server's buffer whole before it answers: a connection

@@ -47,7 +47,10 @@ from tests.fuzz import sentry_strategies as ss
 from tests.fuzz import strategies as s
 from tests.fuzz.doors import fuzz
 from tests.fuzz.strategies import EDGE_FLOATS, EDGE_INTS, uniform
+from tests.support import clients
 from tests.support.postgres import fresh_database
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 NOW_US = 1_764_000_000_000_000
 DOORS = {signal.name: signal for signal in SIGNALS}

@@ -15,7 +15,6 @@ import hmac
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,7 +33,10 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValu
 
 from sounding.config import DEFAULT_PROCESSORS
 from tests.dashboard.data import ADMIN_TOKEN
+from tests.support import clients
 from tests.support.server import Server, start_server
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 CORPUS = {
     "card": "4111 1111 1111 1111",
@@ -223,7 +225,8 @@ def send_corpus(server: Server) -> None:
         answer = server.post("/ingest/errors", json=custom_error(card))
         assert answer.status_code == 202, answer.text
     dsn = server.base.replace("http://", f"http://{KEY}@") + f"/{project_id(server)}"
-    done = subprocess.run([sys.executable, str(CLIENT)], capture_output=True, text=True,
+    python = clients.python(clients.SENTRY_SDK_2)
+    done = subprocess.run([python, str(CLIENT)], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "SENTRY_DSN": dsn,
                                            "CORPUS": json.dumps(CORPUS)})
     assert done.returncode == 0, done.stderr

@@ -19,8 +19,11 @@ import requests
 
 from tests.dashboard.test_release_api import make_token
 from tests.receiver.sentry.helpers import KEYS, dsn
+from tests.support import clients
 from tests.support.jsbuild import JS_DIR, esbuild, sentry_cli
 from tests.support.server import Server, collectors
+
+pytestmark = pytest.mark.clients(clients.SENTRY_JAVASCRIPT, clients.SENTRY_CLI)
 
 ADMIN = "sadm_symbolicate-test-admin-token-0123456789"
 

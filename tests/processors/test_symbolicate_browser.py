@@ -21,11 +21,12 @@ from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.dashboard.test_release_api import make_token
 from tests.processors.test_symbolicate import ADMIN, api, check_mapped, in_app_frames, wait_groups
 from tests.receiver.sentry.helpers import KEYS, dsn
+from tests.support import clients
 from tests.support.jsbuild import esbuild, sentry_cli, vite_build
 from tests.support.server import Server, collectors
 
 # Long (tests/conftest.py): esbuild, sentry-cli, a Vite build and Chromium, ~40 s alone.
-pytestmark = pytest.mark.long
+pytestmark = [pytest.mark.clients(clients.SENTRY_JAVASCRIPT, clients.SENTRY_CLI), pytest.mark.long]
 
 
 class Quiet(SimpleHTTPRequestHandler):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,13 +14,16 @@ import pytest
 
 from tests.receiver.sentry.helpers import KEY, KEYS, dsn
 from tests.receiver.test_limits import config, wait_usage
+from tests.support import clients
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2, clients.OPENTELEMETRY_PYTHON)
 
 HERE = Path(__file__).parent
 
 
-def run(module: str, *args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", module, *args], capture_output=True,
+def run(client: str, module: str, *args: str) -> str:
+    done = subprocess.run([clients.python(client), "-m", module, *args], capture_output=True,
                           text=True, timeout=120, cwd=HERE.parents[1])
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
@@ -31,8 +33,8 @@ def test_sentry_sdk_stops_sending_the_limited_category_only(
         start: Callable[..., Server], sqlite_url: str, tmp_path: Path) -> None:
     server = start(sqlite_url, keys=KEYS,
                    config=config(tmp_path, "        error: {rate: 0.01, burst: 2}"))
-    out = json.loads(run("tests.receiver.sentry.sentry_sdk_limits_client", dsn(server),
-                         "6"))
+    out = json.loads(run(clients.SENTRY_SDK_2, "tests.receiver.sentry.sentry_sdk_limits_client",
+                         dsn(server), "6"))
     # Sent: two accepted, the third refused with X-Sentry-Rate-Limits naming "error";
     # the other three never left the application. The transaction still went.
     assert "error" in out["disabled"] and "transaction" not in out["disabled"]
@@ -56,7 +58,8 @@ def test_the_otel_exporter_retries_after_the_delay_it_is_given(
                    config=config(tmp_path, "        span: {rate: 5, burst: 5}"))
     endpoint = (f"http://{server.grpc_target}" if protocol == "grpc"
                 else server.base + "/ingest/v1/traces")
-    first, second = json.loads(run("tests.receiver.otlp_sdk_limits_client", protocol,
+    first, second = json.loads(run(clients.OPENTELEMETRY_PYTHON,
+                                   "tests.receiver.otlp_sdk_limits_client", protocol,
                                    endpoint, KEY, "5"))
     assert first["result"] == second["result"] == "SUCCESS"
     # Refused once (bucket empty: a token again in 1/5 s, so Retry-After 1), retried

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +21,13 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_serv
 
 from model.fingerprint import fingerprint
 from tests.receiver.otlp_helpers import assert_stored_as_sent, collector_request, random_trace_id
+from tests.support import clients
 from tests.support.server import Projects, Server
 
+pytestmark = pytest.mark.clients(clients.OPENTELEMETRY_PYTHON, clients.OPENTELEMETRY_JS)
+
 HERE = Path(__file__).resolve().parent
-JS_DIR = HERE.parent / "js"
+JS_DIR = clients.js_dir()
 COLLECTOR_AGENT = "OpenTelemetry Collector Contrib/0.116.0 (linux/amd64)"
 
 
@@ -37,7 +39,8 @@ def _client_env(**otel: str) -> dict[str, str]:
 
 def run_python_sdk(protocol: str, **otel: str) -> list[dict[str, Any]]:
     """Run tests/receiver/otlp_sdk_client.py with exactly `otel` as OTEL_* settings."""
-    done = subprocess.run([sys.executable, "-P", str(HERE / "otlp_sdk_client.py"), protocol],
+    python = clients.python(clients.OPENTELEMETRY_PYTHON)
+    done = subprocess.run([python, "-P", str(HERE / "otlp_sdk_client.py"), protocol],
                           env=_client_env(**otel), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])

@@ -11,7 +11,6 @@ import gzip
 import json
 import shutil
 import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -28,12 +27,16 @@ from tests.receiver.test_otlp_clients import (
     _client_env,
     key_header,
 )
+from tests.support import clients
 from tests.support.server import Projects, Server
+
+pytestmark = pytest.mark.clients(clients.OPENTELEMETRY_PYTHON, clients.OPENTELEMETRY_JS)
 
 
 def run_python_sdk(protocol: str, **otel: str) -> list[dict[str, Any]]:
     """Run tests/receiver/otlp_sdk_logs_client.py with exactly `otel` as OTEL_* settings."""
-    done = subprocess.run([sys.executable, "-P", str(HERE / "otlp_sdk_logs_client.py"), protocol],
+    python = clients.python(clients.OPENTELEMETRY_PYTHON)
+    done = subprocess.run([python, "-P", str(HERE / "otlp_sdk_logs_client.py"), protocol],
                           env=_client_env(**otel), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])

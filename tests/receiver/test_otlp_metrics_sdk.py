@@ -12,7 +12,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +22,10 @@ import pytest
 
 from storage.queries import metric_series, performance
 from storage.store import Store
+from tests.support import clients
 from tests.support.server import Projects, Server, collectors, project_keys
+
+pytestmark = pytest.mark.clients(clients.OPENTELEMETRY_PYTHON)
 
 HERE = Path(__file__).resolve().parent
 # Three export intervals: 60 fast requests, 30 more with 10 server errors, then 10
@@ -55,7 +57,8 @@ def sdk_app(endpoint: str, key: str, **otel: str) -> Iterator[SdkApp]:
     env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
                 "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {key}",
                 "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", **otel})
-    proc = subprocess.Popen([sys.executable, "-P", str(HERE / "otlp_sdk_metrics_client.py")],
+    python = clients.python(clients.OPENTELEMETRY_PYTHON)
+    proc = subprocess.Popen([python, "-P", str(HERE / "otlp_sdk_metrics_client.py")],
                             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.server import REPO
+from tests.support import clients
 
-JS_DIR = REPO / "tests" / "js"
+JS_DIR = clients.js_dir()
 BIN = JS_DIR / "node_modules" / ".bin"
 APP = JS_DIR / "sourcemap_app"
 

@@ -9,15 +9,15 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
+from tests.support import clients
 from tests.support.server import Server
 
-JS_DIR = Path(__file__).resolve().parents[1] / "js"
+JS_DIR = clients.js_dir()
 LISTENING = re.compile(r"OIDC provider listening on (http://\S+)")
 CLIENT_ID = "sounding"
 CLIENT_SECRET = "a client secret of the test provider"  # as the script registers it

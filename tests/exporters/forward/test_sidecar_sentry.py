@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,10 +20,11 @@ from receiver.sentry.bounded import FILTERED
 from sounding.config import DEFAULT_PROCESSORS
 from tests.receiver.sentry.envelopes import envelope, item
 from tests.receiver.sentry.helpers import KEYS, dsn, post_envelope
+from tests.support import clients
 from tests.support.server import Server
 
 # Long (tests/conftest.py): two collectors per store and the real SDK, ~35 s alone.
-pytestmark = pytest.mark.long
+pytestmark = [pytest.mark.clients(clients.SENTRY_SDK_2), pytest.mark.long]
 GATEWAY_KEY = "gateway-key"
 CLIENT = Path(__file__).parents[2] / "receiver" / "sentry" / "sentry_sdk_client.py"
 EVENT_ID = "5f1c0d6e2b7a4c3d9e8f7a6b5c4d3e2f"
@@ -54,7 +54,8 @@ def sdk_event() -> dict[str, Any]:
     """The real sentry-sdk's chained exception event (frames with source context,
     contexts, user, breadcrumbs, tags, release, environment), with a request
     carrying secrets and more tags, as a web framework integration adds them."""
-    out = subprocess.run([sys.executable, str(CLIENT)], capture_output=True, text=True,
+    python = clients.python(clients.SENTRY_SDK_2)
+    out = subprocess.run([python, str(CLIENT)], capture_output=True, text=True,
                          check=True, timeout=60)
     event: dict[str, Any] = json.loads(out.stdout)["events"][0]
     event["event_id"] = EVENT_ID

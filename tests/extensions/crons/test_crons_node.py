@@ -8,17 +8,19 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from tests.extensions.alerts.test_delivery import wait_until
 from tests.extensions.crons.test_crons_sdk import collector, monitor, statuses
 from tests.receiver.sentry.helpers import dsn
+from tests.support import clients
 from tests.support.alert_receiver import receiving
 from tests.support.server import Server
 
-JS_DIR = Path(__file__).resolve().parents[2] / "js"
+pytestmark = pytest.mark.clients(clients.SENTRY_JAVASCRIPT)
+
+JS_DIR = clients.js_dir()
 SLUG = "node-report"
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,12 +20,13 @@ import requests
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.extensions.alerts.test_delivery import alerts_env, alerts_of, settled, wait_until
 from tests.receiver.sentry.helpers import KEY, KEYS, dsn, project_id
+from tests.support import clients
 from tests.support.alert_receiver import AlertReceiver, receiving
 from tests.support.server import Server
 
 HERE = Path(__file__).resolve().parent
 # Long (tests/conftest.py): a missed check-in takes a minute of the clock.
-pytestmark = pytest.mark.long
+pytestmark = [pytest.mark.clients(clients.SENTRY_SDK_2), pytest.mark.long]
 SLUG = "nightly-report"
 RULES = ("[{on: cron_failed, destinations: [hook]}, {on: cron_missed, destinations: [hook]}, "
          "{on: cron_recovered, destinations: [hook]}]")
@@ -42,7 +42,8 @@ def collector(start: Callable[..., Server], db_url: str, receiver: AlertReceiver
 
 def run_job(server: Server, outcome: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY")}
-    done = subprocess.run([sys.executable, str(HERE / "cron_job.py"), outcome],
+    python = clients.python(clients.SENTRY_SDK_2)
+    done = subprocess.run([python, str(HERE / "cron_job.py"), outcome],
                           env={**env, "SENTRY_DSN": dsn(server)}, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr

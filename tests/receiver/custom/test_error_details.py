@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,9 @@ from receiver.jsonbody import parse_json
 from receiver.sentry.bounded import FILTERED
 from tests.fuzz.strategies import Mutated, dumps, mutations
 from tests.receiver.sentry.events import decoded, node_event
+from tests.support import clients
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 NOW_US = 1_800_000_000_000_000
 CLIENT = Path(__file__).parents[1] / "sentry" / "sentry_sdk_client.py"
@@ -47,7 +49,8 @@ def forwarded(error: ErrorEvent) -> ErrorEvent:
 
 
 def real_sdk_events() -> list[dict[str, Any]]:
-    out = subprocess.run([sys.executable, str(CLIENT)], capture_output=True, text=True,
+    python = clients.python(clients.SENTRY_SDK_2)
+    out = subprocess.run([python, str(CLIENT)], capture_output=True, text=True,
                          check=True, timeout=60)
     events: list[dict[str, Any]] = json.loads(out.stdout)["events"]
     return events

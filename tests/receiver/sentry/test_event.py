@@ -19,6 +19,9 @@ from model.fingerprint import frame_fingerprint
 from receiver.jsonbody import parse_json
 from tests.fuzz.strategies import Mutated, dumps, mutations
 from tests.receiver.sentry.events import NOW_US, assert_storable, chained, decoded, node_event
+from tests.support import clients
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 
 def test_sdk_event_fields_become_the_record_fields(sdk: dict[str, Any]) -> None:

@@ -8,6 +8,8 @@ import copy
 import hashlib
 from typing import Any
 
+import pytest
+
 from model.fingerprint import fingerprint as text_fingerprint
 from model.fingerprint import frame_fingerprint
 from processors.exceptions import exception_error
@@ -20,6 +22,9 @@ from tests.receiver.sentry.events import (
     grouped,
     node_event,
 )
+from tests.support import clients
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 
 def test_sdk_exception_keeps_its_chain_root_cause_first(sdk: dict[str, Any]) -> None:

@@ -10,7 +10,6 @@ import html
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,11 @@ from tests.dashboard.data import ADMIN_TOKEN
 from tests.receiver.sentry.e2e import api, replay, start_with_api
 from tests.receiver.sentry.helpers import KEY, project_id
 from tests.receiver.sentry.test_sentry_node import envelope_items
+from tests.support import clients
 from tests.support.recorder import Recorded, recording
 from tests.support.server import Server, collectors
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 HERE = Path(__file__).parent
 
@@ -31,7 +33,8 @@ HERE = Path(__file__).parent
 def run_health_app(url: str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SENTRY", "OTEL_"))}
     env["SENTRY_DSN"] = url
-    done = subprocess.run([sys.executable, str(HERE / "health_app.py")], env=env,
+    python = clients.python(clients.SENTRY_SDK_2)
+    done = subprocess.run([python, str(HERE / "health_app.py")], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -19,10 +19,11 @@ from tests.receiver.sentry.e2e import api, start_with_api
 from tests.receiver.sentry.helpers import dsn
 from tests.receiver.sentry.test_release_health import page
 from tests.receiver.sentry.test_sentry_node import JS_DIR
+from tests.support import clients
 from tests.support.server import Server
 
 # Long (tests/conftest.py): ~26 s alone.
-pytestmark = pytest.mark.long
+pytestmark = [pytest.mark.clients(clients.SENTRY_JAVASCRIPT), pytest.mark.long]
 
 
 def run_node(server_dsn: str) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +15,10 @@ import pytest
 
 from tests.receiver.sentry.helpers import OTHER_KEY, dsn, sentry_items, start_sentry
 from tests.receiver.sentry.test_door_transport import hold_body_budget
+from tests.support import clients
 from tests.support.server import Server, collectors
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 HERE = Path(__file__).resolve().parent
 
@@ -27,7 +29,8 @@ def run_app(server_dsn: str, scenario: str, compression: str = "none",
     full_env = {k: v for k, v in os.environ.items()
                 if not k.startswith(("SENTRY", "OTEL_"))}
     full_env.update({"SENTRY_DSN": server_dsn, "SDK_COMPRESSION": compression, **(env or {})})
-    done = subprocess.run([sys.executable, str(HERE / "sdk_app.py"), scenario], env=full_env,
+    python = clients.python(clients.SENTRY_SDK_2)
+    done = subprocess.run([python, str(HERE / "sdk_app.py"), scenario], env=full_env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

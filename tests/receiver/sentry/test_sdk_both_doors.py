@@ -10,7 +10,10 @@ import pytest
 
 from tests.receiver.sentry.e2e import send, start_with_api, wait_for
 from tests.receiver.sentry.helpers import KEY
+from tests.support import clients
 from tests.support.server import Server, collectors
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2, clients.SENTRY_JAVASCRIPT)
 
 
 @pytest.fixture(scope="module")

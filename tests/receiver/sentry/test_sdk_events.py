@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 from tests.receiver.sentry.e2e import group_of, send, start_with_api
+from tests.support import clients
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 APP = Path(__file__).with_name("sdk_scenarios.py")
 SOURCE = APP.read_text().splitlines()

@@ -8,12 +8,16 @@ import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 import requests
 
 from storage import schema
 from tests.receiver.sentry.e2e import events_of, record, replay, start_with_api
 from tests.receiver.sentry.helpers import OTHER_KEY, auth_header, project_id
+from tests.support import clients
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 
 def counts(server: Server) -> tuple[int, int, int, int]:

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from tests.receiver.sentry.e2e import api, send, start_with_api
+from tests.support import clients
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 
 def test_a_transaction_becomes_a_trace_and_its_error_links_to_it(

@@ -9,7 +9,6 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,10 +16,13 @@ import pytest
 from receiver.sentry.span_attributes import CLIENT, SERVER
 from receiver.sentry.transaction import decode_transaction
 from tests.receiver.sentry.helpers import dsn, start_sentry
+from tests.support import clients
 from tests.support.recorder import Recorded, recording
 from tests.support.server import Server
 
-JS_DIR = Path(__file__).resolve().parents[2] / "js"
+pytestmark = pytest.mark.clients(clients.SENTRY_JAVASCRIPT)
+
+JS_DIR = clients.js_dir()
 PUBLIC_KEY = "0123456789abcdef0123456789abcdef"
 NOW_US = 1_795_168_800_000_000
 

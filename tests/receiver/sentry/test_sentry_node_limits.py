@@ -9,10 +9,15 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.receiver.sentry.helpers import KEYS, dsn
 from tests.receiver.sentry.test_sentry_node import JS_DIR, run_node
 from tests.receiver.test_limits import config, wait_usage
+from tests.support import clients
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.SENTRY_JAVASCRIPT)
 
 assert run_node  # its checks that node and @sentry/node are there are reused below
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,9 @@ from receiver.sentry.span_attributes import (
 from receiver.sentry.transaction import MAX_SPANS, decode_transaction
 from storage import spanbody
 from storage.wire import batch as wire
+from tests.support import clients
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_2)
 
 CLIENT_SCRIPT = Path(__file__).with_name("sentry_sdk_txn_client.py")
 NOW_US = 1_795_168_800_000_000
@@ -42,7 +44,8 @@ NOW_US = 1_795_168_800_000_000
 @pytest.fixture(scope="module")
 def sent() -> list[dict[str, Any]]:
     """The two transactions the SDK sent: the request answered 200, then the 503 one."""
-    done = subprocess.run([sys.executable, str(CLIENT_SCRIPT)], capture_output=True,
+    python = clients.python(clients.SENTRY_SDK_2)
+    done = subprocess.run([python, str(CLIENT_SCRIPT)], capture_output=True,
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     items = json.loads(done.stdout)
