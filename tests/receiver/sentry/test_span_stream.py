@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +33,7 @@ from receiver.sentry.span_attributes import (
 from receiver.sentry.span_stream import MAX_LINKS, decode_span_items, links_of, typed_value
 from storage import spanbody
 from storage.wire import batch as wire
+from tests.dashboard.data import ADMIN_TOKEN
 from tests.receiver.sentry.e2e import api, start_with_api
 from tests.receiver.sentry.helpers import dsn
 from tests.receiver.sentry.sdk3 import run_sdk3_app
@@ -480,3 +482,11 @@ def test_sentry_sdk_3_s_streamed_trace_is_read_through_the_api(
         STATUS_UNSET, CLIENT, "database")
     assert {failed["parent_span_id"], query["parent_span_id"]} == {sent["segment"]}
     assert query["attributes"]["sentry.segment.name"] == "GET /items/{id}"
+
+    # The trace page lists the link, pointing at the linked span in its own trace.
+    page = requests.get(f"{server.base}/projects/acme/traces/{trace_id}", timeout=10,
+                        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert page.status_code == 200, page.text
+    target = (f'/projects/acme/traces/{PREVIOUS["trace_id"]}?'
+              f'span={PREVIOUS["span_id"]}')
+    assert f'href="{target}"' in page.text and "previous_trace" in page.text
