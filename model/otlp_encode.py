@@ -29,7 +29,7 @@ ALONE = 1  # a message serialised by itself
 IN_REQUEST = 4  # ExportTraceServiceRequest, ResourceSpans, ScopeSpans, Span (logs alike)
 
 
-def _copied(out: Any, record: Span | LogRecord, values: tuple[str, str]) -> bool:
+def _copied(out: Any, record: Span | LogRecord, values: tuple[str, ...]) -> bool:
     """Copy into `out` the message `record` arrived in, if any; True when the fields
     `values` are to be written from the record's values (cleared of the copy's)."""
     if record.otlp is None:
@@ -43,8 +43,12 @@ def _copied(out: Any, record: Span | LogRecord, values: tuple[str, str]) -> bool
 
 
 def fill_span(out: trace_pb2.Span, span: Span, depth: int = ALONE) -> None:
-    """`out` (empty) becomes the span's message, its columns aside (span_columns)."""
-    if not _copied(out, span, ("attributes", "events")):
+    """`out` (empty) becomes the span's message, its columns aside (span_columns).
+    Links are written from the record only when it has no message or a stage read
+    them (`span.links` then holds them): most touched spans keep the copy's."""
+    links_read = not span.links_unread
+    if not _copied(out, span, ("attributes", "events", "links") if links_read
+                   else ("attributes", "events")):
         return
     # Span, KeyValue, AnyValue; an event's: Span, Event, KeyValue, AnyValue.
     fill_key_values(out.attributes, span.attributes, depth + 2)
@@ -53,6 +57,17 @@ def fill_span(out: trace_pb2.Span, span: Span, depth: int = ALONE) -> None:
         added.name = str(event.get("name") or "")
         added.time_unix_nano = int(event.get("time_unix_nano") or 0)
         fill_key_values(added.attributes, event.get("attributes") or {}, depth + 3)
+    if links_read:
+        for link in span.links:  # a link's attributes sit as an event's do
+            _fill_link(out.links.add(), link, depth + 3)
+
+
+def _fill_link(out: trace_pb2.Span.Link, link: dict[str, Any], depth: int) -> None:
+    out.trace_id = bytes.fromhex(link.get("trace_id") or "")
+    out.span_id = bytes.fromhex(link.get("span_id") or "")
+    out.trace_state = str(link.get("trace_state") or "")
+    out.flags = int(link.get("flags") or 0)
+    fill_key_values(out.attributes, link.get("attributes") or {}, depth)
 
 
 def span_columns(out: trace_pb2.Span, span: Span) -> None:

@@ -67,6 +67,14 @@ def attributes_of(pairs: Iterable[KeyValue]) -> dict[str, Any]:
     return out
 
 
+def links_of(links: Iterable[Any]) -> list[dict[str, Any]]:
+    """OTLP Span.Link messages as the dicts `Span.links` holds (model/records.py):
+    ids as lowercase hex, "" when unset."""
+    return [{"trace_id": link.trace_id.hex(), "span_id": link.span_id.hex(),
+             "trace_state": link.trace_state, "flags": link.flags,
+             "attributes": attributes_of(link.attributes)} for link in links]
+
+
 def find_values(pairs: Iterable[KeyValue], wanted: frozenset[str] | set[str]) -> dict[str, Any]:
     """The values of the `wanted` keys only; reading keys is far cheaper than values."""
     out: dict[str, Any] = {}

@@ -14,7 +14,7 @@ from typing import Any
 from model.fingerprint import Grouping
 from model.groupcounts import GroupDelta
 from model.operations import Rollup
-from model.otlp_values import any_value, attributes_of, find_values
+from model.otlp_values import any_value, attributes_of, find_values, links_of
 from model.policy import Policy
 
 # OTLP span kinds and status codes, as the protocol numbers them.
@@ -72,16 +72,23 @@ class _LazyAttributes:
 
 
 class Span(_LazyAttributes):
-    """One span. `attributes` and `events` are read out of the OTLP message the span
-    arrived in (`otlp`) only when a stage asks for them: a span that no stage looks
+    """One span. `attributes`, `events` and `links` are read out of the OTLP message the
+    span arrived in (`otlp`) only when a stage asks for them: a span that no stage looks
     into is stored in the bytes it came in, which is most of what makes trace ingest
     cheap. A stage that reads them may change them; the stored span then follows
     the changed values. Stages that only need a few attributes call
-    `find_attributes`, which reads no others."""
+    `find_attributes`, which reads no others.
+
+    A link is `{"trace_id": hex, "span_id": hex, "trace_state": str, "flags": int,
+    "attributes": {...}}`, as OTLP's Span.Link has them (`flags` holds the linked
+    context's W3C trace flags: 1 is sampled). A span decoded from something else than
+    an OTLP message (Sentry's span stream) carries its links here, so that they are
+    stored as an OTLP span's are."""
 
     __slots__ = ("trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns",
                  "end_ns", "status_code", "status_message", "service_name", "scope_name",
-                 "resource_attributes", "category", "semantic", "_events", "_has_events")
+                 "resource_attributes", "category", "semantic", "_events", "_has_events",
+                 "_links")
 
     def __init__(self, trace_id: str, span_id: str, parent_span_id: str, name: str,
                  kind: int, start_ns: int, end_ns: int, status_code: int,
@@ -90,7 +97,8 @@ class Span(_LazyAttributes):
                  attributes: dict[str, Any] | None = None,
                  events: list[dict[str, Any]] | None = None,
                  category: str = "", semantic: dict[str, Any] | None = None,
-                 otlp: Any = None, has_events: bool | None = None) -> None:
+                 otlp: Any = None, has_events: bool | None = None,
+                 links: list[dict[str, Any]] | None = None) -> None:
         self.trace_id = trace_id  # 32 lowercase hex characters
         self.span_id = span_id  # 16 lowercase hex characters
         self.parent_span_id = parent_span_id  # "" for a root span
@@ -112,6 +120,7 @@ class Span(_LazyAttributes):
         self._otlp_bytes = None
         self._attributes = attributes if attributes is not None or otlp is not None else {}
         self._events = events if events is not None or otlp is not None else []
+        self._links = links if links is not None or otlp is not None else []
         # Whether `otlp` has events, when the decoder already looked (it checks their
         # times): reaching a message's repeated field costs about a microsecond.
         self._has_events = has_events
@@ -129,9 +138,26 @@ class Span(_LazyAttributes):
         self._events = value
 
     @property
+    def links(self) -> list[dict[str, Any]]:
+        if self._links is None:
+            self._links = links_of(self.otlp.links)
+        return self._links
+
+    @links.setter
+    def links(self, value: list[dict[str, Any]]) -> None:
+        self._links = value
+
+    @property
+    def links_unread(self) -> bool:
+        """True while the links are only in `otlp`, as they came: no stage asks for
+        them, so a touched span's message keeps its links without reading them."""
+        return self._links is None
+
+    @property
     def untouched(self) -> bool:
-        """True while `otlp` still holds the span's attributes and events as they are."""
-        return self._attributes is None and self._events is None
+        """True while `otlp` still holds the span's attributes, events and links as
+        they are."""
+        return self._attributes is None and self._events is None and self._links is None
 
     def has_events(self) -> bool:
         if self._events is None:

@@ -19,7 +19,7 @@ from typing import Any
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 from model.otlp_encode import fill_span
-from model.otlp_values import attributes_of
+from model.otlp_values import attributes_of, links_of
 from model.records import Span
 
 
@@ -34,10 +34,18 @@ def encode(span: Span) -> bytes:
 
 def decode(body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(attributes, events) of a stored body."""
+    attributes, events, _ = decode_with_links(body)
+    return attributes, events
+
+
+def decode_with_links(body: bytes
+                      ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(attributes, events, links) of a stored body, links as `Span.links` holds them
+    (model/records.py): what one trace's page shows of each span."""
     message = trace_pb2.Span.FromString(body)
     events = [{"name": e.name, "time_unix_nano": e.time_unix_nano,
                "attributes": attributes_of(e.attributes)} for e in message.events]
-    return attributes_of(message.attributes), events
+    return attributes_of(message.attributes), events, links_of(message.links)
 
 
 def resource_id(project_id: int, attributes_json: str) -> int:

@@ -176,6 +176,18 @@ class Attributes:
                 self.put(key, value)
 
 
+def route_of(name: str) -> str:
+    """The route a transaction's (a segment's) name gives when its source is a route or
+    a URL (ROUTE_SOURCES): the name, without the HTTP method it may start with.
+    @sentry/node names a server span "GET /orders/:id" as OpenTelemetry does, and so
+    does a sentry-sdk 3 application naming its segment after the request; the route
+    is what follows the method, as `http.route` is "/orders/:id"."""
+    method, _, rest = name.partition(" ")
+    if rest.startswith("/") and method.isascii() and method.isalpha() and method.isupper():
+        return rest
+    return name
+
+
 def split_http_description(description: str) -> tuple[str | None, str | None]:
     """(method, url) of an http.client span's description, "GET https://host/path"."""
     method, _, url = description.strip().partition(" ")

@@ -2,13 +2,14 @@
 application/vnd.sentry.items.span.v2+json) become spans. Pure: a parsed JSON object
 in, records out.
 
-This is how @sentry/node 11 sends spans by default (`traceLifecycle: "stream"`):
-no transaction, but batches of finished spans, `{"version": 2, "items": [...]}`,
-each with its own trace_id, span_id, parent_span_id, name, status ("ok" or
-"error"), is_segment, start_timestamp and end_timestamp (seconds), and typed
-attributes, `{"sentry.op": {"type": "string", "value": "db.query"}}`. The segment
-(what the transaction used to be) is one of them, flagged `is_segment`; its children
-may come in this item or in another one, before or after it.
+This is how @sentry/node 11 sends spans by default (`traceLifecycle: "stream"`), and
+sentry-sdk 3 (Python) always: no transaction, but batches of finished spans,
+`{"version": 2, "items": [...]}`, each with its own trace_id, span_id,
+parent_span_id, name, status, is_segment, start_timestamp and end_timestamp
+(seconds), typed attributes, `{"sentry.op": {"type": "string", "value": "db"}}`
+(typed_value), and links. The segment (what the transaction used to be) is one of
+them, flagged `is_segment`; its children may come in this item or in another one,
+before or after it.
 
 So each span is read from itself alone, and never from its segment: the SDK puts
 what the transaction form kept on the transaction (release, environment, SDK, the
@@ -22,22 +23,38 @@ stream has an attribute:
   `deployment.environment.name` from `sentry.environment`, `service.version` from
   `sentry.release`, `telemetry.sdk.*` from `sentry.sdk.*`. Those become resource
   attributes only, not the span's too.
+- the transaction: the segment's own `name`, as a transaction's root is named by
+  `transaction`; so the trace list and the performance pages name it as they name a
+  transaction. Both SDKs set every span's `sentry.segment.name` from the segment's
+  name, the segment's own at its end (the same text), a child's when the child ended
+  (sentry-sdk 3: before a framework may rename the segment, @sentry/node refreshes it
+  at its flush): the segment's `name` is the one to trust, `sentry.segment.name` only
+  names a segment that has none. A child keeps its `sentry.segment.name` attribute:
+  which transaction it ran in.
 - the kind from `sentry.kind` (set by the SDK's OpenTelemetry layer), else from
   `sentry.op` as for a transaction's spans.
-- the status: "ok" unset, "error" an error named by `sentry.status.message`; an
-  HTTP status of 500 or more is an error too.
+- the status: the protocol has "ok" and "error"; Relay keeps any other text for what
+  comes later. "ok" (and "unset") is OTLP's unset: the SDKs send "ok" for every span
+  that did not fail, which is what unset means (OTLP's ok is a person's verdict).
+  "error" is an error named by `sentry.status.message` (@sentry/node's
+  `setStatus({code: 2, message})`), else "error"; another text is an error named by
+  it, as a transaction's statuses (internal_error, not_found...) are. An HTTP status
+  of 500 or more is an error too.
 - a segment whose name is its route (`sentry.span.source`, or the segment's
   `sentry.segment.name.source`, is route or url) gives `http.route` when it is a
   server span, as a transaction does.
+- the links (links_of), kept as an OTLP span's links are (Span.links): the trace page
+  shows them.
 
 A span without a readable parent hangs under its segment (`sentry.segment.id`), as a
-transaction's child hangs under the transaction. Links and attribute units are not
-kept. Nothing here raises for a field: a span without valid ids or times is dropped
-alone, counted with its reason in the returned DecodedSpans, the rest kept.
+transaction's child hangs under the transaction. Nothing here raises for a field: a
+span without valid ids or times is dropped alone, counted with its reason in the
+returned DecodedSpans, the rest kept.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from model.records import Span
@@ -56,6 +73,7 @@ from receiver.sentry.span_attributes import (
     drop_beyond_limit,
     http_status_of,
     kind_of,
+    route_of,
     span_times_ns,
     status_of,
 )
@@ -69,6 +87,7 @@ _RESOURCE_ATTRIBUTES = {
     "telemetry.sdk.name": "sentry.sdk.name",
     "telemetry.sdk.version": "sentry.sdk.version",
 }
+MAX_LINKS = 128  # OpenTelemetry's SDKs keep 128 links a span by default
 _NOT_ON_THE_SPAN = frozenset({*_RESOURCE_ATTRIBUTES.values(), "service.name"})
 Resource = tuple[str | None, ...]
 
@@ -78,16 +97,104 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def plain_attributes(raw: Any) -> dict[str, Any]:
-    """The attributes' values without their types: `{"type": ..., "value": v}` is v.
-    The type is not checked against the value: Sounding keeps what the value is
-    (span_attributes.attribute_value bounds it), as it does a transaction's `data`. A
-    bare value where a typed one belongs is taken as it is."""
+    """The attributes' values read by their types (typed_value); a bare value where a
+    typed one belongs is taken as it is, an attribute without a value left out."""
     values: dict[str, Any] = {}
     for key, typed in _dict(raw).items():
-        value = typed.get("value") if isinstance(typed, dict) else typed
+        value = typed_value(typed) if isinstance(typed, dict) else typed
         if isinstance(key, str) and value is not None:
             values[key] = value
     return values
+
+
+def typed_value(typed: dict[str, Any]) -> Any:
+    """One typed attribute's value, `{"type": ..., "value": v}`, read as its type says.
+
+    Sentry's span v2 attributes have five types: string, boolean, integer, double and
+    array (of one scalar type). A value of its type is kept as it is. A value the type
+    reads without loss is read as the type: an integer sent as decimal text ("42": a
+    64-bit id an SDK quoted) or as an integral float (5.0) is that integer; an integer
+    or a number's text sent as a double is that double (so that one attribute is one
+    OTLP type on every span, 1 and 1.5 alike); "true" and "false" sent as a boolean are
+    booleans. Any other value is kept as the value it is rather than dropped, as Relay
+    drops it: Relay's own code calls that removal a stop-gap of its storage, and on a
+    trace page what the SDK said is worth more than what it declared. So an array of
+    mixed scalars (@sentry/node sends one as `array`) is kept, as OTLP's arrays can
+    hold it; an unknown type's value is kept as it is. span_attributes.attribute_value
+    then bounds it (an integer beyond 64 bits becomes its text). A `unit` is not kept:
+    an OTLP attribute has no unit, and the unit belongs to the attribute's definition
+    (Sentry's conventions), not to each value."""
+    value = typed.get("value")
+    kind = typed.get("type")
+    if value is None or kind == "string":  # the common case, first
+        return value
+    reader = _READERS.get(kind) if isinstance(kind, str) else None
+    if reader is None:
+        return value
+    read = reader(value)
+    return value if read is None else read
+
+
+def _integer(value: Any) -> int | None:
+    if type(value) is int:
+        return value
+    if isinstance(value, float) and value.is_integer() and -(2**63) <= value < 2**63:
+        return int(value)
+    if isinstance(value, str):
+        digits = value.strip()
+        if 0 < len(digits) <= 20 and digits.lstrip("+-").isdecimal() and digits.isascii():
+            number = int(digits)
+            return number if -(2**63) <= number < 2**63 else None
+    return None
+
+
+def _double(value: Any) -> float | None:
+    if type(value) is float:
+        return value
+    if type(value) is int or (isinstance(value, str) and 0 < len(value) <= 64):
+        try:
+            number = float(value)
+        except (ValueError, OverflowError):
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _boolean(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    return {"true": True, "false": False}.get(value) if isinstance(value, str) else None
+
+
+def _array(value: Any) -> list[Any] | None:
+    return value if isinstance(value, list) else None
+
+
+_READERS = {"integer": _integer, "double": _double, "boolean": _boolean, "array": _array}
+
+
+def links_of(raw: Any) -> list[dict[str, Any]]:
+    """A span's `links` as Span.links holds them (model/records.py), stored as an OTLP
+    span's links are: `trace_id` and `span_id` (a link without both readable is left
+    out, as an attribute without a value is), `sampled` true as the W3C sampled flag
+    (flags 1; false and unsaid are both 0, as OpenTelemetry has no "unknown"), and the
+    typed `attributes` (sentry.link.type: "previous_trace" links a page load to the
+    one before it). At most MAX_LINKS, as OpenTelemetry's SDKs keep."""
+    if not isinstance(raw, list) or not raw:
+        return []
+    links = []
+    for link in raw[:MAX_LINKS]:
+        if not isinstance(link, dict):
+            continue
+        trace_id, span_id = hex_id(link.get("trace_id"), 32), hex_id(link.get("span_id"), 16)
+        if trace_id is None or span_id is None:
+            continue
+        attributes = Attributes()
+        attributes.put_all(plain_attributes(link.get("attributes")))
+        links.append({"trace_id": trace_id, "span_id": span_id, "trace_state": "",
+                      "flags": 1 if link.get("sampled") is True else 0,
+                      "attributes": attributes.values})
+    return links
 
 
 def _platform(attributes: dict[str, Any]) -> str | None:
@@ -149,7 +256,7 @@ def _span(item: Any, known: dict[Resource, dict[str, Any]]) -> Span:
     attributes = Attributes()
     attributes.put_all({k: v for k, v in sent.items() if k not in _NOT_ON_THE_SPAN})
     if kind == SERVER and _source(item, sent) in ROUTE_SOURCES:
-        attributes.put("http.route", name)
+        attributes.put("http.route", route_of(name))
     add_semantics(attributes, op, name)
     parent = hex_id(item.get("parent_span_id"), 16)
     if parent is None and not is_segment:
@@ -158,7 +265,7 @@ def _span(item: Any, known: dict[Resource, dict[str, Any]]) -> Span:
         parent = segment if segment != span_id else None
     return Span(trace_id, span_id, parent or "", name, kind, start_ns, end_ns, status_code,
                 status_message, str(resource["service.name"]), SCOPE, resource,
-                attributes.values, [])
+                attributes.values, [], links=links_of(item.get("links")))
 
 
 def decode_span_items(payload: Any, now_us: int) -> DecodedSpans:

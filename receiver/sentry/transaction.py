@@ -28,6 +28,7 @@ from receiver.sentry.span_attributes import (
     drop_beyond_limit,
     http_status_of,
     kind_of,
+    route_of,
     span_times_ns,
     status_of,
 )
@@ -98,7 +99,7 @@ def _root(event: dict[str, Any], trace: dict[str, Any], tags: dict[str, str],
         if not ({"url.full", "http.url"} & attributes.values.keys()):
             attributes.put("url.full", text(request.get("url"), 8192))
         if source in ROUTE_SOURCES:
-            attributes.put("http.route", name)
+            attributes.put("http.route", route_of(name))
         if not ({"http.response.status_code", "http.status_code"}
                 & attributes.values.keys()):
             attributes.put("http.response.status_code", http_status)

@@ -58,9 +58,12 @@ class SpanDetail:
     attributes: dict[str, Any]
     resource_attributes: dict[str, Any]
     events: list[dict[str, Any]]
-    # Stored parts that could not be read ("attributes", "events": a body that does not
-    # parse; "resource"): each is shown empty and named here.
+    # Stored parts that could not be read ("attributes", "events", "links": a body that
+    # does not parse; "resource"): each is shown empty and named here.
     unreadable: list[str] = field(default_factory=list)
+    # The spans this one links to, without being their child (model/records.py's
+    # Span.links: trace_id, span_id, trace_state, flags, attributes).
+    links: list[dict[str, Any]] = field(default_factory=list)
 
 
 def get_trace(store: Store, project_id: int, trace_id: str, limit: int = 10_000
@@ -86,12 +89,12 @@ def get_trace(store: Store, project_id: int, trace_id: str, limit: int = 10_000
         # A body that parses is at most 100 message levels deep (protobuf's limit) and
         # its doubles are JSON-safe (model/otlp_values.py): showable as it is.
         try:
-            attributes, events = spanbody.decode(bytes(r.body))
+            attributes, events, links = spanbody.decode_with_links(bytes(r.body))
         except DecodeError:
             # Beyond protobuf's nesting limit, or not a Span at all: show the span's
             # columns, and say that its body cannot be read.
-            attributes, events = {}, []
-            unreadable += ["attributes", "events"]
+            attributes, events, links = {}, [], []
+            unreadable += ["attributes", "events", "links"]
         resource = resources.get(r.resource_id)
         if resource is UNREADABLE or (resource is not None and not isinstance(resource, dict)):
             resource = {}
@@ -100,5 +103,5 @@ def get_trace(store: Store, project_id: int, trace_id: str, limit: int = 10_000
             bytes(r.span_id).hex(), bytes(r.parent_span_id).hex(), r.name, int(r.kind),
             int(r.start_ns), int(r.end_ns), int(r.status_code), r.status_message,
             r.service_name, r.scope_name, r.category, attributes, resource or {}, events,
-            unreadable))
+            unreadable, links))
     return out

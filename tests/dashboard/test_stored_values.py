@@ -297,7 +297,7 @@ def test_read_api_answers_valid_json_for_every_stored_row(
         assert document["rows"]
     broken = strict_json(session.get(api + f"/traces/{TRACE_BROKEN}", timeout=30))
     assert [row["span"]["unreadable"] for row in broken["rows"]] == [
-        ["attributes", "events"], ["attributes", "events"]]
+        ["attributes", "events", "links"], ["attributes", "events", "links"]]
     edge = strict_json(session.get(api + f"/traces/{TRACE_EDGE}", timeout=30))
     (late,) = [row["span"] for row in edge["rows"] if row["span"]["events"]]
     assert late["events"][0]["time_unix_nano"] == 2**64 - 1

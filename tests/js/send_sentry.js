@@ -11,6 +11,10 @@
 
 const Sentry = require('@sentry/node');
 
+// The span the root links to (a trace of its own, sampled).
+const PREVIOUS = { traceId: '627a2885119dcc8184fae7eef09438cb', spanId: '6c71fc6b09b8b716',
+  traceFlags: 1 };
+
 function chargeCard(orderId) {
   throw new TypeError(`card declined for order ${orderId}`);
 }
@@ -44,7 +48,15 @@ async function main() {
   }
 
   let traceId;
-  await Sentry.startSpan({ name: 'GET /orders/:id', op: 'http.server' }, async (root) => {
+  // Attributes of every type the span stream has, and a link to the trace before this
+  // one, as a browser's page load links the previous one (sentry.link.type).
+  await Sentry.startSpan({
+    name: 'GET /orders/:id',
+    op: 'http.server',
+    attributes: { 'order.id': 42, 'order.total': 12.5, 'order.paid': true,
+      'order.items': ['book', 'pen'], 'order.mixed': [1, 'one'] },
+    links: [{ context: PREVIOUS, attributes: { 'sentry.link.type': 'previous_trace' } }],
+  }, async (root) => {
     traceId = root.spanContext().traceId;
     await Sentry.startSpan({ name: 'SELECT * FROM orders WHERE id = $1', op: 'db.query' },
       async (child) => {

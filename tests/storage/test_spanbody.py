@@ -70,6 +70,33 @@ def test_every_value_kind_survives_a_span_built_from_python_values() -> None:
     assert stored_events == events
 
 
+LINK = {"trace_id": "ef" * 16, "span_id": "01" * 8, "trace_state": "", "flags": 1,
+        "attributes": {"sentry.link.type": "previous_trace"}}
+
+
+def test_a_span_without_a_message_stores_its_links_as_an_otlp_span_s() -> None:
+    span = _span(None, attributes={}, links=[LINK])
+    body = spanbody.encode(span)
+    [stored] = trace_pb2.Span.FromString(body).links
+    assert (stored.trace_id.hex(), stored.span_id.hex(), stored.flags) == (
+        "ef" * 16, "01" * 8, 1)
+    assert spanbody.decode_with_links(body) == ({}, [], [LINK])
+
+
+def test_a_message_s_links_are_read_only_when_asked_and_kept_when_unread() -> None:
+    message = _message()
+    span = _span(message)
+    span.attributes["n"] = 8  # touched: written again, but its links are not read
+    assert span.links_unread
+    _, _, links = spanbody.decode_with_links(spanbody.encode(span))
+    assert links == [{"trace_id": "ef" * 16, "span_id": "01" * 8, "trace_state": "",
+                      "flags": 0, "attributes": {}}]
+    span.links = [LINK]  # a stage's links replace the message's
+    assert spanbody.decode_with_links(spanbody.encode(span))[2] == [LINK]
+    read = _span(_message())
+    assert read.links == links and not read.untouched
+
+
 def test_resource_ids_are_stable_and_belong_to_one_project() -> None:
     first = spanbody.resource_id(1, '{"service.name":"web"}')
     assert first == spanbody.resource_id(1, '{"service.name":"web"}')
