@@ -15,13 +15,9 @@ what the transaction form kept on the transaction (release, environment, SDK, th
 scope's attributes) on every span. Where the transaction decoder reads a field, the
 stream has an attribute:
 
-- the resource: `service.name` from a `service` or `service.name` attribute (the
-  scope's, `Sentry.setAttribute`: tags are not sent with streamed spans), else
-  `unknown_service:` + `sentry.platform`, or the last part of the SDK's name
-  (`sentry.javascript.node` -> node, as an event's platform says);
-  `deployment.environment.name` from `sentry.environment`, `service.version` from
-  `sentry.release`, `telemetry.sdk.*` from `sentry.sdk.*`. Those become resource
-  attributes only, not the span's too.
+- the resource (service, release, environment, SDK) as receiver/sentry/resource.py
+  reads it for logs and metrics too; those attributes become resource attributes
+  only, not the span's too.
 - the kind from `sentry.kind` (set by the SDK's OpenTelemetry layer), else from
   `sentry.op` as for a transaction's spans.
 - the status: "ok" unset, "error" an error named by `sentry.status.message`; an
@@ -43,6 +39,7 @@ from typing import Any
 from model.records import Span
 from receiver.otlp.decode_traces import DecodedSpans
 from receiver.otlp.json_rules import Drop
+from receiver.sentry.resource import ON_THE_RESOURCE, Resources, plain_attributes, resource_of
 from receiver.sentry.span_attributes import (
     MAX_NAME,
     MAX_SPANS,
@@ -59,58 +56,7 @@ from receiver.sentry.span_attributes import (
     span_times_ns,
     status_of,
 )
-from receiver.sentry.values import SERVICE_TAGS, hex_id, service_of, text
-
-# Attributes that say where a span came from rather than what it did: read into the
-# resource (one dict shared by the spans that have the same), not kept on each span.
-_RESOURCE_ATTRIBUTES = {
-    "deployment.environment.name": "sentry.environment",
-    "service.version": "sentry.release",
-    "telemetry.sdk.name": "sentry.sdk.name",
-    "telemetry.sdk.version": "sentry.sdk.version",
-}
-_NOT_ON_THE_SPAN = frozenset({*_RESOURCE_ATTRIBUTES.values(), "service.name"})
-Resource = tuple[str | None, ...]
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def plain_attributes(raw: Any) -> dict[str, Any]:
-    """The attributes' values without their types: `{"type": ..., "value": v}` is v.
-    The type is not checked against the value: Sounding keeps what the value is
-    (span_attributes.attribute_value bounds it), as it does a transaction's `data`. A
-    bare value where a typed one belongs is taken as it is."""
-    values: dict[str, Any] = {}
-    for key, typed in _dict(raw).items():
-        value = typed.get("value") if isinstance(typed, dict) else typed
-        if isinstance(key, str) and value is not None:
-            values[key] = value
-    return values
-
-
-def _platform(attributes: dict[str, Any]) -> str | None:
-    named = text(attributes.get("sentry.platform"))
-    if named:
-        return named
-    sdk = text(attributes.get("sentry.sdk.name"))
-    if sdk is None:
-        return None
-    return sdk.rsplit(".", 1)[-1] or None
-
-
-def _resource(attributes: dict[str, Any], known: dict[Resource, dict[str, Any]]
-              ) -> dict[str, Any]:
-    tags = {name: shown for name in SERVICE_TAGS
-            if (shown := text(attributes.get(name))) is not None}
-    service = service_of({"platform": _platform(attributes)}, tags)
-    values = (service, *(text(attributes.get(name)) for name in _RESOURCE_ATTRIBUTES.values()))
-    resource = known.get(values)
-    if resource is None:
-        found = dict(zip(("service.name", *_RESOURCE_ATTRIBUTES), values, strict=True))
-        resource = known[values] = {k: v for k, v in found.items() if v is not None}
-    return resource
+from receiver.sentry.values import hex_id, text
 
 
 def _source(item: dict[str, Any], attributes: dict[str, Any]) -> str | None:
@@ -120,7 +66,7 @@ def _source(item: dict[str, Any], attributes: dict[str, Any]) -> str | None:
     return source
 
 
-def _span(item: Any, known: dict[Resource, dict[str, Any]]) -> Span:
+def _span(item: Any, known: Resources) -> Span:
     if not isinstance(item, dict):
         raise Drop("a span must be an object")
     trace_id = hex_id(item.get("trace_id"), 32)
@@ -132,7 +78,7 @@ def _span(item: Any, known: dict[Resource, dict[str, Any]]) -> Span:
     start_ns, end_ns = span_times_ns(item.get("start_timestamp"),
                                      item.get("end_timestamp"), "end_timestamp")
     sent = plain_attributes(item.get("attributes"))
-    resource = _resource(sent, known)
+    resource = resource_of(sent, known)
     op = text(sent.get("sentry.op"), MAX_NAME)
     is_segment = item.get("is_segment") is True
     name = (text(item.get("name"), MAX_NAME)
@@ -147,7 +93,7 @@ def _span(item: Any, known: dict[Resource, dict[str, Any]]) -> Span:
                           or status_message)
 
     attributes = Attributes()
-    attributes.put_all({k: v for k, v in sent.items() if k not in _NOT_ON_THE_SPAN})
+    attributes.put_all({k: v for k, v in sent.items() if k not in ON_THE_RESOURCE})
     if kind == SERVER and _source(item, sent) in ROUTE_SOURCES:
         attributes.put("http.route", name)
     add_semantics(attributes, op, name)
@@ -171,7 +117,7 @@ def decode_span_items(payload: Any, now_us: int) -> DecodedSpans:
     if not isinstance(items, list):
         out.drop("span", "the payload must be an object with an items list")
         return out
-    known: dict[Resource, dict[str, Any]] = {}  # spans alike share one resource dict
+    known: Resources = {}  # spans alike share one resource dict
     for index, item in enumerate(items[:MAX_SPANS]):
         try:
             out.spans.append(_span(item, known))
