@@ -48,6 +48,10 @@ class Offloaded:
     results: list[Any] | None
     dropped: int = 0
     reasons: list[str] = field(default_factory=list)
+    # `dropped` by signal, when the decoded request says (a decoder filling several
+    # Batch fields has `drops()`: receiver/sentry/items.py), so that the door counts
+    # each record dropped under its own signal and category; else {}.
+    drops: dict[str, int] = field(default_factory=dict)
     invalid: tuple[str, list[dict[str, Any]]] | None = None  # an InvalidInput, rebuilt there
     failure: tuple[str, str] | None = None  # (kind, detail): answered 500, logged there
     # The records decoded, per limit category (model/limits.py), before the processors:
@@ -97,6 +101,7 @@ def run(stages: Stages, decode: Callable[..., Any], args: tuple[Any, ...], batch
         decoded = decode(body, *args)
         records = [getattr(decoded, name) for name in fields]
         dropped, reasons = decoded.dropped, decoded.reasons
+        by_signal = decoded.drops() if hasattr(decoded, "drops") else {}
     except InvalidInput as exc:
         return Offloaded(None, invalid=(exc.message, exc.details))
     except RecursionError:
@@ -106,7 +111,7 @@ def run(stages: Stages, decode: Callable[..., Any], args: tuple[Any, ...], batch
     except Exception as exc:  # noqa: BLE001 - a decoder's bug; this request's 500
         return Offloaded(None, failure=_failure("decoding", exc))
     if not any(records):
-        return Offloaded(None, dropped, reasons)
+        return Offloaded(None, dropped, reasons, drops=by_signal)
     counts: dict[str, int] = {}
     for name, kept in zip(fields, records, strict=True):
         setattr(batch, name, kept)
@@ -127,7 +132,7 @@ def run(stages: Stages, decode: Callable[..., Any], args: tuple[Any, ...], batch
             results.append(function(batch, settings))
     except Exception as exc:  # noqa: BLE001 - answered 500 by the event loop, which logs it
         return Offloaded(None, failure=_failure(step, exc), usage=list(usage.drain().items()))
-    return Offloaded(results, dropped, reasons, counts=counts,
+    return Offloaded(results, dropped, reasons, drops=by_signal, counts=counts,
                      usage=list(usage.drain().items()), filtered=batch.filtered)
 
 

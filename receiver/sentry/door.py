@@ -60,7 +60,7 @@ _FILTER = r"\g<1>" + FILTERED
 class SentryHandler(DoorHandler):
     accepted_status = 200
     # Refused before the body only when the project's limits close all of these.
-    limit_categories = (limits.ERROR, limits.SPAN, limits.SESSION)
+    limit_categories = (limits.ERROR, limits.SPAN, limits.SESSION, limits.LOG, limits.METRIC)
     cors_allow_headers = "X-Sentry-Auth, Content-Type, Content-Encoding"
     # A browser SDK reads these to back off (its rate limiter).
     cors_expose_headers = "Retry-After, X-Sentry-Rate-Limits"
@@ -140,18 +140,23 @@ class SentryHandler(DoorHandler):
             usage.count(self.project_id, category, limits.CLIENT_DISCARDED, quantity,
                         reason=reason)
 
+    def _count_dropped(self, by_signal: dict[str, int]) -> None:
+        """Records dropped alone (Decoded.drops()), each counted once under its signal
+        and in the project's usage under its category (feedback has none)."""
+        drops.count(by_signal, drops.INVALID)
+        for signal, n in by_signal.items():
+            category = _DROP_CATEGORIES.get(signal)
+            if n and category is not None:
+                usage.count(self.project_id, category, limits.INVALID, n)
+
     async def _commit(self, decoded: Decoded, size: int) -> None:
-        drops.count(decoded.drops(), drops.INVALID)
-        if decoded.dropped:
-            usage.count(self.project_id, limits.SPAN, limits.INVALID, decoded.dropped_spans)
-            usage.count(self.project_id, limits.SESSION, limits.INVALID,
-                        decoded.dropped_sessions)
+        self._count_dropped(decoded.drops())
         # Session items are limited and counted as items (limits.SESSION), whatever
         # session counts they make; feedback and check-ins are not limited.
         sessions = {limits.SESSION: _sessions(decoded.items)}
         pipeline = self.ctx.pipeline
         if not (decoded.errors or decoded.spans or decoded.sessions or decoded.feedback
-                or decoded.check_ins):
+                or decoded.check_ins or decoded.logs or decoded.metrics):
             # Only ignored items: nothing to commit, but sessions are limited and counted.
             if sessions[limits.SESSION]:
                 await pipeline.admit(self.project_id, sessions)
@@ -163,6 +168,8 @@ class SentryHandler(DoorHandler):
         batch.sessions.extend(decoded.sessions)
         batch.feedback.extend(decoded.feedback)
         batch.check_ins.extend(decoded.check_ins)
+        batch.logs.extend(decoded.logs)
+        batch.metrics.extend(decoded.metrics)
         await pipeline.consume(batch, sessions)
 
     async def _offload(self, body: bytes, envelope: Envelope) -> tuple[str, Counter[str]]:
@@ -176,10 +183,7 @@ class SentryHandler(DoorHandler):
             Origin(self.project_id, len(body), self.trace_link(), self.client_ip()).new_batch())
         result = await self.ctx.pipeline.decode_pool.submit(  # type: ignore[union-attr]
             decode_envelope_body, (now_us(),), batch, RECORD_FIELDS, body)
-        # A worker returns one number: spans, sessions and feedback dropped alone.
-        drops.count({"envelope_records": result.dropped}, drops.INVALID)
-        if result.dropped:
-            usage.count(self.project_id, limits.SPAN, limits.INVALID, result.dropped)
+        self._count_dropped(result.drops)
         if result.results is not None:
             counts = {**result.counts, limits.SESSION: _sessions(items)}
             await self.ctx.pipeline.consume_prepared(result.results, self.project_id, counts,
@@ -220,6 +224,11 @@ class CronHandler(SentryHandler):
         self.set_status(202)
 
     get = DoorHandler.post
+
+
+# What a record dropped alone counts under in the project's usage, by its signal:
+# sessions are limited and counted as items (limits.SESSION), feedback is not limited.
+_DROP_CATEGORIES = {**limits.BATCH_FIELDS, "sessions": limits.SESSION}
 
 
 def _sessions(items: Counter[str]) -> int:

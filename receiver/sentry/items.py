@@ -2,11 +2,14 @@
 `span` (streamed spans, @sentry/node's default) spans, `session` and `sessions`
 session counts (receiver/sentry/sessions.py), `feedback` and `user_report` user
 feedback (receiver/sentry/feedback.py), `check_in` a CheckIn (receiver/sentry/checkin.py),
-every other type nothing (counted by the door, never refused: an SDK must not see an
-error for sending a client report; a session or feedback item that cannot be read is
-dropped alone and counted). Pure: a parsed
-envelope in, records out; a payload that is not a JSON object is refused naming
-its item.
+`log` and `otel_log` log records (receiver/sentry/logs.py), `trace_metric` metric
+points (receiver/sentry/trace_metrics.py), every other type nothing (counted by the
+door, never refused: an SDK must not see an error for sending a client report; a
+session or feedback item that cannot be read is dropped alone and counted). Pure: a
+parsed envelope in, records out; a payload that is not a JSON object is refused
+naming its item, except a log's or a metric's: those items are batches the SDK sends
+apart from any event, and one that cannot be read at all is dropped alone, counted
+as one record of its kind with its reason.
 
 The store endpoint's body is one event, read here as an envelope of one item.
 """
@@ -19,16 +22,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.errors import InvalidInput
-from model.records import CheckIn, ErrorEvent, Feedback, SessionCount, Span
+from model.records import CheckIn, ErrorEvent, Feedback, LogRecord, MetricPoint, SessionCount, Span
 from receiver.jsonbody import parse_json
+from receiver.otlp.decode_logs import DecodedLogs
 from receiver.otlp.decode_traces import DecodedSpans
-from receiver.otlp.json_rules import MAX_DROP_REASONS
+from receiver.otlp.json_rules import MAX_DROP_REASONS, Dropped
+from receiver.otlp.metric_points import DecodedMetrics
 from receiver.sentry.checkin import decode_check_in
 from receiver.sentry.envelope import Envelope, Item, parse_envelope
 from receiver.sentry.event import decode_event
 from receiver.sentry.feedback import decode_feedback, decode_user_report
+from receiver.sentry.logs import decode_log_items, decode_otel_log
 from receiver.sentry.sessions import decode_session, decode_sessions, envelope_digest
 from receiver.sentry.span_stream import decode_span_items
+from receiver.sentry.trace_metrics import decode_metric_items
 from receiver.sentry.transaction import decode_transaction
 from receiver.sentry.values import hex_id
 
@@ -44,9 +51,10 @@ KNOWN_TYPES = frozenset({
 
 # The item types that become records; the others are only counted.
 RECORD_TYPES = frozenset({"event", "transaction", "span", "session", "sessions",
-                          "feedback", "user_report", "check_in"})
+                          "feedback", "user_report", "check_in", "log", "otel_log",
+                          "trace_metric"})
 # The Batch fields they fill: what a decode worker hands back (runtime/offload.py).
-RECORD_FIELDS = "errors,spans,sessions,feedback,check_ins"
+RECORD_FIELDS = "errors,spans,sessions,feedback,check_ins,logs,metrics"
 
 
 @dataclass
@@ -56,6 +64,8 @@ class Decoded:
     sessions: list[SessionCount] = field(default_factory=list)
     feedback: list[Feedback] = field(default_factory=list)
     check_ins: list[CheckIn] = field(default_factory=list)
+    logs: list[LogRecord] = field(default_factory=list)
+    metrics: list[MetricPoint] = field(default_factory=list)
     # The id Sentry answers with: the envelope's, else its event's or transaction's.
     event_id: str = ""
     # Items received, by type (a KNOWN_TYPES name or "unknown").
@@ -65,21 +75,41 @@ class Decoded:
     # Session and feedback items that could not be read (no release, no message).
     dropped_sessions: int = 0
     dropped_feedback: int = 0
+    # Logs and metrics dropped alone (a bad record, or an item that could not be read).
+    dropped_logs: int = 0
+    dropped_metrics: int = 0
     reasons: list[str] = field(default_factory=list)
 
     @property
     def dropped(self) -> int:  # named as a decode worker reads it (runtime/offload.py)
-        return self.dropped_spans + self.dropped_sessions + self.dropped_feedback
+        return sum(self.drops().values())
 
     def drops(self) -> dict[str, int]:
-        """Records dropped alone, by signal (runtime/drops.py)."""
+        """Records dropped alone, by signal (runtime/drops.py), named as the Batch
+        fields they would have filled: a decode worker hands them back so
+        (runtime/offload_worker.py), and the door counts each under its category."""
         return {"spans": self.dropped_spans, "sessions": self.dropped_sessions,
-                "feedback": self.dropped_feedback}
+                "feedback": self.dropped_feedback, "logs": self.dropped_logs,
+                "metrics": self.dropped_metrics}
+
+    def _reasons(self, decoded: Dropped, index: int) -> None:
+        self.reasons.extend(f"items[{index}].{reason}" for reason in
+                            decoded.reasons[:MAX_DROP_REASONS - len(self.reasons)])
 
     def add_spans(self, spans: DecodedSpans) -> None:
         self.spans.extend(spans.spans)
         self.dropped_spans += spans.dropped
         self.reasons.extend(spans.reasons[:MAX_DROP_REASONS - len(self.reasons)])
+
+    def add_logs(self, logs: DecodedLogs, index: int) -> None:
+        self.logs.extend(logs.logs)
+        self.dropped_logs += logs.dropped
+        self._reasons(logs, index)
+
+    def add_metrics(self, metrics: DecodedMetrics, index: int) -> None:
+        self.metrics.extend(metrics.metrics)
+        self.dropped_metrics += metrics.dropped
+        self._reasons(metrics, index)
 
 
 def decode_envelope_body(body: bytes, now_us: int) -> Decoded:
@@ -147,6 +177,13 @@ def decode_envelope(envelope: Envelope, now_us: int, body: bytes = b"") -> Decod
             decoded.check_ins.append(
                 decode_check_in(_payload(item, index), now_us, f"items[{index}]"))
             continue
+        elif kind in ("log", "otel_log"):
+            decode = decode_log_items if kind == "log" else decode_otel_log
+            decoded.add_logs(decode(_batch_payload(item), now_us), index)
+            continue
+        elif kind == "trace_metric":
+            decoded.add_metrics(decode_metric_items(_batch_payload(item), now_us), index)
+            continue
         else:
             continue
         event_id = event_id or _event_id(event.get("event_id"))
@@ -186,6 +223,16 @@ def _payload(item: Item, index: int, bounded: bool = False) -> dict[str, Any]:
         raise InvalidInput("the envelope is malformed", [
             {"field": field_name, "error": f"the {item.type} payload must be a JSON object"}])
     return value
+
+
+def _batch_payload(item: Item) -> Any:
+    """A log or metric batch's payload, parsed; None when it is not JSON, which its
+    decoder drops as one record that could not be read (the rest of the envelope is
+    kept: an SDK sends these batches in envelopes of their own, but a proxy may not)."""
+    try:
+        return parse_json(item.payload)
+    except InvalidInput:
+        return None
 
 
 def _event_id(value: Any) -> str:

@@ -97,12 +97,14 @@ def span_times_ns(start: Any, end: Any, end_name: str) -> tuple[int, int]:
     return start_us * 1000, end_us * 1000
 
 
-def drop_beyond_limit(out: Dropped, total: int, where: str) -> None:
-    """Counts the spans past MAX_SPANS of one transaction or `span` item as dropped."""
-    if total > MAX_SPANS:
-        out.dropped += total - MAX_SPANS
+def drop_beyond_limit(out: Dropped, total: int, where: str, limit: int = MAX_SPANS) -> None:
+    """Counts the records past `limit` of one item as dropped: the spans of a
+    transaction or a `span` item, the logs of a `log` item, the metrics of a
+    `trace_metric` item."""
+    if total > limit:
+        out.dropped += total - limit
         if len(out.reasons) < MAX_DROP_REASONS:
-            out.reasons.append(f"{where}: more than {MAX_SPANS} in one item")
+            out.reasons.append(f"{where}: more than {limit} in one item")
 
 
 def http_status_of(*values: Any) -> int | None:

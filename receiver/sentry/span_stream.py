@@ -7,7 +7,7 @@ sentry-sdk 3 (Python) always: no transaction, but batches of finished spans,
 `{"version": 2, "items": [...]}`, each with its own trace_id, span_id,
 parent_span_id, name, status, is_segment, start_timestamp and end_timestamp
 (seconds), typed attributes, `{"sentry.op": {"type": "string", "value": "db"}}`
-(typed_value), and links. The segment (what the transaction used to be) is one of
+(typed_attributes.py), and links. The segment (what the transaction used to be) is one of
 them, flagged `is_segment`; its children may come in this item or in another one,
 before or after it.
 
@@ -16,13 +16,10 @@ what the transaction form kept on the transaction (release, environment, SDK, th
 scope's attributes) on every span. Where the transaction decoder reads a field, the
 stream has an attribute:
 
-- the resource: `service.name` from a `service` or `service.name` attribute (the
-  scope's, `Sentry.setAttribute`: tags are not sent with streamed spans), else
-  `unknown_service:` + `sentry.platform`, or the last part of the SDK's name
-  (`sentry.javascript.node` -> node, as an event's platform says);
-  `deployment.environment.name` from `sentry.environment`, `service.version` from
-  `sentry.release`, `telemetry.sdk.*` from `sentry.sdk.*`. Those become resource
-  attributes only, not the span's too.
+- the resource (service, release, environment, SDK) as receiver/sentry/resource.py
+  reads it for logs and metrics too; those attributes become resource attributes
+  only, not the span's too. Typed attributes are read as
+  receiver/sentry/typed_attributes.py says.
 - the transaction: the segment's own `name`, as a transaction's root is named by
   `transaction`; so the trace list and the performance pages name it as they name a
   transaction. Both SDKs set every span's `sentry.segment.name` from the segment's
@@ -54,12 +51,12 @@ returned DecodedSpans, the rest kept.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from model.records import Span
 from receiver.otlp.decode_traces import DecodedSpans
 from receiver.otlp.json_rules import Drop
+from receiver.sentry.resource import ON_THE_RESOURCE, Resources, resource_of
 from receiver.sentry.span_attributes import (
     MAX_NAME,
     MAX_SPANS,
@@ -77,100 +74,13 @@ from receiver.sentry.span_attributes import (
     span_times_ns,
     status_of,
 )
-from receiver.sentry.values import SERVICE_TAGS, hex_id, service_of, text
+from receiver.sentry.typed_attributes import plain_attributes
+from receiver.sentry.values import hex_id, text
 
-# Attributes that say where a span came from rather than what it did: read into the
-# resource (one dict shared by the spans that have the same), not kept on each span.
-_RESOURCE_ATTRIBUTES = {
-    "deployment.environment.name": "sentry.environment",
-    "service.version": "sentry.release",
-    "telemetry.sdk.name": "sentry.sdk.name",
-    "telemetry.sdk.version": "sentry.sdk.version",
-}
 MAX_LINKS = 128  # OpenTelemetry's SDKs keep 128 links a span by default
-_NOT_ON_THE_SPAN = frozenset({*_RESOURCE_ATTRIBUTES.values(), "service.name"})
-Resource = tuple[str | None, ...]
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
-
-def plain_attributes(raw: Any) -> dict[str, Any]:
-    """The attributes' values read by their types (typed_value); a bare value where a
-    typed one belongs is taken as it is, an attribute without a value left out."""
-    values: dict[str, Any] = {}
-    for key, typed in _dict(raw).items():
-        value = typed_value(typed) if isinstance(typed, dict) else typed
-        if isinstance(key, str) and value is not None:
-            values[key] = value
-    return values
-
-
-def typed_value(typed: dict[str, Any]) -> Any:
-    """One typed attribute's value, `{"type": ..., "value": v}`, read as its type says.
-
-    Sentry's span v2 attributes have five types: string, boolean, integer, double and
-    array (of one scalar type). A value of its type is kept as it is. A value the type
-    reads without loss is read as the type: an integer sent as decimal text ("42": a
-    64-bit id an SDK quoted) or as an integral float (5.0) is that integer; an integer
-    or a number's text sent as a double is that double (so that one attribute is one
-    OTLP type on every span, 1 and 1.5 alike); "true" and "false" sent as a boolean are
-    booleans. Any other value is kept as the value it is rather than dropped, as Relay
-    drops it: Relay's own code calls that removal a stop-gap of its storage, and on a
-    trace page what the SDK said is worth more than what it declared. So an array of
-    mixed scalars (@sentry/node sends one as `array`) is kept, as OTLP's arrays can
-    hold it; an unknown type's value is kept as it is. span_attributes.attribute_value
-    then bounds it (an integer beyond 64 bits becomes its text). A `unit` is not kept:
-    an OTLP attribute has no unit, and the unit belongs to the attribute's definition
-    (Sentry's conventions), not to each value."""
-    value = typed.get("value")
-    kind = typed.get("type")
-    if value is None or kind == "string":  # the common case, first
-        return value
-    reader = _READERS.get(kind) if isinstance(kind, str) else None
-    if reader is None:
-        return value
-    read = reader(value)
-    return value if read is None else read
-
-
-def _integer(value: Any) -> int | None:
-    if type(value) is int:
-        return value
-    if isinstance(value, float) and value.is_integer() and -(2**63) <= value < 2**63:
-        return int(value)
-    if isinstance(value, str):
-        digits = value.strip()
-        if 0 < len(digits) <= 20 and digits.lstrip("+-").isdecimal() and digits.isascii():
-            number = int(digits)
-            return number if -(2**63) <= number < 2**63 else None
-    return None
-
-
-def _double(value: Any) -> float | None:
-    if type(value) is float:
-        return value
-    if type(value) is int or (isinstance(value, str) and 0 < len(value) <= 64):
-        try:
-            number = float(value)
-        except (ValueError, OverflowError):
-            return None
-        return number if math.isfinite(number) else None
-    return None
-
-
-def _boolean(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    return {"true": True, "false": False}.get(value) if isinstance(value, str) else None
-
-
-def _array(value: Any) -> list[Any] | None:
-    return value if isinstance(value, list) else None
-
-
-_READERS = {"integer": _integer, "double": _double, "boolean": _boolean, "array": _array}
 
 
 def links_of(raw: Any) -> list[dict[str, Any]]:
@@ -197,29 +107,6 @@ def links_of(raw: Any) -> list[dict[str, Any]]:
     return links
 
 
-def _platform(attributes: dict[str, Any]) -> str | None:
-    named = text(attributes.get("sentry.platform"))
-    if named:
-        return named
-    sdk = text(attributes.get("sentry.sdk.name"))
-    if sdk is None:
-        return None
-    return sdk.rsplit(".", 1)[-1] or None
-
-
-def _resource(attributes: dict[str, Any], known: dict[Resource, dict[str, Any]]
-              ) -> dict[str, Any]:
-    tags = {name: shown for name in SERVICE_TAGS
-            if (shown := text(attributes.get(name))) is not None}
-    service = service_of({"platform": _platform(attributes)}, tags)
-    values = (service, *(text(attributes.get(name)) for name in _RESOURCE_ATTRIBUTES.values()))
-    resource = known.get(values)
-    if resource is None:
-        found = dict(zip(("service.name", *_RESOURCE_ATTRIBUTES), values, strict=True))
-        resource = known[values] = {k: v for k, v in found.items() if v is not None}
-    return resource
-
-
 def _source(item: dict[str, Any], attributes: dict[str, Any]) -> str | None:
     source = text(attributes.get("sentry.span.source"))
     if source is None and item.get("is_segment") is True:
@@ -227,7 +114,7 @@ def _source(item: dict[str, Any], attributes: dict[str, Any]) -> str | None:
     return source
 
 
-def _span(item: Any, known: dict[Resource, dict[str, Any]]) -> Span:
+def _span(item: Any, known: Resources) -> Span:
     if not isinstance(item, dict):
         raise Drop("a span must be an object")
     trace_id = hex_id(item.get("trace_id"), 32)
@@ -239,7 +126,7 @@ def _span(item: Any, known: dict[Resource, dict[str, Any]]) -> Span:
     start_ns, end_ns = span_times_ns(item.get("start_timestamp"),
                                      item.get("end_timestamp"), "end_timestamp")
     sent = plain_attributes(item.get("attributes"))
-    resource = _resource(sent, known)
+    resource = resource_of(sent, known)
     op = text(sent.get("sentry.op"), MAX_NAME)
     is_segment = item.get("is_segment") is True
     name = (text(item.get("name"), MAX_NAME)
@@ -254,7 +141,7 @@ def _span(item: Any, known: dict[Resource, dict[str, Any]]) -> Span:
                           or status_message)
 
     attributes = Attributes()
-    attributes.put_all({k: v for k, v in sent.items() if k not in _NOT_ON_THE_SPAN})
+    attributes.put_all({k: v for k, v in sent.items() if k not in ON_THE_RESOURCE})
     if kind == SERVER and _source(item, sent) in ROUTE_SOURCES:
         attributes.put("http.route", route_of(name))
     add_semantics(attributes, op, name)
@@ -278,7 +165,7 @@ def decode_span_items(payload: Any, now_us: int) -> DecodedSpans:
     if not isinstance(items, list):
         out.drop("span", "the payload must be an object with an items list")
         return out
-    known: dict[Resource, dict[str, Any]] = {}  # spans alike share one resource dict
+    known: Resources = {}  # spans alike share one resource dict
     for index, item in enumerate(items[:MAX_SPANS]):
         try:
             out.spans.append(_span(item, known))

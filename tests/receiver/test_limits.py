@@ -26,6 +26,12 @@ from proto.sounding.v1 import ingest_pb2, ingest_pb2_grpc
 from tests.receiver.otlp_helpers import random_trace_id, request_of, rpc_error, span_pb, trailer
 from tests.receiver.sentry.envelopes import envelope, item
 from tests.receiver.sentry.helpers import post_envelope, project_id
+from tests.receiver.sentry.telemetry_items import (
+    LOG_HEADERS,
+    METRIC_HEADERS,
+    PYTHON_LOGS,
+    PYTHON_METRICS,
+)
 from tests.support.server import Server, collectors
 
 ERROR = {"exception_class": "KeyError", "message": "'k'", "backtrace": ["app.py:1 in f"],
@@ -55,6 +61,8 @@ LIMITS = {
     "quota": "error: {quota: 3, period: day}",
     "bytes": "bytes: " + SLOW % 200,
     "usage": "span: {rate: 1000}",
+    "logs": "log: " + SLOW % 2,
+    "metrics": "metric: " + SLOW % 3,
 }
 # Keys of 32 hex digits, as a Sentry DSN's.
 KEYS = {name: f"{n + 1:032x}" for n, name in enumerate([*LIMITS, "other"])}
@@ -169,6 +177,37 @@ def test_otlp_spans_over_http_and_grpc_are_refused_past_the_burst(limited: Serve
             metadata=(("authorization", f"Bearer {server.key}"),)))
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert server.project_rows("spans", "COUNT(*)")[0][0] == 3
+
+
+def test_sentry_logs_and_metrics_are_limited_as_log_item_and_trace_metric(
+        limited: Server) -> None:
+    """A project over its log limit is answered 429 naming log_item, over its metric
+    limit naming trace_metric, as an envelope of errors and spans is refused naming
+    the category that is over: the whole envelope, its other records counted with it;
+    an envelope without logs still goes in."""
+    logs = limited.for_project("logs")
+    two_logs = item("log", PYTHON_LOGS, item_count=2, **LOG_HEADERS)
+    error = item("event", {"message": "hi", "level": "error"})
+    assert sentry(logs, envelope({}, [two_logs])).status_code == 200
+    refused = sentry(logs, envelope({}, [two_logs, error]))
+    assert refused.status_code == 429
+    seconds, categories, scope, reason = refused.headers["X-Sentry-Rate-Limits"].split(":")
+    assert (categories, scope, reason) == ("log_item", "project", "rate_limited")
+    assert seconds == refused.headers["Retry-After"]
+    assert sentry(logs, envelope({}, [error])).status_code == 200
+    found = wait_usage(logs, lambda u: ("log", "rate_limited") in u
+                       and ("error", "accepted") in u)
+    assert found[("log", "accepted")] == (2, 0)
+    assert found[("log", "rate_limited")][0] == 2
+    assert found[("error", "rate_limited")][0] == 1
+
+    metrics = limited.for_project("metrics")
+    three = item("trace_metric", PYTHON_METRICS, item_count=3, **METRIC_HEADERS)
+    assert sentry(metrics, envelope({}, [three])).status_code == 200
+    refused = sentry(metrics, envelope({}, [three]))
+    assert refused.status_code == 429
+    assert refused.headers["X-Sentry-Rate-Limits"].split(":")[1] == "trace_metric"
+    assert len(metrics.project_rows("metric_points", "time_ns")) == 3
 
 
 def test_a_quota_refuses_until_the_period_ends_and_counts_over_quota(limited: Server) -> None:

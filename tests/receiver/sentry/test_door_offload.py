@@ -79,7 +79,8 @@ def test_a_bad_item_decoded_in_a_worker_is_a_400_naming_it(
 def test_sessions_and_feedback_of_a_large_envelope_are_counted_by_a_worker_too(
         start: Callable[..., Server]) -> None:
     """A large envelope's session and feedback items reach the store from a decode
-    worker as they do from the event loop; an unreadable one is dropped and counted."""
+    worker as they do from the event loop; an unreadable one is dropped and counted
+    under its own signal, as on the event loop."""
     server = start_sentry(start, env={"SOUNDING__SERVICE__DECODE_MIN_BYTES": str(MIN_BYTES)})
     session = {"sid": "s1", "init": True, "status": "crashed", "started": "2026-11-20T10:00:05Z",
                "attrs": {"release": "shop@1.0", "environment": "prod"}}
@@ -101,4 +102,4 @@ def test_sessions_and_feedback_of_a_large_envelope_are_counted_by_a_worker_too(
         ("it broke", "a@example.com", "2" * 32)]
     text = requests.get(server.base + "/metrics", timeout=10).text
     assert re.search(r'^sounding_records_dropped_total\{reason="invalid",'
-                     r'signal="envelope_records"\} 2\.0$', text, re.M), text
+                     r'signal="sessions"\} 2\.0$', text, re.M), text

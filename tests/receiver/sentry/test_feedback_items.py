@@ -40,7 +40,8 @@ def test_feedback_and_user_reports_keep_what_they_say_and_their_event() -> None:
     assert (legacy.source, legacy.name, legacy.email, legacy.message,
             legacy.associated_event_id, legacy.ts_us) == (
         "user_report", "Bob", "bob@example.com", "crashed again", EVENT, NOW_US)
-    assert decoded.drops() == {"spans": 0, "sessions": 0, "feedback": 2}
+    assert decoded.drops() == {"spans": 0, "sessions": 0, "feedback": 2, "logs": 0,
+                               "metrics": 0}
     again = decode(body).feedback
     assert [f.feedback_id for f in again] == [new.feedback_id, legacy.feedback_id]
 

@@ -30,7 +30,8 @@ from receiver.sentry.span_attributes import (
     STATUS_ERROR,
     STATUS_UNSET,
 )
-from receiver.sentry.span_stream import MAX_LINKS, decode_span_items, links_of, typed_value
+from receiver.sentry.span_stream import MAX_LINKS, decode_span_items, links_of
+from receiver.sentry.typed_attributes import typed_value
 from storage import spanbody
 from storage.wire import batch as wire
 from tests.dashboard.data import ADMIN_TOKEN
@@ -39,8 +40,11 @@ from tests.receiver.sentry.helpers import dsn
 from tests.receiver.sentry.sdk3 import run_sdk3_app
 from tests.receiver.sentry.test_sentry_node import PUBLIC_KEY, run_node, sent_items
 from tests.receiver.sentry.test_transaction import JSON, _paths
+from tests.support import clients
 from tests.support.recorder import recording
 from tests.support.server import Server
+
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_3)
 
 NOW_US = 1_795_168_800_000_000
 
