@@ -15,8 +15,8 @@ however they were cut.
 
 Bounded in three ways, each past its bound examining the oldest traces early, with
 what they have (a part of a trace examined early finds what that part holds; the
-rest, when it comes, is examined as a trace of its own; a finding of both parts is
-still one occurrence, keyed by the trace):
+rest, when it comes, is examined as a trace of its own; the same finding in both
+parts, under the same transaction, is still one occurrence, keyed by the trace):
 
 - time: a trace is held `wait_s` after its last fact;
 - traces: at most `max_traces` (MAX_TRACES) are held;
