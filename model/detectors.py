@@ -232,14 +232,21 @@ def detect(facts: Iterable[Fact], settings: DetectorSettings) -> list[Finding]:
     def keep(finding: Finding) -> None:
         found.setdefault(finding.fingerprint, finding)
 
+    # Most of a trace's database calls are ones no detector finds anything in (every
+    # call is noted, processors/tracefacts.py): a parent with too few for an N+1 is
+    # not grouped by statement, and a call is timed against the slow query's
+    # threshold in integer nanoseconds, without a call.
+    slow_ns = settings.slow_query_min_ms * 1_000_000 if settings.slow_query else None
+    n_min = settings.n_plus_one_min_spans if settings.n_plus_one else None
     for (role, _parent), children in by_parent.items():
-        children.sort(key=lambda f: f.start_ns)
+        if len(children) > 1:
+            children.sort(key=lambda f: f.start_ns)
         if role == DATABASE:
-            if settings.n_plus_one:
+            if n_min is not None and len(children) >= n_min:
                 _n_plus_one(children, settings, places, keep)
-            if settings.slow_query:
+            if slow_ns is not None:
                 for fact in children:
-                    if (_ms(fact) >= settings.slow_query_min_ms
+                    if (fact.end_ns - fact.start_ns >= slow_ns
                             and fact.name[:7].upper().startswith("SELECT")):
                         keep(_finding(SLOW_QUERY, [fact], fact.name, places))
         elif role == HTTP and settings.consecutive_http:

@@ -67,6 +67,4 @@ class SpanMetricsProcessor(Processor):
                 if facts is not None:  # a root the detectors name by its route
                     facts.root(span, f"{metric.method} {metric.route}")
         self.operations.fold(batch, facts)
-        if facts is not None:
-            facts.done()
         return batch

@@ -4,28 +4,30 @@ processors/spanmetrics.py) when the project's detectors are on; the writer gathe
 them per trace and runs the detectors once the trace is complete
 (storage/writer/detect.py).
 
-Only the calls a detector could find something in are noted, judged on the batch and
-the project's thresholds, because every fact costs its span a wire row and the
-writer a place in memory:
+Only the calls a detector could find something in are noted, judged on the span
+alone and the project's thresholds, because every fact costs its span a wire row and
+the writer a place in memory:
 
-- a database call whose normalised statement comes back under the same parent within
-  the batch (an N+1 repeats its statement; a lone call cannot be one), or one slow
-  enough for the slow-query detector;
+- every database call, while the N+1 detector is on (else only one slow enough for
+  the slow-query detector);
 - an HTTP call slow enough for the consecutive-HTTP detector;
 - every local root (server and consumer spans, a trace's root), which names the
   transaction the calls ran in; it may come in another batch than its calls.
 
-An SDK exports a request's spans in one batch unless its export splits them; a loop
-split in two keeps its repeated calls on both sides, and the writer joins them, so
-what a split can cost is the one call left alone on a side.
+Nothing is judged on the batch: a trace's spans come in as many batches as its SDK,
+a Collector or sentry-sdk's span stream cut it into (OpenTelemetry's
+SimpleSpanProcessor sends each span alone), so whether a statement repeats under its
+parent is known only to the writer, which holds the whole trace
+(storage/writer/detect.py). What that costs: a database call no detector finds
+anything in is noted too (a wire row, a place in the writer's bounded memory), where
+a test within the batch once left out the lone ones, and with them every N+1 whose
+spans were exported apart.
 
 Facts are plain tuples in model/detectors.py's Fact order (a named tuple costs three
 times as much to build, for each of many spans).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from model.detectors import DATABASE, HTTP, ROOT, DetectorSettings
 from model.operations import OPERATION_LENGTH, SERVICE_LENGTH, environment_of
@@ -35,24 +37,19 @@ _NS_PER_MS = 1_000_000
 
 
 class FactNoter:
-    """The facts of one batch: `root` and `call` for each span, then `done`."""
+    """The facts of one batch: `root`, `database` and `http` for the spans they name."""
 
-    __slots__ = ("out", "settings", "_db", "_slow_db_ns", "_slow_http_ns", "_repeats",
-                 "_labels")
+    __slots__ = ("out", "settings", "_all_db", "_slow_db_ns", "_slow_http_ns", "_labels")
 
     def __init__(self, batch: Batch, settings: DetectorSettings) -> None:
         self.out = batch.trace_facts
         self.settings = settings
-        # (trace, parent, statement) -> the database calls, until `done` keeps those
-        # that repeat.
-        self._db: dict[tuple[str, str, str], list[tuple[Any, ...]]] = {}
+        # Every database call while an N+1 could be made of it; else the slow ones.
+        self._all_db = settings.n_plus_one
         self._slow_db_ns = (int(settings.slow_query_min_ms * _NS_PER_MS)
                             if settings.slow_query else None)
         self._slow_http_ns = (int(settings.consecutive_http_min_call_ms * _NS_PER_MS)
                               if settings.consecutive_http else None)
-        # How many calls of one statement under one parent make them worth noting.
-        self._repeats = (min(2, max(settings.n_plus_one_min_spans, 1))
-                         if settings.n_plus_one else None)
         # Per resource (a batch's spans share a few): (release, environment).
         self._labels: dict[int, tuple[str, str]] = {}
 
@@ -69,15 +66,14 @@ class FactNoter:
                          span.start_ns, span.end_ns, *labels))
 
     def database(self, span: Span, statement: str, service: str) -> None:
-        fact = (span.trace_id, span.span_id, span.parent_span_id, DATABASE, service,
-                statement, span.start_ns, span.end_ns, "", "")
-        if self._repeats is not None:
-            self._db.setdefault((span.trace_id, span.parent_span_id, statement),
-                                []).append(fact)
-        elif self._slow_db_ns is not None and span.end_ns - span.start_ns >= self._slow_db_ns:
-            self.out.append(fact)
+        """A database call: `statement` normalised (model/statement.py)."""
+        if self._all_db or (self._slow_db_ns is not None
+                            and span.end_ns - span.start_ns >= self._slow_db_ns):
+            self.out.append((span.trace_id, span.span_id, span.parent_span_id, DATABASE,
+                             service, statement, span.start_ns, span.end_ns, "", ""))
 
     def http(self, span: Span, peer: str, service: str) -> None:
+        """An outgoing HTTP call to `peer`, noted if slow enough to count."""
         if self._slow_http_ns is None or span.end_ns - span.start_ns < self._slow_http_ns:
             return
         method = span.semantic.get("http.request.method")
@@ -87,12 +83,3 @@ class FactNoter:
         self.out.append((span.trace_id, span.span_id, span.parent_span_id, HTTP, service,
                          f"{str(method).upper()} {peer}{template}"[:OPERATION_LENGTH],
                          span.start_ns, span.end_ns, "", ""))
-
-    def done(self) -> None:
-        repeats, slow = self._repeats, self._slow_db_ns
-        for calls in self._db.values():
-            if repeats is not None and len(calls) >= repeats:
-                self.out.extend(calls)
-            elif slow is not None:
-                self.out.extend(c for c in calls if c[7] - c[6] >= slow)
-        self._db.clear()

@@ -6,10 +6,29 @@ resolve-in-next-release, snoozes, merges and alert facts are the errors' own.
 
 A trace is complete when no fact of it has come for `wait_s` (the SQL exporter's
 `trace_wait_s`): an OpenTelemetry SDK exports a request's spans in batches some
-seconds apart, and a trace's services export apart from each other. Bounded: at most
-`max_traces` traces are held (past it the oldest is examined early, with what it has)
-and `MAX_FACTS` facts per trace (the rest are counted and left out: a trace that holds
-that many calls shows its problems in the first ones).
+seconds apart (or, with SimpleSpanProcessor, each span alone), sentry-sdk streams
+them every few seconds, and a trace's services export apart from each other. Only
+here is the whole trace: the spanmetrics processor notes every database call of a
+batch (processors/tracefacts.py), and whether a statement repeats under its parent,
+or a root names its calls, is decided over the facts of every batch of the trace,
+however they were cut.
+
+Bounded in three ways, each past its bound examining the oldest traces early, with
+what they have (a part of a trace examined early finds what that part holds; the
+rest, when it comes, is examined as a trace of its own; the same finding in both
+parts, under the same transaction, is still one occurrence, keyed by the trace):
+
+- time: a trace is held `wait_s` after its last fact;
+- traces: at most `max_traces` (MAX_TRACES) are held;
+- facts: at most `max_held` (MAX_HELD) in all, about 330 bytes each as the bench's
+  batches unpickle (bench/detect_cost.py), so some 170 MB at most. What the bound
+  costs: past some 50,000 database calls a second, a trace is examined before
+  `wait_s`, and one whose spans come further apart than the writer holds can be
+  examined in parts (an N+1 split across them is found only in a part holding
+  enough of its calls; a part without its root names no transaction);
+
+and at most `max_facts` (MAX_FACTS) facts per trace (the rest are counted and left
+out: a trace that holds that many calls shows its problems in the first ones).
 
 What it costs to be here rather than in a stage that reads stored spans: nothing waits
 on the database, and a finding's occurrence is keyed by its trace (the key makes a
@@ -36,6 +55,7 @@ from storage.writer.group_deltas import group_rows, reopen_rows
 
 MAX_TRACES = 20_000
 MAX_FACTS = 2_000
+MAX_HELD = 500_000
 TraceKey = tuple[int, str]  # (project, trace id)
 _FACT = Fact._make
 
@@ -43,11 +63,15 @@ _FACT = Fact._make
 class TraceWatch:
     """The facts of the traces not yet complete, oldest first by their last fact."""
 
-    def __init__(self, wait_s: float, max_traces: int = MAX_TRACES) -> None:
+    def __init__(self, wait_s: float, max_traces: int = MAX_TRACES,
+                 max_held: int = MAX_HELD, max_facts: int = MAX_FACTS) -> None:
         self.wait_s = wait_s
         self.max_traces = max_traces
-        # trace -> (time of its last fact, its facts); least recently added to first.
-        self._traces: OrderedDict[TraceKey, tuple[float, list[Row]]] = OrderedDict()
+        self.max_held = max_held
+        self.max_facts = max_facts
+        # trace -> [time of its last fact, its facts]; least recently added to first.
+        self._traces: OrderedDict[TraceKey, list[Any]] = OrderedDict()
+        self.held = 0  # the facts of every trace held
         self._settings: dict[int, DetectorSettings] = {}
         self._parsed: dict[str, DetectorSettings] = {}  # settings JSON -> settings
         self._pending: list[WireBatch] = []
@@ -58,20 +82,30 @@ class TraceWatch:
         self._pending = [b for b in batches if b.trace_facts]
 
     def committed(self, now: float) -> None:
-        traces = self._traces
+        traces, max_facts = self._traces, self.max_facts
         for batch in self._pending:
             project_id = batch.project_id
             if batch.detectors:
                 self._settings[project_id] = self._settings_of(batch.detectors[0][0])
+            # A batch's facts come a span's after another, a trace's together: the
+            # trace is looked up (and moved to the end, the latest) once per run.
+            trace_id, facts = None, []
             for fact in batch.trace_facts:
-                key = (project_id, fact[0])
-                held = traces.pop(key, None)
-                facts = held[1] if held is not None else []
-                if len(facts) < MAX_FACTS:
+                if fact[0] != trace_id:
+                    trace_id = fact[0]
+                    key = (project_id, trace_id)
+                    held = traces.get(key)
+                    if held is None:
+                        held = traces[key] = [now, []]
+                    else:
+                        held[0] = now
+                        traces.move_to_end(key)
+                    facts = held[1]
+                if len(facts) < max_facts:
                     facts.append(fact)
+                    self.held += 1
                 else:
                     self.facts_left_out += 1
-                traces[key] = (now, facts)  # to the end: the latest
         self._pending = []
 
     def _settings_of(self, text: str) -> DetectorSettings:
@@ -82,23 +116,27 @@ class TraceWatch:
             found = self._parsed[text] = DetectorSettings(*json.loads(text))
         return found
 
+    def _over(self) -> bool:
+        return len(self._traces) > self.max_traces or self.held > self.max_held
+
     def seconds_to_next(self, now: float) -> float | None:
         """How long until the oldest trace is complete (0: now); None: none held."""
-        if len(self._traces) > self.max_traces:
+        if self._over():
             return 0.0
         for last, _ in self._traces.values():
             return max(last + self.wait_s - now, 0.0)
         return None
 
     def complete(self, now: float) -> list[tuple[int, list[Fact], DetectorSettings]]:
-        """Take the traces complete at `now` (and the oldest past the bound)."""
+        """Take the traces complete at `now` (and the oldest past the bounds)."""
         out = []
         traces = self._traces
         while traces:
             key, (last, facts) = next(iter(traces.items()))
-            if last + self.wait_s > now and len(traces) <= self.max_traces:
+            if last + self.wait_s > now and not self._over():
                 break
             del traces[key]
+            self.held -= len(facts)
             settings = self._settings.get(key[0])
             if settings is not None:
                 out.append((key[0], [_FACT(f) for f in facts], settings))

@@ -9,8 +9,10 @@ query. Each service has its own TracerProvider and `service.name`, exporting wit
 the OTLP/HTTP exporter to ENDPOINT. The script sends REQUESTS requests to shop,
 flushes both providers and prints one JSON object: what it did, for the test to
 check the map against. Optional: MODE `fixed` reads an order's lines in one query
-instead of the N+1 loop (`loop`, the default), and VERSION is both services'
-`service.version` (their release).
+instead of the N+1 loop (`loop`, the default), VERSION is both services'
+`service.version` (their release), and EXPORT `simple` exports with
+SimpleSpanProcessor, each span in an export request of its own as it ends, instead of
+BatchSpanProcessor (`batch`, the default).
 """
 
 from __future__ import annotations
@@ -33,17 +35,19 @@ from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
 from opentelemetry.instrumentation.sqlite3 import SQLite3Instrumentor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from werkzeug.serving import make_server
 
 LINES = 5  # order lines: the N+1 loop's queries per request
 
 
-def provider(name: str, endpoint: str, key: str, version: str) -> TracerProvider:
+def provider(name: str, endpoint: str, key: str, version: str, export: str
+             ) -> TracerProvider:
     tp = TracerProvider(resource=Resource.create({"service.name": name,
                                                   "service.version": version,
                                                   "deployment.environment": "test"}))
-    tp.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(
+    processor = SimpleSpanProcessor if export == "simple" else BatchSpanProcessor
+    tp.add_span_processor(processor(OTLPSpanExporter(
         endpoint=endpoint, headers={"Authorization": f"Bearer {key}"})))
     return tp
 
@@ -59,7 +63,8 @@ def main() -> None:
     endpoint, key, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     mode = sys.argv[4] if len(sys.argv) > 4 else "loop"
     version = sys.argv[5] if len(sys.argv) > 5 else "1.0.0"
-    shop_tp, inventory_tp = (provider(n, endpoint, key, version)
+    export = sys.argv[6] if len(sys.argv) > 6 else "batch"
+    shop_tp, inventory_tp = (provider(n, endpoint, key, version, export)
                              for n in ("shop", "inventory"))
     folder = Path(tempfile.mkdtemp())
 
@@ -117,7 +122,7 @@ def main() -> None:
             assert answer.status == 200
     ok = inventory_tp.force_flush(30_000) and shop_tp.force_flush(30_000)
     print(json.dumps({"flushed": ok, "requests": count, "lines": LINES, "mode": mode,
-                      "inventory": inventory_url.rsplit("//", 1)[1]}))
+                      "export": export, "inventory": inventory_url.rsplit("//", 1)[1]}))
 
 
 if __name__ == "__main__":
