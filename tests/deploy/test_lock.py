@@ -7,6 +7,7 @@ pyproject.toml no longer asks for it. `make lock` mends all three."""
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from importlib import metadata
@@ -107,3 +108,30 @@ def test_the_image_and_the_makefile_install_from_the_lock() -> None:
     makefile = (REPO / "Makefile").read_text()
     for lock in ("run.txt", "test.txt", "sentry-sdk-2.txt"):
         assert re.search(rf"\$\(PIP\) -r \$\(REQ\)/{re.escape(lock)}", makefile), lock
+
+
+def test_the_client_table_names_the_locked_versions() -> None:
+    """docs/development.md's table of the clients we test with says the versions the
+    locks hold: a `make lock` or an npm upgrade that moves one fails here until the
+    table says so."""
+    doc = (REPO / "docs" / "development.md").read_text()
+    rows = {line.split("|")[1].strip(" `"): line for line in doc.splitlines()
+            if line.startswith("| `")}
+    test, sdk2 = locked(REQ / "test.txt"), locked(REQ / "sentry-sdk-2.txt")
+    npm = json.loads((REPO / "tests" / "js" / "package.json").read_text())["dependencies"]
+    expected = {
+        "sentry-sdk-2": [f"sentry-sdk {sdk2['sentry-sdk'][0]}"],
+        "sentry-sdk-3": [f"sentry-sdk {test['sentry-sdk'][0]}"],
+        "opentelemetry-python": [f"opentelemetry-sdk {test['opentelemetry-sdk'][0]}"],
+        "sentry-javascript": [f"{npm['@sentry/node']}"],
+        "sentry-cli": [f"@sentry/cli {npm['@sentry/cli']}",
+                       f"@sentry/vite-plugin {npm['@sentry/vite-plugin']}"],
+        "opentelemetry-js": [
+            f"@opentelemetry/sdk-trace-base {npm['@opentelemetry/sdk-trace-base']}"],
+        "oidc-provider": [f"oidc-provider {npm['oidc-provider']}"],
+    }
+    assert npm["@sentry/node"] == npm["@sentry/browser"]
+    for client, versions in expected.items():
+        assert client in rows, client
+        for version in versions:
+            assert version in rows[client], (client, version)
