@@ -1,5 +1,5 @@
 """A real application using sentry-sdk 3 (3.0.1), run as a subprocess by
-test_sdk3_telemetry.py so that nothing of the SDK leaks into the test process. With
+test_sdk_telemetry.py so that nothing of the SDK leaks into the test process. With
 SENTRY_DSN set, it does what an app's request handler does inside one span: logs
 through `sentry_sdk.logger` (a template with a parameter) and through `logging`
 (LoggingIntegration, at INFO and above, as the SDK's setup guide enables logs in 3.x:

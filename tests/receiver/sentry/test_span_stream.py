@@ -37,7 +37,7 @@ from storage.wire import batch as wire
 from tests.dashboard.data import ADMIN_TOKEN
 from tests.receiver.sentry.e2e import api, start_with_api
 from tests.receiver.sentry.helpers import dsn
-from tests.receiver.sentry.sdk3 import run_sdk3_app
+from tests.receiver.sentry.sdk_apps import run_sdk3_app
 from tests.receiver.sentry.test_sentry_node import PUBLIC_KEY, run_node, sent_items
 from tests.receiver.sentry.test_transaction import JSON, _paths
 from tests.support import clients

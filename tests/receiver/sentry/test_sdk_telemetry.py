@@ -1,9 +1,11 @@
-"""The real sentry-sdk 3 end to end (sdk3_telemetry_app.py): an app that logs through
+"""The real sentry-sdk, 3.x and 2.x, end to end (sdk3_telemetry_app.py,
+sdk2_telemetry_app.py, each in its major's environment): an app that logs through
 `sentry_sdk.logger` and `logging`, counts, gauges and times with `sentry_sdk.metrics`
-and captures an error inside a span, with only its DSN pointed at Sounding. Its error,
-its span, its logs and its metrics are stored, on SQLite and PostgreSQL, and the
-error, the span and the logs are linked by the trace id (the metrics carry it as
-their points' exemplar, which the store does not keep: docs/sentry.md)."""
+and captures an error inside a span (3.x) or a transaction (2.x), with only its DSN
+pointed at Sounding. Its error, its span, its logs and its metrics are stored, on
+SQLite and PostgreSQL, and the error, the span and the logs are linked by the trace id
+(the metrics carry it as their points' exemplar, which the store does not keep:
+docs/sentry.md)."""
 
 from __future__ import annotations
 
@@ -14,17 +16,23 @@ import pytest
 
 from tests.receiver.sentry.e2e import api, start_with_api
 from tests.receiver.sentry.helpers import dsn
-from tests.receiver.sentry.sdk3 import run_sdk3_app
+from tests.receiver.sentry.sdk_apps import run_sdk3_app
 from tests.support import clients
 from tests.support.server import Server
 
-pytestmark = pytest.mark.clients(clients.SENTRY_SDK_3)
+pytestmark = pytest.mark.clients(clients.SENTRY_SDK_3, clients.SENTRY_SDK_2)
+# Each major's application, in its own environment, through its own public API.
+APPS = {clients.SENTRY_SDK_3: "sdk3_telemetry_app.py",
+        clients.SENTRY_SDK_2: "sdk2_telemetry_app.py"}
+RELEASES = {clients.SENTRY_SDK_3: "shop@3.0.0", clients.SENTRY_SDK_2: "shop@2.0.0"}
 
 
-@pytest.fixture
-def sent_to(start: Callable[..., Server], db_url: str) -> tuple[Server, dict[str, Any]]:
+@pytest.fixture(params=list(APPS))
+def sent_to(request: pytest.FixtureRequest, start: Callable[..., Server], db_url: str
+            ) -> tuple[Server, dict[str, Any]]:
     server = start_with_api(start, db_url)
-    return server, run_sdk3_app(dsn(server), "sdk3_telemetry_app.py")
+    sent = run_sdk3_app(dsn(server), APPS[request.param], request.param)
+    return server, {**sent, "client": request.param}
 
 
 def test_the_error_span_logs_and_metrics_of_one_request_are_stored(
@@ -50,9 +58,10 @@ def test_the_error_span_logs_and_metrics_of_one_request_are_stored(
     assert shipped["span_id"] == sent["span_id"]
     assert shipped["attributes"]["sentry.message.template"] == "order {order} shipped"
     assert shipped["attributes"]["sentry.message.parameter.order"] == 42
-    assert shipped["resource"]["service.version"] == "shop@3.0.0"
+    assert shipped["resource"]["service.version"] == RELEASES[sent["client"]]
     assert shipped["resource"]["deployment.environment.name"] == "staging"
-    assert shipped["resource"]["telemetry.sdk.version"].startswith("3.")
+    assert shipped["resource"]["telemetry.sdk.version"].startswith(
+        "2." if sent["client"] == clients.SENTRY_SDK_2 else "3.")
     # The span names its service by the SDK's platform, as the logs do (no tag on either).
     assert shipped["resource"]["service.name"] == service == "unknown_service:python"
     logged = next(r for r in logs if r["body"] == "stock low for sku-1")
