@@ -47,7 +47,12 @@ from model.records import LogRecord
 from receiver.otlp.decode_logs import MAX_SEVERITY, DecodedLogs, logs_from_json
 from receiver.otlp.json_rules import Drop
 from receiver.sentry.resource import ON_THE_RESOURCE, Resources, resource_of
-from receiver.sentry.span_attributes import SCOPE, Attributes, attribute_value, drop_beyond_limit
+from receiver.sentry.span_attributes import (
+    SCOPE,
+    Attributes,
+    attribute_value,
+    read_items,
+)
 from receiver.sentry.typed_attributes import plain_attributes
 from receiver.sentry.values import MAX_LABEL, hex_id, text, time_us
 
@@ -96,18 +101,9 @@ def decode_log_items(payload: Any, now_us: int) -> DecodedLogs:
     """The logs of one `log` item, in the order sent; those that could not be kept
     are counted in `dropped` with their reasons (`items[i]: ...`)."""
     out = DecodedLogs()
-    items = payload.get("items") if isinstance(payload, dict) else None
-    if not isinstance(items, list):
-        out.drop("log", "the payload must be an object with an items list")
-        return out
     now_ns = now_us * 1000
-    known: Resources = {}  # logs alike share one resource dict
-    for index, item in enumerate(items[:MAX_LOGS]):
-        try:
-            out.logs.append(_log(item, now_ns, known))
-        except Drop as exc:
-            out.drop(f"items[{index}]", str(exc))
-    drop_beyond_limit(out, len(items), "items", MAX_LOGS)
+    read_items(payload, "log", out, lambda item, known: _log(item, now_ns, known), out.logs,
+               MAX_LOGS)
     return out
 
 

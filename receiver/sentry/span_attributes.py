@@ -9,12 +9,15 @@ Drop for the one span whose times cannot be read."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import orjson
 
 from receiver.otlp.json_rules import MAX_DROP_REASONS, Drop, Dropped
 from receiver.sentry.values import MAX_TAG_KEY, text, time_us
+
+T = TypeVar("T")
 
 # Sentry's own limit on the spans of one transaction, and of one `span` item; the rest
 # are dropped (counted).
@@ -105,6 +108,26 @@ def drop_beyond_limit(out: Dropped, total: int, where: str, limit: int = MAX_SPA
         out.dropped += total - limit
         if len(out.reasons) < MAX_DROP_REASONS:
             out.reasons.append(f"{where}: more than {limit} in one item")
+
+
+def read_items(payload: Any, item_type: str, out: Dropped,
+               read: Callable[[Any, dict[Any, Any]], T], into: list[T], limit: int) -> None:
+    """The records of one batch item (`span`, `log`, `trace_metric`: `{"version": 2,
+    "items": [...]}`) read one by one into `into`, in the order sent: a record `read`
+    refuses (Drop) is dropped alone with its reason (`items[i]: ...`), those past `limit`
+    are counted as dropped, and a payload without an items list is one record dropped.
+    `read` gets the request's resources too, so that records alike share one dict."""
+    items = payload.get("items") if isinstance(payload, dict) else None
+    if not isinstance(items, list):
+        out.drop(item_type, "the payload must be an object with an items list")
+        return
+    known: dict[Any, Any] = {}
+    for index, item in enumerate(items[:limit]):
+        try:
+            into.append(read(item, known))
+        except Drop as exc:
+            out.drop(f"items[{index}]", str(exc))
+    drop_beyond_limit(out, len(items), "items", limit)
 
 
 def http_status_of(*values: Any) -> int | None:

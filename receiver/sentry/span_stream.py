@@ -67,9 +67,9 @@ from receiver.sentry.span_attributes import (
     STATUS_ERROR,
     Attributes,
     add_semantics,
-    drop_beyond_limit,
     http_status_of,
     kind_of,
+    read_items,
     route_of,
     span_times_ns,
     status_of,
@@ -161,15 +161,6 @@ def decode_span_items(payload: Any, now_us: int) -> DecodedSpans:
     used: a span without its times is dropped rather than dated on arrival (it is
     there so that the Sentry decoders are called alike)."""
     out = DecodedSpans()
-    items = payload.get("items") if isinstance(payload, dict) else None
-    if not isinstance(items, list):
-        out.drop("span", "the payload must be an object with an items list")
-        return out
-    known: Resources = {}  # spans alike share one resource dict
-    for index, item in enumerate(items[:MAX_SPANS]):
-        try:
-            out.spans.append(_span(item, known))
-        except Drop as exc:
-            out.drop(f"items[{index}]", str(exc))
-    drop_beyond_limit(out, len(items), "items")
+    read_items(payload, "span", out, lambda item, known: _span(item, known), out.spans,
+               MAX_SPANS)
     return out

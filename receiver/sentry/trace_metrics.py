@@ -51,7 +51,12 @@ from model.records import (
 from receiver.otlp.json_rules import Drop
 from receiver.otlp.metric_points import DecodedMetrics
 from receiver.sentry.resource import ON_THE_RESOURCE, Resources, resource_of
-from receiver.sentry.span_attributes import MAX_NAME, SCOPE, Attributes, drop_beyond_limit
+from receiver.sentry.span_attributes import (
+    MAX_NAME,
+    SCOPE,
+    Attributes,
+    read_items,
+)
 from receiver.sentry.typed_attributes import plain_attributes
 from receiver.sentry.values import hex_id, text, time_us
 
@@ -139,15 +144,6 @@ def decode_metric_items(payload: Any, now_us: int) -> DecodedMetrics:
     be kept are counted in `dropped` with their reasons (`items[i]: ...`). `now_us`
     dates a metric sent without its time."""
     out = DecodedMetrics()
-    items = payload.get("items") if isinstance(payload, dict) else None
-    if not isinstance(items, list):
-        out.drop("trace_metric", "the payload must be an object with an items list")
-        return out
-    known: Resources = {}  # points alike share one resource dict
-    for index, item in enumerate(items[:MAX_METRICS]):
-        try:
-            out.metrics.append(_metric(item, now_us, known))
-        except Drop as exc:
-            out.drop(f"items[{index}]", str(exc))
-    drop_beyond_limit(out, len(items), "items", MAX_METRICS)
+    read_items(payload, "trace_metric", out, lambda item, known: _metric(item, now_us, known),
+               out.metrics, MAX_METRICS)
     return out
