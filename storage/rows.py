@@ -308,6 +308,25 @@ METRIC_POINTS = _form(
     supplied=BY_WRITER,
 )
 
+# A few exemplars of each metric series per minute (OTLP exemplars; a Sentry
+# trace_metric's trace): the link from a metric to the trace of a call it measured.
+# At most MAX_EXEMPLARS a series a minute, by the primary key: an exemplar takes the
+# slot its trace id chooses (storage/wire/points.py), so the bound holds
+# across commits and collectors without a read, and a re-sent exemplar is stored once.
+MAX_EXEMPLARS = 4
+METRIC_EXEMPLARS = _form(
+    "metric_exemplars",
+    PROJECT_ID,
+    Field("series_key", BYTES, 16),
+    Field("minute", INT64),  # epoch seconds of the minute of `time_ns`
+    Field("slot", INT32),  # 0 to MAX_EXEMPLARS - 1
+    Field("time_ns", INT64),  # the exemplar's time, else its point's
+    Field("value", FLOAT, nullable=True),  # None: not finite
+    Field("trace_id", BYTES, 16),
+    Field("span_id", BYTES, 8),  # empty when the exemplar names no span
+    supplied=("project_id",),
+)
+
 # --- tables the writer upserts aggregates into (storage/writer/groups.py) ---------
 
 # Per error group, how many of its stored errors had each value of each facet
@@ -542,6 +561,7 @@ class WireBatch(NamedTuple):
     logs: list[Row]  # LOGS
     metric_series: list[Row]  # METRIC_SERIES
     metrics: list[Row]  # METRIC_WIRE
+    metric_exemplars: list[Row]  # METRIC_EXEMPLARS
     sessions: list[Row]  # SESSIONS
     feedback: list[Row]  # FEEDBACK
     check_ins: list[Row]  # CHECK_INS
@@ -557,7 +577,8 @@ class WireBatch(NamedTuple):
 WIRE_FORMS: dict[str, RowForm] = {
     "spans": SPANS, "errors": ERROR_EVENTS, "deploys": DEPLOYS, "requests": REQUESTS,
     "groups": GROUPS, "reopen": REOPEN, "resources": RESOURCES, "logs": LOGS,
-    "metric_series": METRIC_SERIES, "metrics": METRIC_WIRE, "sessions": SESSIONS,
+    "metric_series": METRIC_SERIES, "metrics": METRIC_WIRE,
+    "metric_exemplars": METRIC_EXEMPLARS, "sessions": SESSIONS,
     "feedback": FEEDBACK, "check_ins": CHECK_INS, "operations": OPERATIONS, "edges": EDGES,
     "links": LINKS, "trace_facts": TRACE_FACTS, "detectors": DETECTORS}
 if tuple(WIRE_FORMS) != WireBatch._fields[1:]:

@@ -23,8 +23,8 @@ store and the Metrics page read it as they read an OpenTelemetry SDK's:
   histogram without buckets would give only the count and the sum.
 
 The trace link (`trace_id`, `span_id`) is the point's exemplar, as OTLP links a point
-to a trace: forwarded upstream with it (exporters/forward), not stored (the store
-keeps no exemplars) and not an attribute, which would make every trace a series of
+to a trace: forwarded upstream with it (exporters/forward), stored a few a series a
+minute (storage/wire/points.py), and not an attribute, which would make every trace a series of
 its own: a counter called once a request would then have as many series as
 requests, past what the Metrics page reads of one metric (2000 series). The
 `sentry.timestamp.sequence` attribute (@sentry/node's order of records made within

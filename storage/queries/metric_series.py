@@ -17,6 +17,10 @@ storage/writer/points.py):
   with the step's count and sum.
 The attributes that filter and group are the point's, then its resource's
 (service.name, host.name, ...): a point attribute wins over a resource one.
+
+The answer also carries the newest exemplars of the series read within the range
+(metric_exemplars: a few per series and minute, storage/rows.py), each with its
+trace and span: the way from a metric to the trace of a call it measured.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from storage.queries.values import load
 from storage.store import Store
 
 _S, _P, _RES = schema.metric_series, schema.metric_points, schema.resources
+_E = schema.metric_exemplars
 KINDS = METRIC_KINDS
 HISTOGRAM_KINDS = ("histogram", "exponential_histogram")
 # The aggregations each reading allows; the first is the default.
@@ -43,6 +48,7 @@ AGGREGATIONS = {"delta": ("sum", "rate"), "value": ("last", "avg", "min", "max")
                 "histogram": ("p95", "p50", "p99", "count", "sum")}
 MAX_SERIES = 2000  # series of one metric read for one answer
 MAX_METRICS = 1000
+MAX_EXEMPLARS = 100  # the newest exemplars of one answer
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,18 @@ class Query:
 
 
 @dataclass(frozen=True)
+class Exemplar:
+    """One measurement linked to its trace: `span_id` is "" when the sender named no
+    span; `value` None when it was not finite."""
+
+    time_ns: int
+    value: float | None
+    trace_id: str  # 32 hex
+    span_id: str
+    group: str | None  # the line its series is drawn in (as GroupSeries.group)
+
+
+@dataclass(frozen=True)
 class MetricData:
     name: str
     kind: str
@@ -98,6 +116,7 @@ class MetricData:
     series_read: int  # at most MAX_SERIES of them
     series_capped: bool  # more than MAX_SERIES matched: only the first were read
     points_capped: bool  # histograms: more points in the range than were read
+    exemplars: list[Exemplar]  # the newest in the range, at most MAX_EXEMPLARS
 
 
 def reading_of(kind: str, points: str) -> str:
@@ -210,6 +229,7 @@ def metric_data(store: Store, project_id: int, query: Query) -> MetricData | Non
         steps = Steps(query.start_ns, query.end_ns, query.step_s)
         lines, points_capped = metric_lines.lines(conn, project_id, steps, reading, aggregation,
                                                   grouped)
+        exemplars = _exemplars(conn, project_id, query, grouped)
     main = of_kind[0]
     lines = [g for g in lines if any(v is not None for v in g.values) or any(g.count or ())]
     lines.sort(key=lambda g: (-_weight(g), g.group is None, g.group or ""))
@@ -224,7 +244,27 @@ def metric_data(store: Store, project_id: int, query: Query) -> MetricData | Non
         groups_total=len(lines), max_groups=query.max_groups,
         groups_capped=len(lines) > query.max_groups, series_matched=len(matched),
         series_read=len(read), series_capped=len(matched) > MAX_SERIES,
-        points_capped=points_capped)
+        points_capped=points_capped, exemplars=exemplars)
+
+
+def _exemplars(conn: Connection, project_id: int, query: Query,
+               grouped: dict[str | None, list[bytes]]) -> list[Exemplar]:
+    """The newest MAX_EXEMPLARS exemplars of the grouped series in the query's range.
+    Read by the primary key (series, minute): at most 4 rows a series a minute."""
+    group_of = {key: group for group, keys in grouped.items() for key in keys}
+    first_minute = query.start_ns // 60_000_000_000 * 60
+    found: list[Any] = []
+    for keys in chunks(sorted(group_of)):
+        found += conn.execute(
+            select(_E.c.series_key, _E.c.time_ns, _E.c.value, _E.c.trace_id, _E.c.span_id)
+            .where(and_(_E.c.project_id == project_id, _E.c.series_key.in_(keys),
+                        _E.c.minute >= first_minute, _E.c.minute <= query.end_ns // 1_000_000_000,
+                        _E.c.time_ns >= query.start_ns, _E.c.time_ns < query.end_ns))
+            .order_by(_E.c.time_ns.desc()).limit(MAX_EXEMPLARS)).all()
+    found.sort(key=lambda r: (-int(r[1]), bytes(r[3])))
+    return [Exemplar(int(time_ns), None if value is None else float(value),
+                     bytes(trace_id).hex(), bytes(span_id).hex(), group_of[bytes(key)])
+            for key, time_ns, value, trace_id, span_id in found[:MAX_EXEMPLARS]]
 
 
 def _weight(group: GroupSeries) -> float:

@@ -66,7 +66,9 @@ class Target:
 SWEPT_TABLES: dict[str, tuple[Target, ...]] = {
     "spans": (Target("spans", "start_ns", NS),),
     "logs": (Target("logs", "time_ns", NS),),
-    "metric_points": (Target("metric_points", "time_ns", NS),),
+    # A series' exemplars expire with its points (a few rows a minute, by minute).
+    "metric_points": (Target("metric_points", "time_ns", NS),
+                      Target("metric_exemplars", "minute", 1)),
     "error_occurrences": (Target("error_events", "ts_us", US), Target("feedback", "ts_us", US)),
     "rollups": (Target("request_rollups", "minute", 1, latency="request_latency"),
                 Target("metric_request_rollups", "minute", 1),  # buckets in the row

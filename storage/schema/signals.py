@@ -61,6 +61,17 @@ metric_points = Table(
     **by_day("time_ns", ("project_id", "series_key", "time_ns")),
 )
 
+# A few exemplars per metric series and minute (storage/rows.py: the slot in the key
+# is the bound). By trace for a trace's metrics, by minute for retention.
+metric_exemplars = Table(
+    rows.METRIC_EXEMPLARS.table,
+    metadata,
+    *form_columns(rows.METRIC_EXEMPLARS,
+                  primary_key=("project_id", "series_key", "minute", "slot")),
+    Index("ix_metric_exemplars_project_trace", "project_id", "trace_id"),
+    Index("ix_metric_exemplars_project_minute", "project_id", "minute"),
+)
+
 # The last cumulative point of each series converted to deltas, so that a restarted
 # collector, or another one behind the same load balancer, goes on from it.
 # `time_ns` is -1 in a row made only to be locked (no point seen yet). `state` is

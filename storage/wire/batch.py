@@ -112,8 +112,8 @@ def _encode(batch: Batch) -> WireBatch:
     requests = [request_row(service=r.service, env=r.env, method=r.method, route=r.route,
                             ts_us=r.ts_us, status=r.status, duration_ms=r.duration_ms)
                 for r in batch.requests]
-    series, metrics = (encode_metrics(batch.metrics, resources)
-                       if batch.metrics else ([], []))
+    series, metrics, exemplars = (encode_metrics(batch.metrics, resources)
+                                  if batch.metrics else ([], [], []))
     feedback_row = rows.FEEDBACK.row
     feedback = [feedback_row(
         feedback_id=f.feedback_id, associated_event_id=f.associated_event_id, source=f.source,
@@ -133,6 +133,7 @@ def _encode(batch: Batch) -> WireBatch:
                            reopen=reopen_rows(batch.reopen_after.items()),
                            resources=resources.rows, logs=logs,
                            metric_series=series, metrics=metrics,
+                           metric_exemplars=exemplars,
                            sessions=session_rows(batch.sessions) if batch.sessions else [],
                            feedback=feedback, check_ins=check_ins,
                            **_derived_rollups(batch))
@@ -227,6 +228,7 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
     kept: dict[str, list[Row]] = {signal: [] for signal in _SIGNALS}
     resources: dict[Row, None] = {}  # a set that keeps its order
     series: dict[Row, None] = {}
+    exemplars: list[Row] = []
     kept_errors: list[ErrorEvent] = []
     for signal in _SIGNALS:
         for record in getattr(batch, signal):
@@ -241,6 +243,7 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
                 table.extend(getattr(wire, name))
             resources.update(dict.fromkeys(wire.resources))
             series.update(dict.fromkeys(wire.metric_series))
+            exemplars.extend(wire.metric_exemplars)
             if isinstance(record, ErrorEvent):
                 kept_errors.append(record)
     groups, reopen = _regroup(batch, kept_errors)
@@ -250,7 +253,7 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
                for name, table in _derived_rollups(batch).items()}
     return rows.wire_batch(project_id=project_id, **kept, groups=groups, reopen=reopen,
                            resources=list(resources), metric_series=list(series),
-                           **derived), dropped
+                           metric_exemplars=exemplars, **derived), dropped
 
 
 def _regroup(batch: Batch, kept: list[ErrorEvent]) -> tuple[list[Row], list[Row]]:

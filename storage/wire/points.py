@@ -1,7 +1,8 @@
-"""Metric points in the wire form (storage/rows.py's METRIC_SERIES and METRIC_WIRE):
-the series each point belongs to, stored once, and the point's values, with what the
-writer needs to turn cumulative values into deltas (storage/writer/points.py) and
-HTTP server durations into request rollups.
+"""Metric points in the wire form (storage/rows.py's METRIC_SERIES, METRIC_WIRE and
+METRIC_EXEMPLARS): the series each point belongs to, stored once, the point's values,
+with what the writer needs to turn cumulative values into deltas
+(storage/writer/points.py) and HTTP server durations into request rollups, and the
+exemplars that name a trace, a few per series and minute.
 
 A series is keyed by the first 16 bytes of blake2b over its name, kind, unit,
 resource id, scope and attributes (sorted by key, as JSON): the same series from a
@@ -140,12 +141,55 @@ def _status(attributes: dict[str, Any]) -> int:
     return SERVER_ERROR if attributes.get("error.type") else 0
 
 
+EXEMPLAR_MINUTE_NS = 60_000_000_000
+
+
+def exemplar_slot(trace_id: bytes) -> int:
+    """The slot of METRIC_EXEMPLARS an exemplar takes in its series' minute. Trace ids
+    are random, so their last byte spreads exemplars over the slots; the same
+    exemplar sent again, by any collector, takes the same slot and is stored once,
+    and a trace measured many times in a minute keeps one slot, leaving the others
+    to other traces."""
+    return trace_id[-1] % rows.MAX_EXEMPLARS
+
+
+def _exemplar_rows(key: bytes, point: MetricPoint, out: dict[tuple[bytes, int, int], Row]
+                   ) -> None:
+    """The point's exemplars that name a trace into `out`, by (series, minute, slot):
+    the first of a slot in the batch is kept, as the store keeps the first committed
+    (ON CONFLICT DO NOTHING), so a batch hands the writer at most MAX_EXEMPLARS a
+    series a minute whatever the point carries."""
+    exemplar_row = rows.METRIC_EXEMPLARS.row
+    for e in point.exemplars:
+        try:
+            trace_id = bytes.fromhex(e.get("trace_id") or "")
+            span_id = bytes.fromhex(e.get("span_id") or "")
+        except (TypeError, ValueError):
+            continue  # a processor's doing: the point is stored without it
+        if len(trace_id) != 16 or not any(trace_id) or len(span_id) not in (0, 8):
+            continue
+        time_ns = e.get("time_ns") or point.time_ns
+        if not isinstance(time_ns, int):
+            continue
+        minute = time_ns // EXEMPLAR_MINUTE_NS * 60
+        slot = (key, minute, exemplar_slot(trace_id))
+        if slot in out:
+            continue
+        value = e.get("value")
+        out[slot] = exemplar_row(
+            series_key=key, minute=minute, slot=slot[2], time_ns=time_ns,
+            value=_finite(float(value)) if isinstance(value, int | float) else None,
+            trace_id=trace_id, span_id=span_id)
+
+
 def encode_metrics(points: list[MetricPoint], resources: ResourceRows
-                   ) -> tuple[list[Row], list[Row]]:
-    """(series rows, point rows) of `points`; their resources are added to
-    `resources` (storage/wire/resources.py)."""
+                   ) -> tuple[list[Row], list[Row], list[Row]]:
+    """(series rows, point rows, exemplar rows) of `points`; their resources are added
+    to `resources` (storage/wire/resources.py). A point without exemplars pays one
+    attribute test for them."""
     series: dict[bytes, Row] = {}
     out = []
+    exemplars: dict[tuple[bytes, int, int], Row] = {}
     series_row, point_row = rows.METRIC_SERIES.row, rows.METRIC_WIRE.row
     # What the points of one metric share: the start of their series key's hash,
     # the resource id, the unit's scale to milliseconds, how its points read and
@@ -180,6 +224,8 @@ def encode_metrics(points: list[MetricPoint], resources: ResourceRows
                        str(attrs.get("http.route") or "")[:500], _status(attrs))
         else:
             request = ("", "", "", "", 0)
+        if p.exemplars:
+            _exemplar_rows(key, p, exemplars)
         value = p.value if p.kind in (GAUGE, SUM) else None
         out.append(point_row(
             series_key=key, time_ns=p.time_ns, start_ns=p.start_ns,
@@ -188,4 +234,4 @@ def encode_metrics(points: list[MetricPoint], resources: ResourceRows
             buckets=buckets_json(p), flags=p.flags, cumulative=cumulative,
             kind=p.kind, service=request[0], env=request[1], method=request[2],
             route=request[3], status=request[4], to_ms=to_ms))
-    return list(series.values()), out
+    return list(series.values()), out, list(exemplars.values())

@@ -20,6 +20,11 @@ DO NOTHING: a re-sent point is stored once.
 
 Series rows never change once written: the writer remembers the keys it committed
 (`committed`, called after each commit) and does not insert them again.
+
+Exemplars are inserted ON CONFLICT DO NOTHING into the slot their trace id chose
+(storage/rows.py's METRIC_EXEMPLARS): a full slot keeps its first exemplar, so a
+series holds at most MAX_EXEMPLARS a minute with no read; a commit without any
+skips them with one test per batch.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ SERIES, POINTS = rows.METRIC_SERIES.table, rows.METRIC_POINTS.table
 STATE = rows.METRIC_CUMULATIVE
 ROLLUPS = rows.METRIC_REQUEST_ROLLUPS
 SERIES_COLUMNS = ("project_id", *rows.METRIC_SERIES.names, "received_us")
+EXEMPLAR_COLUMNS = ("project_id", *rows.METRIC_EXEMPLARS.names)
 POINT_FIELDS = tuple(f for f in rows.METRIC_POINTS.names)
 POINT_COLUMNS = ("project_id", *POINT_FIELDS, "received_us")
 _POINT = rows.METRIC_WIRE.getter(*POINT_FIELDS)
@@ -88,6 +94,8 @@ class MetricsWriter:
                                           returning=("project_id", "series_key", "time_ns"))
         self.series_sql = _sql(dialect, SERIES, SERIES_COLUMNS, "ON CONFLICT DO NOTHING")
         self.points_sql = _sql(dialect, POINTS, POINT_COLUMNS, "ON CONFLICT DO NOTHING")
+        self.exemplars_sql = _sql(dialect, rows.METRIC_EXEMPLARS.table, EXEMPLAR_COLUMNS,
+                                  "ON CONFLICT DO NOTHING")
         # SQLite: ROWS_A_STEP points a statement, stepped once for them all.
         row = f"({marks(dialect, len(POINT_COLUMNS))})"
         self.points_rows_sql = (f'INSERT INTO "{POINTS}" ({", ".join(POINT_COLUMNS)}) VALUES '
@@ -121,6 +129,11 @@ class MetricsWriter:
             self.staging.insert(cursor, self.staged_series, series)
         elif series:
             cursor.executemany(self.series_sql, series)
+        # Sorted: two collectors' commits meet the same keys in one order.
+        exemplars = sorted((b.project_id, *e) for b in batches if b.metric_exemplars
+                           for e in b.metric_exemplars)
+        if exemplars:
+            cursor.executemany(self.exemplars_sql, exemplars)
         # Each point read once: cumulative ones to convert, delta request durations
         # to insert alone (to count only those stored now), the rest inserted as is.
         cumulative: list[tuple[int, Row]] = []

@@ -1,12 +1,15 @@
 """OTLP metrics through every door of the real server: a Collector-shaped protobuf
 request (gzip) with every kind of point stored, OTLP/JSON on the OTLP/HTTP port,
-HTTP and gRPC with partial success, and a body that is not OTLP."""
+HTTP and gRPC with partial success, a body that is not OTLP, and exemplars: kept as
+the link from a metric to its trace, a few per series and minute."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -16,7 +19,9 @@ from opentelemetry.proto.collector.metrics.v1 import (
     metrics_service_pb2_grpc,
 )
 
-from tests.receiver.metrics_helpers import T0, S, collector_request
+from storage.rows import MAX_EXEMPLARS
+from tests.dashboard.data import ADMIN_TOKEN
+from tests.receiver.metrics_helpers import T0, S, collector_request, kv
 from tests.receiver.otlp_helpers import grpc_auth, rpc_error
 from tests.support.server import Server, start_server
 
@@ -127,3 +132,61 @@ def test_small_bodies_decoded_on_the_event_loop_store_the_same(
     assert response.status_code == 202, response.text
     assert set(stored(server, 60)) == {"system.network.io", "http.server.request.duration",
                                        "rpc.server.duration", "legacy.latency"}
+
+
+def _traced_gauge(time_ns: int, traces: range) -> bytes:
+    """One gauge point carrying an exemplar of each trace in `traces` (trace ids
+    whose last byte is the number, span ids alike)."""
+    request = metrics_service_pb2.ExportMetricsServiceRequest()
+    rm = request.resource_metrics.add()
+    rm.resource.attributes.extend(kv(service_name="checkout"))
+    metric = rm.scope_metrics.add().metrics.add(name="queue.depth", unit="item")
+    point = metric.gauge.data_points.add(time_unix_nano=time_ns, as_int=7)
+    for n in traces:
+        point.exemplars.add(time_unix_nano=time_ns, as_double=n + 0.5,
+                            trace_id=bytes(15) + bytes([n]), span_id=bytes(7) + bytes([n]))
+    return request.SerializeToString()
+
+
+def _metric_api(server: Server, name: str, **params: str) -> dict[str, Any]:
+    response = requests.get(f"{server.base}/api/v1/projects/{server.project}/metrics/{name}",
+                            params=params, timeout=10,
+                            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def test_an_exemplar_leads_from_the_metric_to_its_trace(
+        start: Callable[..., Server], db_url: str) -> None:
+    server = start(db_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+    now_ns = time.time_ns() // S * S - 120 * S
+    response = post(server.base + "/ingest/v1/metrics", server, _traced_gauge(now_ns, range(1, 2)),
+                    "application/x-protobuf")
+    assert response.status_code == 202, response.text
+    answer = _metric_api(server, "queue.depth", range="1h")
+    assert answer["exemplars"] == [{"time_ns": now_ns, "value": 1.5,
+                                    "trace_id": "00" * 15 + "01", "span_id": "00" * 7 + "01",
+                                    "group": None}]
+
+
+def test_exemplars_are_bounded_per_series_and_minute(
+        start: Callable[..., Server], sqlite_url: str) -> None:
+    server = start(sqlite_url, env={"SOUNDING_ADMIN_TOKEN": ADMIN_TOKEN})
+    minute_ns = (time.time_ns() // (60 * S) - 5) * 60 * S
+    # 40 exemplars in one point, 40 more in the next point of the same minute, sent twice.
+    second = _traced_gauge(minute_ns + S, range(41, 81))
+    for body in (_traced_gauge(minute_ns, range(1, 41)), second, second):
+        response = post(server.base + "/ingest/v1/metrics", server, body,
+                        "application/x-protobuf")
+        assert response.status_code == 202, response.text
+    # And one in the next minute, which has slots of its own.
+    post(server.base + "/ingest/v1/metrics", server, _traced_gauge(minute_ns + 60 * S, range(1, 2)),
+         "application/x-protobuf")
+    per_minute = server.query("SELECT minute, count(*), count(DISTINCT slot) FROM "
+                              "metric_exemplars GROUP BY minute ORDER BY minute")
+    assert [tuple(r) for r in per_minute] == [
+        (minute_ns // S, MAX_EXEMPLARS, MAX_EXEMPLARS), (minute_ns // S + 60, 1, 1)]
+    # The first exemplar of each slot is kept: all from the first point.
+    kept = server.query("SELECT value FROM metric_exemplars WHERE minute = :m", m=minute_ns // S)
+    assert all(value < 41 for (value,) in kept)
+    assert len(_metric_api(server, "queue.depth", range="1h")["exemplars"]) == MAX_EXEMPLARS + 1

@@ -81,7 +81,8 @@ def test_the_writer_refuses_a_form_that_leaves_it_other_columns() -> None:
 def test_a_wire_batch_is_named_and_pickles_as_plain_values() -> None:
     wire = rows.wire_batch(project_id=1, spans=[], errors=[("e",)], deploys=[], requests=[],
                            groups=[], reopen=[], resources=[], logs=[], metric_series=[],
-                           metrics=[], sessions=[], feedback=[], check_ins=[],
+                           metrics=[], metric_exemplars=[], sessions=[], feedback=[],
+                           check_ins=[],
                            operations=[], edges=[], links=[], trace_facts=[],
                            detectors=[])
     assert isinstance(wire, WireBatch) and wire.errors == [("e",)]

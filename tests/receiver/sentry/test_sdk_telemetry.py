@@ -3,9 +3,9 @@ sdk2_telemetry_app.py, each in its major's environment): an app that logs throug
 `sentry_sdk.logger` and `logging`, counts, gauges and times with `sentry_sdk.metrics`
 and captures an error inside a span (3.x) or a transaction (2.x), with only its DSN
 pointed at Sounding. Its error, its span, its logs and its metrics are stored, on
-SQLite and PostgreSQL, and the error, the span and the logs are linked by the trace id
-(the metrics carry it as their points' exemplar, which the store does not keep:
-docs/sentry.md)."""
+SQLite and PostgreSQL, and the error, the span, the logs and the metrics are linked by
+the trace id (the metrics carry it as their points' exemplar, which the read API
+answers with each metric)."""
 
 from __future__ import annotations
 
@@ -78,3 +78,9 @@ def test_the_error_span_logs_and_metrics_of_one_request_are_stored(
     p95 = api(server, "/metrics/checkout.duration", range="1h", agg="p95")
     assert [v for v in p95["groups"][0]["values"] if v is not None] == [
         pytest.approx(187.5, rel=0.003)]
+    # Each metric leads to the request's trace and span.
+    for name, value in (("orders.shipped", 1), ("queue.depth", 7),
+                        ("checkout.duration", 187.5)):
+        [exemplar] = api(server, f"/metrics/{name}", range="1h")["exemplars"]
+        assert (exemplar["trace_id"], exemplar["span_id"], exemplar["value"]) == (
+            trace_id, sent["span_id"], value)

@@ -139,7 +139,7 @@ def test_longest_setting_among_projects() -> None:
 
 def test_time_units() -> None:
     assert {t.table: t.per_second for ts in SWEPT_TABLES.values() for t in ts} == {
-        "spans": NS, "logs": NS, "metric_points": NS, "error_events": US,
+        "spans": NS, "logs": NS, "metric_points": NS, "metric_exemplars": 1, "error_events": US,
         "request_rollups": 1, "metric_request_rollups": 1, "error_group_hourly": 1,
         "request_rollups_hourly": 1, "metric_request_rollups_hourly": 1, "deploys": US,
         "feedback": US, "session_rollups": 1, "session_users": 1, "session_marks": US,
