@@ -13,7 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import requests
 
+from tests.dashboard.data import ADMIN_TOKEN
 from tests.receiver.sentry.e2e import api, start_with_api
 from tests.receiver.sentry.helpers import dsn
 from tests.receiver.sentry.sdk_apps import run_sdk3_app
@@ -84,3 +86,27 @@ def test_the_error_span_logs_and_metrics_of_one_request_are_stored(
         [exemplar] = api(server, f"/metrics/{name}", range="1h")["exemplars"]
         assert (exemplar["trace_id"], exemplar["span_id"], exemplar["value"]) == (
             trace_id, sent["span_id"], value)
+
+
+def test_the_pages_show_them_linked(sent_to: tuple[Server, dict[str, Any]]) -> None:
+    """What the API answers is on the pages a person reads: the trace page lists the
+    request's logs, the Logs page finds them by their template, the Metrics page names
+    the metrics, and the error's page links to the trace."""
+    server, sent = sent_to
+    trace_id = sent["trace_id"]
+
+    def page(path: str, **params: str) -> str:
+        answer = requests.get(f"{server.base}/projects/{server.project}{path}", params=params,
+                              headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10)
+        assert answer.status_code == 200, answer.text[:2000]
+        return answer.text
+
+    trace = page(f"/traces/{trace_id}")
+    assert "order 42 shipped" in trace and "stock low for sku-1" in trace
+    logs = page("/logs", attr="sentry.message.template=order {order} shipped", range="24h")
+    assert "order 42 shipped" in logs and "stock low" not in logs
+    metrics = page("/metrics")
+    assert all(name in metrics for name in ("orders.shipped", "queue.depth",
+                                            "checkout.duration"))
+    [group_id] = [row[0] for row in server.query("SELECT id FROM error_groups")]
+    assert f"/projects/{server.project}/traces/{trace_id}" in page(f"/errors/{group_id}")
