@@ -135,3 +135,21 @@ def test_the_client_table_names_the_locked_versions() -> None:
         assert client in rows, client
         for version in versions:
             assert version in rows[client], (client, version)
+
+
+def test_npm_ci_takes_every_version_from_the_lock() -> None:
+    """tests/js: package.json pins each tool exactly, package-lock.json records the
+    same, and every package it installs (the transitive ones too) has its version and
+    integrity hash, so that `npm ci` installs exactly those or refuses."""
+    js = REPO / "tests" / "js"
+    wanted = json.loads((js / "package.json").read_text())["dependencies"]
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+", version) for version in wanted.values()), wanted
+    lock = json.loads((js / "package-lock.json").read_text())
+    assert lock["lockfileVersion"] >= 2
+    packages = lock["packages"]
+    assert packages[""]["dependencies"] == wanted
+    unpinned = [name for name, entry in packages.items()
+                if name and not entry.get("link")
+                and not (entry.get("version") and entry.get("integrity"))]
+    assert unpinned == []
+    assert len(packages) > len(wanted)  # the transitive ones are there
