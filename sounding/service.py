@@ -43,7 +43,7 @@ ONCE_PER_GROUP = ("alerts", "retention", "crons")
 
 
 class Service(Host):
-    """The host of every component: builds them through their factories (sounding/
+    """The host of every component: builds them through their factories (runtime/
     factory.py), extensions first, and hands each the pipeline and the extensions
     it asks for."""
 

@@ -258,7 +258,7 @@ def _encode_each(batch: Batch) -> tuple[WireBatch, dict[str, int]]:
 
 def _regroup(batch: Batch, kept: list[ErrorEvent]) -> tuple[list[Row], list[Row]]:
     """The group deltas and reopen candidates without the errors that were dropped
-    (storage/group_deltas.recount), each checked alone: a group a processor made
+    (storage/writer/group_deltas.recount), each checked alone: a group a processor made
     unstorable is left out."""
     groups = group_rows(batch.groups.values())
     reopen = reopen_rows(batch.reopen_after.items())

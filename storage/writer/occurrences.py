@@ -14,8 +14,8 @@ is neither stored nor counted:
   inserting a key that a first has inserted but not committed waits for that commit,
   so of two collectors exactly one keeps it;
 - the group deltas and reopen candidates of every batch that lost a copy are counted
-  again from the errors it kept (storage/group_deltas.recount, as storage/wire/batch.py does
-  for records the store cannot hold), so that a group's count, hourly counts and
+  again from the errors it kept (storage/writer/group_deltas.recount, as storage/wire/batch.py
+  does for records the store cannot hold), so that a group's count, hourly counts and
   first/last seen are those of the copies kept, and a copy that was not kept reopens
   nothing; the facets count only the rows stored (storage/writer/facets.py).
 
