@@ -53,6 +53,12 @@ class BaseHandler(RequestHandler):
 
     def initialize(self, ctx: ReceiverContext) -> None:
         self.ctx = ctx
+        # Tornado sets the path's arguments only once they decode: a path that does not
+        # (`/api/1/cron/%ff%fe/<key>/`) is refused with a 400 through write_error before
+        # they exist, and an error answer that reads them (a door's `presented_key`)
+        # must not fail in turn, uncounted, with a traceback in the log.
+        self.path_args = []
+        self.path_kwargs = {}
 
     def clear(self) -> None:
         # RequestHandler.clear as Tornado 6 writes it, with the Date of this second

@@ -9,13 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import requests
 
 from model.errors import InvalidInput
 from receiver.sentry.checkin import ZERO_ID, decode_check_in, from_query
 from receiver.sentry.envelope import parse_envelope
 from receiver.sentry.items import decode_envelope
-from tests.receiver.sentry.helpers import post_envelope, start_sentry
-from tests.support.server import Server
+from tests.receiver.sentry.helpers import KEY, post_envelope, project_id, start_sentry
+from tests.support.server import Server, check_quiet
 
 NOW = 1_795_168_800_000_000
 SDK_ITEM = {  # as sentry-sdk 2.x writes it (sentry_sdk/crons/api.py)
@@ -97,3 +98,16 @@ def test_at_the_door_a_check_in_is_stored_and_a_bad_one_refused(sentry: Server) 
     answer = post_envelope(sentry, envelope({**SDK_ITEM, "status": "maybe"}))
     assert answer.status_code == 400
     assert "items[0].status" in answer.text
+
+
+def test_a_slug_that_is_not_utf8_is_a_counted_400_without_a_traceback(sentry: Server) -> None:
+    # Tornado refuses a path that does not decode before the handler has its path
+    # arguments; the refusal (receiver/http/base.py's write_error) must not need them.
+    answer = requests.get(f"{sentry.base}/api/{project_id(sentry)}/cron/%ff%fe/{KEY}/?status=ok",
+                          timeout=10)
+    assert answer.status_code == 400
+    assert "Invalid unicode in url" in answer.json()["detail"]
+    assert sentry.metric("sounding_requests_refused_total", endpoint="sentry_cron",
+                         reason="invalid") == 1
+    assert "Invalid unicode in url" in sentry.wait_for_log("refused 400 on sentry_cron")
+    check_quiet(sentry)
