@@ -59,9 +59,24 @@ JS = {
 }
 
 
+class InstallFailed(Exception):
+    """A client's newest releases could not be installed: news too (a new release that
+    its own siblings refuse, say); the message is the installer's reason."""
+
+
 def _run(command: list[str], **kwargs: object) -> None:
     print("+", " ".join(command), flush=True)
-    subprocess.run(command, check=True, **kwargs)  # type: ignore[call-overload]
+    done = subprocess.run(command, capture_output=True, text=True,  # type: ignore[call-overload]
+                          **kwargs)
+    sys.stdout.write(done.stdout)
+    sys.stdout.write(done.stderr)
+    if done.returncode != 0:
+        # npm's and pip's own words for why, without the lines around them.
+        said = [line.removeprefix("npm error").strip() for line in done.stderr.splitlines()
+                if any(mark in line for mark in ("ERESOLVE", "Could not resolve", "peer ",
+                                                 "Found:", "ERROR:", "No matching"))]
+        raise InstallFailed("; ".join(dict.fromkeys(said)) or f"{command[0]} exited "
+                            f"{done.returncode}")
 
 
 def python_env(client: Client) -> tuple[dict[str, str], str, str]:
@@ -82,6 +97,16 @@ def python_env(client: Client) -> tuple[dict[str, str], str, str]:
     return {clients.env_name(client.name): python}, was, tried
 
 
+def _js_versions(folder: Path, client: Client) -> str:
+    """Each of the client's packages with its version, where they differ; else the one
+    version."""
+    versions = [_js_version(folder, package) for package in client.packages]
+    if len(set(versions)) == 1:
+        return versions[0]
+    return ", ".join(f"{package} {version}"
+                     for package, version in zip(client.packages, versions, strict=True))
+
+
 def _js_version(folder: Path, package: str) -> str:
     manifest = folder / "node_modules" / package / "package.json"
     return str(json.loads(manifest.read_text())["version"]) if manifest.exists() else "?"
@@ -95,9 +120,8 @@ def js_env(client: Client) -> tuple[dict[str, str], str, str]:
     _run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=home)
     _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
           *(f"{package}@latest" for package in client.packages)], cwd=home)
-    first = client.packages[0]
-    return ({"SOUNDING_CLIENT_JS": str(home)}, _js_version(clients.LOCKED_JS, first),
-            _js_version(home, first))
+    return ({"SOUNDING_CLIENT_JS": str(home)}, _js_versions(clients.LOCKED_JS, client),
+            _js_versions(home, client))
 
 
 def run_tests(client: str, env: dict[str, str]) -> str:
@@ -122,7 +146,7 @@ def main(argv: list[str]) -> int:
         try:
             env, was, tried = (python_env(PYTHON[name]) if name in PYTHON
                                else js_env(JS[name]))
-        except subprocess.CalledProcessError as exc:
+        except (InstallFailed, subprocess.CalledProcessError) as exc:
             rows.append((name, "?", "?", f"could not install: {exc}"))
             continue
         rows.append((name, was, tried, run_tests(name, env)))
