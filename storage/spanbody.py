@@ -33,9 +33,10 @@ def encode(span: Span) -> bytes:
 
 
 def decode(body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(attributes, events) of a stored body."""
-    attributes, events, _ = decode_with_links(body)
-    return attributes, events
+    """(attributes, events) of a stored body: what a trace search reads of many spans,
+    without their links."""
+    message = trace_pb2.Span.FromString(body)
+    return attributes_of(message.attributes), _events(message)
 
 
 def decode_with_links(body: bytes
@@ -43,9 +44,12 @@ def decode_with_links(body: bytes
     """(attributes, events, links) of a stored body, links as `Span.links` holds them
     (model/records.py): what one trace's page shows of each span."""
     message = trace_pb2.Span.FromString(body)
-    events = [{"name": e.name, "time_unix_nano": e.time_unix_nano,
-               "attributes": attributes_of(e.attributes)} for e in message.events]
-    return attributes_of(message.attributes), events, links_of(message.links)
+    return attributes_of(message.attributes), _events(message), links_of(message.links)
+
+
+def _events(message: trace_pb2.Span) -> list[dict[str, Any]]:
+    return [{"name": e.name, "time_unix_nano": e.time_unix_nano,
+             "attributes": attributes_of(e.attributes)} for e in message.events]
 
 
 def resource_id(project_id: int, attributes_json: str) -> int:

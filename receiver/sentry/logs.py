@@ -10,7 +10,7 @@ Two item types carry them:
   `trace_id`, `span_id` (@sentry/node leaves it out and sends the
   `sentry.trace.parent_span_id` attribute instead), `severity_number` (@sentry/node;
   the Python SDK sends the `sentry.severity_number` attribute) and typed
-  `attributes`, as streamed spans have them (receiver/sentry/resource.py).
+  `attributes`, read as streamed spans' are (receiver/sentry/typed_attributes.py).
 - `otel_log`: an OTLP/JSON logs request (`{"resourceLogs": [...]}`), read by the OTLP
   door's decoder (receiver/otlp/decode_logs.py), so that it is stored alike.
 

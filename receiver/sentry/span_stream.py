@@ -161,6 +161,5 @@ def decode_span_items(payload: Any, now_us: int) -> DecodedSpans:
     used: a span without its times is dropped rather than dated on arrival (it is
     there so that the Sentry decoders are called alike)."""
     out = DecodedSpans()
-    read_items(payload, "span", out, lambda item, known: _span(item, known), out.spans,
-               MAX_SPANS)
+    read_items(payload, "span", out, _span, out.spans, MAX_SPANS)
     return out

@@ -6,8 +6,9 @@ point is. Pure: a parsed JSON object in, records out.
 send each call as it was made, not aggregated: `{"version": 2, "items": [...]}`, each
 with `timestamp` (seconds), `name`, `type` (counter, gauge, distribution), `value`,
 an optional `unit`, `trace_id` and `span_id` (the span it was made in) and typed
-`attributes` as streamed spans have them (receiver/sentry/resource.py: release,
-environment and SDK become the resource, the service is read as for a span).
+`attributes` read as streamed spans' are (receiver/sentry/typed_attributes.py;
+receiver/sentry/resource.py: release, environment and SDK become the resource, the
+service is read as for a span).
 
 Each call is one point of the OTLP kind that means what the call means, so that the
 store and the Metrics page read it as they read an OpenTelemetry SDK's:
